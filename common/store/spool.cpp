@@ -1,0 +1,110 @@
+#include "common/store/spool.hpp"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace acme::store {
+namespace {
+
+// Times are Unix epoch seconds as REAL (sub-second sampling); GPU ids are the global ids Slurm
+// puts in SLURM_JOB_GPUS (the gres index on the node), never NVML's enumeration order.
+constexpr std::string_view kSpoolV1 = R"sql(
+CREATE TABLE jobs (
+    job_id        INTEGER NOT NULL PRIMARY KEY,
+    uid           INTEGER,
+    gid           INTEGER,
+    node          TEXT NOT NULL,
+    gpus          TEXT,            -- SLURM_JOB_GPUS on this node, e.g. "0,1"
+    started_at    REAL,
+    ended_at      REAL
+);
+CREATE TABLE steps (
+    job_id        INTEGER NOT NULL,
+    step_id       INTEGER NOT NULL, -- Slurm's numbering: batch 0xfffffffb, extern 0xfffffffc
+    node          TEXT NOT NULL,
+    started_at    REAL,
+    ended_at      REAL,
+    PRIMARY KEY (job_id, step_id)
+);
+CREATE TABLE gpu_samples (
+    job_id        INTEGER NOT NULL,
+    gpu           INTEGER NOT NULL,
+    ts            REAL NOT NULL,
+    util_gpu      REAL,            -- percent
+    util_mem      REAL,            -- percent
+    mem_used      INTEGER,         -- bytes
+    mem_total     INTEGER,         -- bytes
+    power_mw      INTEGER,
+    energy_mj     INTEGER,         -- cumulative since driver load
+    temp_c        INTEGER,
+    sm_clock_mhz  INTEGER
+);
+CREATE INDEX gpu_samples_by_job ON gpu_samples (job_id, gpu, ts);
+CREATE TABLE gpu_events (
+    job_id        INTEGER,         -- NULL when seen outside any job
+    gpu           INTEGER NOT NULL,
+    ts            REAL NOT NULL,
+    kind          TEXT NOT NULL,   -- xid, ecc_sbe, ecc_dbe, ...
+    code          INTEGER,         -- the XID number, the ECC count ...
+    detail        TEXT
+);
+CREATE INDEX gpu_events_by_job ON gpu_events (job_id, ts);
+CREATE TABLE task_exits (
+    job_id        INTEGER NOT NULL,
+    step_id       INTEGER NOT NULL,
+    task_id       INTEGER NOT NULL,
+    node          TEXT NOT NULL,
+    ts            REAL NOT NULL,
+    wait_status   INTEGER NOT NULL, -- raw wait(2) status, as S_TASK_EXIT_STATUS gives it
+    exit_code     INTEGER,          -- WEXITSTATUS when the task exited
+    signal        INTEGER,          -- WTERMSIG when a signal killed it
+    PRIMARY KEY (job_id, step_id, task_id)
+);
+CREATE TABLE diagnoses (
+    job_id        INTEGER NOT NULL,
+    restart       INTEGER NOT NULL DEFAULT 0, -- Slurm's restart count: one diagnosis per run
+    node          TEXT NOT NULL,
+    ts            REAL NOT NULL,
+    category      TEXT NOT NULL,   -- infrastructure | framework | script | unknown
+    reason        TEXT NOT NULL,
+    confidence    REAL NOT NULL,
+    evidence      TEXT NOT NULL,   -- JSON array of {line, text}
+    action        TEXT NOT NULL,   -- requeue | drain | fix_code | none
+    PRIMARY KEY (job_id, restart)
+);
+)sql";
+
+constexpr std::array kMigrations = {
+    Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
+};
+
+}  // namespace
+
+std::span<const Migration> spool_migrations() { return kMigrations; }
+
+std::string spool_path(std::string_view dir, std::string_view node) {
+    if (node.empty() || node.find('/') != std::string_view::npos || node == "." || node == "..")
+        throw std::invalid_argument(fmt::format("spool: \"{}\" is not a node name", node));
+    std::string path(dir);
+    if (path.empty() || path.back() != '/') path += '/';
+    path += node;
+    path += ".db";
+    return path;
+}
+
+Database open_spool(const std::string& path) {
+    Database db(path);
+    migrate(db, spool_migrations());
+    return db;
+}
+
+Database open_spool_read_only(const std::string& path) {
+    OpenOptions options;
+    options.read_only = true;
+    options.create = false;
+    return Database(path, options);
+}
+
+}  // namespace acme::store
