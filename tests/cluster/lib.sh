@@ -1,0 +1,55 @@
+# Sourced by every cluster test. The harness (tests/cluster/run) has brought the minicluster
+# up and exported SLURM_CONF, ACME_BUILD_DIR and ACME_TEST_TMP (a scratch dir for this test).
+# A test exits 0 to pass, 77 to skip (saying why on stdout), anything else to fail.
+
+set -uo pipefail
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+
+assert_eq() { # expected actual what
+  [ "$1" = "$2" ] || fail "$3: expected '$1', got '$2'"
+}
+
+assert_contains() { # haystack needle what
+  case $1 in
+    *"$2"*) ;;
+    *) fail "$3: '$2' not found in: $1" ;;
+  esac
+}
+
+# Submits with sbatch --parsable and prints the job id; fails the test if sbatch refuses.
+submit() {
+  local out
+  out=$(sbatch --parsable "$@" 2>&1) || fail "sbatch $* refused: $out"
+  echo "${out%%;*}"
+}
+
+# Waits until the job leaves PENDING/RUNNING/COMPLETING and prints its final state.
+wait_job() { # jobid [timeout_s]
+  local id=$1 deadline=$((SECONDS + ${2:-60})) state
+  while ((SECONDS < deadline)); do
+    state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    case $state in
+      PENDING | RUNNING | COMPLETING | CONFIGURING | SUSPENDED | REQUEUED | "") sleep 0.3 ;;
+      *)
+        # COMPLETING ends when every epilog has run; wait for the node side to be done too.
+        echo "$state"
+        return 0
+        ;;
+    esac
+  done
+  scontrol show job "$id" >&2
+  fail "job $id did not finish within ${2:-60} s"
+}
+
+job_field() { # jobid field
+  scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
