@@ -1,0 +1,56 @@
+// evalschedd's own SQLite file (DESIGN.md "Stores"): its schema as a numbered migration list,
+// and the reads and writes of the run-time priors. v1 holds the priors; the daemon's issue
+// appends checkpoints, trials, attempts and results as further migrations.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/store/database.hpp"
+#include "common/store/migrations.hpp"
+
+namespace acme::store {
+
+inline constexpr std::string_view kDefaultEvalschedDb = "/var/lib/acme/evalsched.db";
+
+std::span<const Migration> evalsched_migrations();
+
+// Opens (creating if needed) evalschedd's database and brings its schema up to date.
+Database open_evalsched_store(const std::string& path);
+
+// One finished trial piece: `seconds` of inference over `fraction` of the dataset.
+struct PriorRun {
+    std::string dataset;
+    std::string size_class;
+    int gpus = 1;
+    double seconds = 0;
+    double fraction = 1;
+    std::string checkpoint;
+    std::string node;
+    double finished_at = 0;  // Unix seconds
+};
+
+// One checkpoint copied from shared storage onto a node.
+struct ModelLoad {
+    std::string node;
+    double bytes = 0;
+    double seconds = 0;
+    std::string checkpoint;
+    double finished_at = 0;
+};
+
+void record_prior_run(Database& db, const PriorRun& run);
+void record_model_load(Database& db, const ModelLoad& load);
+
+// The newest `per_key` runs of every (dataset, size_class, gpus), oldest first within a key,
+// which is the order PriorBook::add_run expects (it keeps the newest).
+std::vector<PriorRun> recent_prior_runs(Database& db, int per_key = 20);
+// The newest `per_node` stagings of every node, oldest first within a node.
+std::vector<ModelLoad> recent_model_loads(Database& db, int per_node = 20);
+
+// Deletes runs beyond the newest `keep` per key, so the table stays the size of the window.
+int prune_prior_runs(Database& db, int keep = 100);
+
+}  // namespace acme::store

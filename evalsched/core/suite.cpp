@@ -1,0 +1,219 @@
+#include "evalsched/core/suite.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "evalsched/core/command_template.hpp"
+#include "evalsched/core/duration.hpp"
+
+namespace acme::evalsched {
+namespace {
+
+constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard"};
+constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard"};
+
+int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
+
+std::string key_list(std::span<const std::string_view> keys) {
+    std::string out;
+    for (auto k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
+    return out;
+}
+
+// Names are used in paths and job names, so they stay in a shell- and path-safe alphabet.
+bool valid_name(std::string_view name) {
+    if (name.empty() || name.size() > 64) return false;
+    if (!std::isalnum(static_cast<unsigned char>(name.front()))) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    });
+}
+
+class Parser {
+public:
+    explicit Parser(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(int line, const std::string& message) const { throw SuiteError(file_, line, message); }
+
+    void check_keys(const toml::table& table, std::span<const std::string_view> allowed, std::string_view where) const {
+        for (auto&& [key, value] : table) {
+            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end())
+                fail(static_cast<int>(key.source().begin.line),
+                     fmt::format("unknown key \"{}\" in {}: remove it or use one of {}", key.str(), where, key_list(allowed)));
+        }
+    }
+
+    std::string string_at(const toml::table& t, std::string_view key, std::string_view where) const {
+        const toml::node* n = t.get(key);
+        if (!n->is_string()) fail(line_of(*n), fmt::format("{} in {} must be a string", key, where));
+        return std::string(*n->value<std::string_view>());
+    }
+
+    long integer_at(const toml::table& t, std::string_view key, std::string_view where, long lo, long hi) const {
+        const toml::node* n = t.get(key);
+        if (!n->is_integer()) fail(line_of(*n), fmt::format("{} in {} must be an integer", key, where));
+        const auto v = *n->value<std::int64_t>();
+        if (v < lo || v > hi) fail(line_of(*n), fmt::format("{} in {} is {}: use a value from {} to {}", key, where, v, lo, hi));
+        return static_cast<long>(v);
+    }
+
+    bool bool_at(const toml::table& t, std::string_view key, std::string_view where) const {
+        const toml::node* n = t.get(key);
+        if (!n->is_boolean()) fail(line_of(*n), fmt::format("{} in {} must be true or false", key, where));
+        return *n->value<bool>();
+    }
+
+    void check_command(const toml::node& n, std::string_view text, std::span<const std::string_view> allowed, std::string_view what) const {
+        if (text.find_first_not_of(" \t") == std::string_view::npos) fail(line_of(n), fmt::format("{} is empty: give the command to run", what));
+        try {
+            check_template(text, allowed);
+        } catch (const std::invalid_argument& e) {
+            fail(line_of(n), fmt::format("{}: {}", what, e.what()));
+        }
+    }
+
+    Suite parse(std::string_view text) {
+        toml::table root;
+        try {
+            root = toml::parse(text, file_);
+        } catch (const toml::parse_error& e) {
+            fail(static_cast<int>(e.source().begin.line), fmt::format("not valid TOML: {}", e.description()));
+        }
+        for (auto&& [key, value] : root) {
+            if (key.str() != "suite" && key.str() != "dataset")
+                fail(static_cast<int>(key.source().begin.line),
+                     fmt::format("unknown key \"{}\" at top level: a suite has only [suite] and [[dataset]]", key.str()));
+        }
+        Suite suite;
+        suite.file = file_;
+        std::optional<std::string> default_command, default_metric;
+        int default_gpus = 1;
+        bool default_shard = false;
+        int suite_line = 1;
+
+        if (const toml::node* s = root.get("suite")) {
+            const toml::table* t = s->as_table();
+            if (!t) fail(line_of(*s), "suite must be a table: write [suite]");
+            suite_line = line_of(*s);
+            check_keys(*t, kSuiteKeys, "[suite]");
+            if (t->contains("name")) suite.name = string_at(*t, "name", "[suite]");
+            if (t->contains("command")) {
+                default_command = string_at(*t, "command", "[suite]");
+                check_command(*t->get("command"), *default_command, kCommandPlaceholders, "command in [suite]");
+            }
+            if (t->contains("metric_command")) {
+                default_metric = string_at(*t, "metric_command", "[suite]");
+                check_command(*t->get("metric_command"), *default_metric, kMetricPlaceholders, "metric_command in [suite]");
+            }
+            if (t->contains("bundle_command")) {
+                suite.bundle_command = string_at(*t, "bundle_command", "[suite]");
+                const toml::node& n = *t->get("bundle_command");
+                check_command(n, *suite.bundle_command, kBundlePlaceholders, "bundle_command in [suite]");
+                if (!uses_placeholder(*suite.bundle_command, "datasets"))
+                    fail(line_of(n), "bundle_command in [suite] never mentions {datasets}: add it, or remove bundle_command");
+            }
+            if (t->contains("gpus")) default_gpus = static_cast<int>(integer_at(*t, "gpus", "[suite]", 1, 64));
+            if (t->contains("shard")) default_shard = bool_at(*t, "shard", "[suite]");
+        }
+        if (suite.name.empty()) {
+            // The file name without directory and extension: what `evalsched report` shows.
+            std::string base = file_.substr(file_.find_last_of('/') + 1);
+            suite.name = base.substr(0, base.rfind(".toml"));
+        }
+        if (!valid_name(suite.name)) fail(suite_line, fmt::format("suite name \"{}\" must be 1-64 of A-Z a-z 0-9 . _ -", suite.name));
+
+        const toml::node* ds = root.get("dataset");
+        if (!ds) fail(suite_line, "no [[dataset]] entries: a suite needs at least one dataset");
+        const toml::array* arr = ds->as_array();
+        if (!arr || !arr->is_array_of_tables()) fail(line_of(*ds), "dataset must be an array of tables: write [[dataset]]");
+
+        std::map<std::string, int, std::less<>> seen;
+        for (const toml::node& entry : *arr) {
+            const toml::table& t = *entry.as_table();
+            const int line = line_of(entry);
+            Dataset d;
+            d.line = line;
+            if (!t.contains("name")) fail(line, "[[dataset]] has no name: add name = \"...\"");
+            d.name = string_at(t, "name", "[[dataset]]");
+            if (!valid_name(d.name)) fail(line_of(*t.get("name")), fmt::format("dataset name \"{}\" must be 1-64 of A-Z a-z 0-9 . _ -", d.name));
+            const std::string where = fmt::format("dataset \"{}\"", d.name);
+            check_keys(t, kDatasetKeys, where);
+            if (auto [it, fresh] = seen.emplace(d.name, line); !fresh)
+                fail(line, fmt::format("dataset \"{}\" is already defined at line {}: rename or remove one of them", d.name, it->second));
+
+            if (!t.contains("kind"))
+                fail(line, fmt::format("{} has no kind: add kind = \"generation\", \"multiple_choice\", \"code_execution\" or \"judge\"", where));
+            const std::string kind = string_at(t, "kind", where);
+            auto k = task_kind_from(kind);
+            if (!k) fail(line_of(*t.get("kind")), fmt::format("{}: kind \"{}\" is not one of generation, multiple_choice, code_execution, judge", where, kind));
+            d.kind = *k;
+
+            if (t.contains("command")) {
+                d.command = string_at(t, "command", where);
+                check_command(*t.get("command"), d.command, kCommandPlaceholders, fmt::format("command of {}", where));
+            } else if (default_command) {
+                d.command = *default_command;
+            } else {
+                fail(line, fmt::format("{} has no command and [suite] sets none: add command = \"...\" to one of them", where));
+            }
+            if (t.contains("metric_command")) {
+                d.metric_command = string_at(t, "metric_command", where);
+                check_command(*t.get("metric_command"), *d.metric_command, kMetricPlaceholders, fmt::format("metric_command of {}", where));
+            } else {
+                d.metric_command = default_metric;
+            }
+            d.gpus = t.contains("gpus") ? static_cast<int>(integer_at(t, "gpus", where, 1, 64)) : default_gpus;
+            if (t.contains("samples")) d.samples = integer_at(t, "samples", where, 1, 100'000'000);
+            if (t.contains("prior")) {
+                const toml::node& n = *t.get("prior");
+                std::optional<double> s;
+                if (n.is_string()) s = parse_duration(*n.value<std::string_view>());
+                else if (n.is_integer() || n.is_floating_point()) {
+                    const double v = *n.value<double>();
+                    if (v > 0 && v <= 365.0 * 86400) s = v;
+                }
+                if (!s) fail(line_of(n), fmt::format("prior of {} is not a duration: write seconds (600) or \"10m\", \"1h30m\"", where));
+                d.prior_s = s;
+            }
+            d.shard = t.contains("shard") ? bool_at(t, "shard", where) : default_shard;
+            if (d.shard && !(uses_placeholder(d.command, "shard") && uses_placeholder(d.command, "num_shards"))) {
+                const int at = t.contains("command") ? line_of(*t.get("command")) : line;
+                fail(at, fmt::format("{} may be sharded but its command lacks {{shard}} and {{num_shards}}: add both, or set shard = false", where));
+            }
+            suite.datasets.push_back(std::move(d));
+        }
+        return suite;
+    }
+
+private:
+    std::string file_;
+};
+
+}  // namespace
+
+SuiteError::SuiteError(std::string file, int line, const std::string& message)
+    : std::runtime_error(fmt::format("{}:{}: {}", file, line, message)), file_(std::move(file)), line_(line) {}
+
+const Dataset* Suite::find(std::string_view name) const {
+    for (const auto& d : datasets)
+        if (d.name == name) return &d;
+    return nullptr;
+}
+
+Suite parse_suite(std::string_view text, const std::string& file) { return Parser(file).parse(text); }
+
+Suite load_suite(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw SuiteError(path, 0, "cannot read the suite file: check the path and its permissions");
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    return parse_suite(buf.str(), path);
+}
+
+}  // namespace acme::evalsched

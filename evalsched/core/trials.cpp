@@ -1,0 +1,151 @@
+#include "evalsched/core/trials.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "evalsched/core/command_template.hpp"
+
+namespace acme::evalsched {
+namespace {
+
+using Values = std::map<std::string, std::string, std::less<>>;
+
+std::string output_dir(const Checkpoint& ckpt, const TrialPart& part) {
+    if (part.num_shards == 1) return fmt::format("{}/{}", ckpt.output_root, part.dataset);
+    return fmt::format("{}/{}/shard-{}-of-{}", ckpt.output_root, part.dataset, part.shard, part.num_shards);
+}
+
+}  // namespace
+
+double TrialSet::total_gpu_seconds() const {
+    double total = 0;
+    for (const auto& t : trials) total += t.gpus * (t.startup_s + t.prior.median_s);
+    return total;
+}
+
+TrialOptions options_for(const Suite& suite, const PriorBook& priors, const ModelSpec& model, int cluster_gpus) {
+    TrialOptions o;
+    const double startup = priors.cost_model().trial_startup_seconds(model.checkpoint_bytes);
+    double work = 0;
+    for (const auto& d : suite.datasets) work += d.gpus * (startup + priors.run_estimate(d, model, d.gpus).median_s);
+    const double share = work / std::max(cluster_gpus, 1);
+    o.shard_above_s = std::max(10 * startup, share / 3);
+    o.bundle_below_s = 4 * startup;
+    o.bundle_target_s = std::clamp(share / 3, o.bundle_below_s, o.shard_above_s);
+    return o;
+}
+
+TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook& priors, const TrialOptions& options) {
+    const CostModel& cost = priors.cost_model();
+    const double startup = cost.trial_startup_seconds(ckpt.model.checkpoint_bytes);
+    TrialSet set;
+    std::map<std::string, std::vector<std::string>> trials_of;  // dataset -> trial ids
+
+    struct Short {
+        const Dataset* d;
+        Estimate e;
+    };
+    std::vector<Short> shorts;
+
+    for (const Dataset& d : suite.datasets) {
+        Estimate e = priors.run_estimate(d, ckpt.model, d.gpus);
+        const double samples = d.samples ? static_cast<double>(*d.samples) : 0;
+        e.median_s += cost.preprocess_seconds(samples);
+        e.p90_s += cost.preprocess_seconds(samples);
+        if (suite.bundle_command && e.p90_s < options.bundle_below_s) {
+            shorts.push_back({&d, e});
+            continue;
+        }
+        int n = 1;
+        if (d.shard && e.median_s > options.shard_above_s) {
+            n = static_cast<int>(std::ceil(e.median_s / options.shard_above_s));
+            n = std::min(n, options.max_shards);
+            if (d.samples) n = static_cast<int>(std::min<long>(n, *d.samples));
+        }
+        for (int i = 0; i < n; ++i) {
+            Trial t;
+            t.checkpoint = ckpt.name;
+            t.parts.push_back({d.name, i, n});
+            t.id = n == 1 ? fmt::format("{}/{}", ckpt.name, d.name) : fmt::format("{}/{}#{}of{}", ckpt.name, d.name, i, n);
+            t.gpus = d.gpus;
+            t.prior = Estimate{e.median_s / n, e.p90_s / n, e.source, e.runs};
+            t.startup_s = startup;
+            t.command = render_template(d.command, Values{{"checkpoint", ckpt.staged_path},
+                                                          {"dataset", d.name},
+                                                          {"shard", std::to_string(i)},
+                                                          {"num_shards", std::to_string(n)},
+                                                          {"output", output_dir(ckpt, t.parts.back())},
+                                                          {"gpus", std::to_string(d.gpus)}});
+            trials_of[d.name].push_back(t.id);
+            set.trials.push_back(std::move(t));
+        }
+    }
+
+    // Bundles: first-fit decreasing by GPU count into trials of about bundle_target_s, so one
+    // load serves several short datasets. Deterministic: sorted by (gpus, median desc, name).
+    std::sort(shorts.begin(), shorts.end(), [](const Short& a, const Short& b) {
+        return std::tie(a.d->gpus, b.e.median_s, a.d->name) < std::tie(b.d->gpus, a.e.median_s, b.d->name);
+    });
+    std::vector<std::vector<Short>> bundles;
+    for (const Short& s : shorts) {
+        auto fits = [&](const std::vector<Short>& b) {
+            double sum = 0;
+            for (const auto& x : b) sum += x.e.median_s;
+            return b.front().d->gpus == s.d->gpus && sum + s.e.median_s <= options.bundle_target_s;
+        };
+        auto it = std::find_if(bundles.begin(), bundles.end(), fits);
+        if (it == bundles.end()) bundles.push_back({s});
+        else it->push_back(s);
+    }
+    int k = 0;
+    for (const auto& b : bundles) {
+        Trial t;
+        t.checkpoint = ckpt.name;
+        t.gpus = b.front().d->gpus;
+        t.startup_s = startup;
+        t.prior.source = PriorSource::history;
+        std::string names;
+        for (const auto& s : b) {
+            t.parts.push_back({s.d->name, 0, 1});
+            t.prior.median_s += s.e.median_s;
+            t.prior.p90_s += s.e.p90_s;
+            // A bundle is only as trustworthy as its least-known member.
+            if (static_cast<int>(s.e.source) > static_cast<int>(t.prior.source)) t.prior.source = s.e.source;
+            names += fmt::format("{}{}", names.empty() ? "" : ",", s.d->name);
+        }
+        if (b.size() == 1) {
+            const Dataset& d = *b.front().d;
+            t.id = fmt::format("{}/{}", ckpt.name, d.name);
+            t.command = render_template(d.command, Values{{"checkpoint", ckpt.staged_path}, {"dataset", d.name}, {"shard", "0"},
+                                                          {"num_shards", "1"}, {"output", output_dir(ckpt, t.parts.back())},
+                                                          {"gpus", std::to_string(d.gpus)}});
+        } else {
+            t.id = fmt::format("{}/bundle-{}", ckpt.name, k++);
+            t.command = render_template(*suite.bundle_command, Values{{"checkpoint", ckpt.staged_path}, {"datasets", names},
+                                                                      {"output", ckpt.output_root}, {"gpus", std::to_string(t.gpus)}});
+        }
+        for (const auto& p : t.parts) trials_of[p.dataset].push_back(t.id);
+        set.trials.push_back(std::move(t));
+    }
+
+    // Metric jobs, in suite order, each after every trial holding a piece of its dataset.
+    for (const Dataset& d : suite.datasets) {
+        MetricJob m;
+        m.id = fmt::format("{}/{}:metric", ckpt.name, d.name);
+        m.dataset = d.name;
+        m.after = trials_of[d.name];
+        const double samples = d.samples ? static_cast<double>(*d.samples) : 1000;
+        m.estimate_s = d.metric_command ? cost.metric_seconds(d.kind, samples) : 0;
+        if (d.metric_command)
+            m.command = render_template(*d.metric_command, Values{{"dataset", d.name}, {"output", fmt::format("{}/{}", ckpt.output_root, d.name)}});
+        for (auto& t : set.trials)
+            if (std::find(m.after.begin(), m.after.end(), t.id) != m.after.end()) t.metric_s = std::max(t.metric_s, m.estimate_s);
+        set.metrics.push_back(std::move(m));
+    }
+    return set;
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,71 @@
+#include <doctest/doctest.h>
+
+#include "common/store/evalsched_store.hpp"
+#include "evalsched/core/priors.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace acme::store;
+
+TEST_CASE("a new evalsched store has the priors tables at the newest version") {
+    acme::test::TempDir dir;
+    auto db = open_evalsched_store(dir.file("e.db"));
+    CHECK(schema_version(db) == static_cast<int>(evalsched_migrations().size()));
+    for (const char* table : {"prior_runs", "model_loads"}) {
+        auto q = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+        q.bind(1, table).step();
+        CHECK_MESSAGE(q.column_int(0) == 1, table);
+    }
+}
+
+TEST_CASE("recent runs come back per key, newest N only, oldest first") {
+    acme::test::TempDir dir;
+    auto db = open_evalsched_store(dir.file("e.db"));
+    for (int i = 0; i < 30; ++i) record_prior_run(db, PriorRun{"gsm8k", "7b", 1, 100.0 + i, 1, "c", "n1", 1000.0 + i});
+    record_prior_run(db, PriorRun{"mmlu", "7b", 1, 50, 0.5, "c", "n1", 5});
+    const auto runs = recent_prior_runs(db, 20);
+    REQUIRE(runs.size() == 21);
+    CHECK(runs[0].dataset == "gsm8k");
+    CHECK(runs[0].seconds == 110);   // the 20 newest of 30
+    CHECK(runs[19].seconds == 129);
+    CHECK(runs[20].dataset == "mmlu");
+    CHECK(runs[20].fraction == 0.5);
+}
+
+TEST_CASE("priors survive a daemon restart: the store fills a PriorBook that estimates from history") {
+    acme::test::TempDir dir;
+    {
+        auto db = open_evalsched_store(dir.file("e.db"));
+        for (double s : {600.0, 620.0, 580.0}) record_prior_run(db, PriorRun{"gsm8k", "7b", 1, s / 4, 0.25, "c", "n1", s});
+        record_model_load(db, ModelLoad{"n1", 14e9, 7, "c", 1});
+    }
+    auto db = open_evalsched_store(dir.file("e.db"));
+    acme::evalsched::PriorBook book;
+    for (const auto& r : recent_prior_runs(db)) book.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
+    for (const auto& l : recent_model_loads(db)) book.add_stage(l.node, l.bytes, l.seconds);
+    acme::evalsched::Dataset d;
+    d.name = "gsm8k";
+    d.samples = 1319;
+    const auto e = book.run_estimate(d, {}, 1);
+    CHECK(e.source == acme::evalsched::PriorSource::history);
+    CHECK(e.median_s == doctest::Approx(600));
+    CHECK(book.stage_seconds("n1", 14e9) == doctest::Approx(7));
+}
+
+TEST_CASE("impossible observations are refused by the schema") {
+    acme::test::TempDir dir;
+    auto db = open_evalsched_store(dir.file("e.db"));
+    CHECK_THROWS_AS(record_prior_run(db, PriorRun{"x", "7b", 0, 10, 1, "", "", 0}), Error);
+    CHECK_THROWS_AS(record_prior_run(db, PriorRun{"x", "7b", 1, -1, 1, "", "", 0}), Error);
+    CHECK_THROWS_AS(record_model_load(db, ModelLoad{"n1", 0, 1, "", 0}), Error);
+}
+
+TEST_CASE("pruning keeps the newest runs of every key") {
+    acme::test::TempDir dir;
+    auto db = open_evalsched_store(dir.file("e.db"));
+    for (int i = 0; i < 10; ++i) record_prior_run(db, PriorRun{"a", "7b", 1, 1.0 + i, 1, "", "", double(i)});
+    for (int i = 0; i < 3; ++i) record_prior_run(db, PriorRun{"b", "7b", 1, 1.0 + i, 1, "", "", double(i)});
+    CHECK(prune_prior_runs(db, 4) == 6);
+    const auto runs = recent_prior_runs(db, 100);
+    CHECK(runs.size() == 7);
+    CHECK(runs[0].seconds == 7);
+}

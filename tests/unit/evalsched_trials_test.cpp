@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "evalsched/core/trials.hpp"
+
+using namespace acme::evalsched;
+
+namespace {
+
+constexpr const char* kSuite = R"(
+[suite]
+command = "infer {checkpoint} {dataset} {shard} {num_shards} {output}"
+bundle_command = "lm_eval {checkpoint} --tasks {datasets} --out {output}"
+metric_command = "score {dataset} {output}"
+shard = true
+
+[[dataset]]
+name = "long"
+kind = "generation"
+prior = "2h"
+
+[[dataset]]
+name = "long_unsplittable"
+kind = "judge"
+prior = "2h"
+shard = false
+command = "judge {checkpoint} {output}"
+
+[[dataset]]
+name = "tiny_a"
+kind = "multiple_choice"
+samples = 100
+
+[[dataset]]
+name = "tiny_b"
+kind = "multiple_choice"
+samples = 56
+
+[[dataset]]
+name = "medium"
+kind = "multiple_choice"
+samples = 10000
+)";
+
+Checkpoint ckpt() { return Checkpoint{"run7/step-100", "/dev/shm/evalsched/run7-step-100", "/out/run7/step-100", ModelSpec{7, 14e9}}; }
+
+}  // namespace
+
+TEST_CASE("a long shardable dataset is split into shards that cover it exactly once") {
+    const Suite s = parse_suite(kSuite, "t.toml");
+    TrialOptions o;
+    o.shard_above_s = 1800;
+    const TrialSet set = make_trials(s, ckpt(), PriorBook{}, o);
+    std::vector<const Trial*> shards;
+    for (const auto& t : set.trials)
+        if (t.parts.front().dataset == "long") shards.push_back(&t);
+    REQUIRE(shards.size() == 5);  // (2h + preprocessing) / 30 min, rounded up
+    std::set<int> seen;
+    for (const auto* t : shards) {
+        CHECK(t->parts.size() == 1);
+        CHECK(t->parts[0].num_shards == 5);
+        seen.insert(t->parts[0].shard);
+        CHECK(t->prior.median_s < 1800);
+    }
+    CHECK(seen == std::set<int>{0, 1, 2, 3, 4});
+    CHECK(shards[2]->command == "infer /dev/shm/evalsched/run7-step-100 long 2 5 /out/run7/step-100/long/shard-2-of-5");
+    CHECK(shards[2]->id == "run7/step-100/long#2of5");
+}
+
+TEST_CASE("a dataset that may not be sharded stays one trial however long") {
+    const TrialSet set = make_trials(parse_suite(kSuite, "t.toml"), ckpt(), PriorBook{}, TrialOptions{});
+    auto n = std::count_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.parts.front().dataset == "long_unsplittable"; });
+    CHECK(n == 1);
+}
+
+TEST_CASE("datasets too short to pay for a model load are bundled into one trial") {
+    const TrialSet set = make_trials(parse_suite(kSuite, "t.toml"), ckpt(), PriorBook{}, TrialOptions{});
+    const Trial* bundle = nullptr;
+    for (const auto& t : set.trials)
+        if (t.parts.size() > 1) bundle = &t;
+    REQUIRE(bundle);
+    std::set<std::string> names;
+    for (const auto& p : bundle->parts) names.insert(p.dataset);
+    CHECK(names == std::set<std::string>{"tiny_a", "tiny_b"});
+    CHECK(bundle->command == "lm_eval /dev/shm/evalsched/run7-step-100 --tasks tiny_a,tiny_b --out /out/run7/step-100");
+    // medium (10k multiple-choice samples, ~10 min) is worth its own load.
+    CHECK(std::any_of(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.id == "run7/step-100/medium"; }));
+}
+
+TEST_CASE("without a bundle_command nothing is bundled") {
+    Suite s = parse_suite(kSuite, "t.toml");
+    s.bundle_command.reset();
+    const TrialSet set = make_trials(s, ckpt(), PriorBook{}, TrialOptions{});
+    for (const auto& t : set.trials) CHECK(t.parts.size() == 1);
+}
+
+TEST_CASE("every dataset gets one metric job, after every trial that holds a piece of it") {
+    const TrialSet set = make_trials(parse_suite(kSuite, "t.toml"), ckpt(), PriorBook{}, TrialOptions{});
+    REQUIRE(set.metrics.size() == 5);
+    std::map<std::string, const MetricJob*> by;
+    for (const auto& m : set.metrics) by[m.dataset] = &m;
+    CHECK(by["long"]->after.size() == 5);
+    CHECK(by["tiny_a"]->after.size() == 1);
+    CHECK(by["tiny_a"]->after == by["tiny_b"]->after);
+    CHECK(by["long"]->command == "score long /out/run7/step-100/long");
+    CHECK(by["long"]->id == "run7/step-100/long:metric");
+    // Each trial knows the metric work it unlocks (the planner starts long-scoring trials early).
+    for (const auto& t : set.trials) CHECK(t.metric_s > 0);
+}
+
+TEST_CASE("each trial knows its checkpoint, GPUs, prior and startup") {
+    const TrialSet set = make_trials(parse_suite(kSuite, "t.toml"), ckpt(), PriorBook{}, TrialOptions{});
+    for (const auto& t : set.trials) {
+        CHECK(t.checkpoint == "run7/step-100");
+        CHECK(t.gpus == 1);
+        CHECK(t.prior.median_s > 0);
+        CHECK(t.prior.p90_s >= t.prior.median_s);
+        CHECK(t.startup_s > 25);  // framework init plus 14 GB over PCIe
+    }
+}
+
+TEST_CASE("options_for sizes shards to the cluster: more GPUs, smaller shards") {
+    const Suite s = parse_suite(kSuite, "t.toml");
+    const PriorBook priors;
+    const auto small = options_for(s, priors, ModelSpec{}, 8);
+    const auto big = options_for(s, priors, ModelSpec{}, 128);
+    CHECK(big.shard_above_s < small.shard_above_s);
+    CHECK(big.shard_above_s >= 10 * priors.cost_model().trial_startup_seconds(14e9) - 1e-9);
+}
