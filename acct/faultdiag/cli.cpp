@@ -1,0 +1,293 @@
+#include "acct/faultdiag/cli.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "acct/faultdiag/render.hpp"
+#include "acct/faultdiag/spool_job.hpp"
+#include "common/diagnose/engine.hpp"
+#include "common/store/labels_store.hpp"
+
+namespace acme::faultdiag {
+namespace {
+
+struct Options {
+    std::vector<std::string> files;
+    bool json = false;
+    bool list_reasons = false;
+    std::int64_t job = -1;
+    std::vector<std::string> label;  // JOBID REASON
+    std::string exit_code;           // "<exit>:<signal>", as SLURM_JOB_EXIT_CODE2
+    std::string rules_dir, spool_dir, labels_path;
+};
+
+// A problem with one named thing and what to do about it; becomes one line and exit 1.
+struct Failure {
+    std::string message;
+};
+
+struct Input {
+    std::string name;
+    std::string text;
+};
+
+std::vector<Input> read_inputs(const std::vector<std::string>& files, std::istream& in) {
+    // Everything is read before anything is printed: a missing file stops the run cleanly.
+    std::vector<Input> inputs;
+    for (const auto& file : files) {
+        std::ostringstream text;
+        if (file == "-") {
+            text << in.rdbuf();
+            inputs.push_back({"(stdin)", text.str()});
+            continue;
+        }
+        std::ifstream stream(file, std::ios::binary);
+        if (!stream) throw Failure{fmt::format("cannot read {}: {}: check the path", file, std::strerror(errno))};
+        text << stream.rdbuf();
+        if (stream.bad()) throw Failure{fmt::format("cannot read {}: read error", file)};
+        inputs.push_back({file, text.str()});
+    }
+    return inputs;
+}
+
+// Labels make history; a store that does not exist yet simply means no history.
+std::optional<diagnose::History> load_history(const std::string& path, std::ostream& err) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
+    try {
+        store::OpenOptions options;
+        options.read_only = true;
+        options.create = false;
+        store::Database db(path, options);
+        std::vector<diagnose::LabelledFailure> failures;
+        for (auto& label : store::all_labels(db)) {
+            auto signature = diagnose::signature_from_text(label.signature);
+            if (signature) failures.push_back({label.job_id, std::move(label.reason), std::move(*signature)});
+        }
+        return diagnose::History(std::move(failures));
+    } catch (const std::exception& error) {
+        fmt::print(err, "faultdiag: warning: labels store {} not used: {}\n", path, error.what());
+        return std::nullopt;
+    }
+}
+
+diagnose::Engine load_engine(const std::string& dir) {
+    try {
+        return diagnose::Engine::from_dir(dir);
+    } catch (const diagnose::RuleError& error) {
+        throw Failure{error.what()};
+    }
+}
+
+std::string concatenated(const std::vector<Input>& inputs) {
+    std::string all;
+    for (const auto& input : inputs) {
+        all += input.text;
+        if (!all.empty() && all.back() != '\n') all += '\n';
+    }
+    return all;
+}
+
+class Printer {
+public:
+    Printer(std::ostream& out, bool json) : out_(out), json_(json) {}
+    void print(const std::string& title, const std::string& origin, const diagnose::Diagnosis& d) {
+        if (json_) {
+            out_ << render_json(title, origin, d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+            return;
+        }
+        if (blocks_++) out_ << '\n';
+        render_plain(out_, title, origin, d);
+    }
+
+private:
+    std::ostream& out_;
+    bool json_;
+    int blocks_ = 0;
+};
+
+int list_reasons(std::ostream& out, bool json) {
+    if (json) {
+        auto array = nlohmann::json::array();
+        for (const auto& r : diagnose::reasons())
+            array.push_back({{"reason", r.name}, {"category", diagnose::to_string(r.category)},
+                             {"action", diagnose::to_string(r.action)}, {"summary", r.summary}});
+        out << array.dump() << '\n';
+        return 0;
+    }
+    fmt::print(out, "{:<24}{:<16}{:<10}{}\n", "REASON", "CATEGORY", "ACTION", "MEANING");
+    for (const auto& r : diagnose::reasons())
+        fmt::print(out, "{:<24}{:<16}{:<10}{}\n", r.name, diagnose::to_string(r.category), diagnose::to_string(r.action),
+                   r.summary);
+    return 0;
+}
+
+std::int64_t parse_job_id(const std::string& text) {
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || id <= 0)
+        throw Failure{fmt::format("\"{}\" is not a job id: give the numeric Slurm job id", text)};
+    return id;
+}
+
+std::string who() {
+    if (const char* user = std::getenv("SUDO_USER"); user && *user) return user;
+    if (const char* user = std::getenv("USER"); user && *user) return user;
+    return fmt::format("uid {}", getuid());
+}
+
+int label(const Options& o, std::istream& in, std::ostream& out, std::ostream& err) {
+    std::int64_t job_id = parse_job_id(o.label[0]);
+    const diagnose::ReasonInfo* reason = diagnose::find_reason(o.label[1]);
+    if (!reason || reason->name == "unknown") {
+        fmt::print(err, "faultdiag: unknown reason \"{}\": run `faultdiag --reasons` for the list\n", o.label[1]);
+        return 2;
+    }
+    diagnose::Signature signature;
+    std::string from;
+    if (!o.files.empty()) {
+        auto inputs = read_inputs(o.files, in);
+        signature = diagnose::log_signature(concatenated(inputs));
+        from = fmt::format("{}", fmt::join(o.files, ", "));
+    } else {
+        SpoolJob job = read_spool_job(o.spool_dir, job_id);
+        if (job.stored) signature = diagnose::evidence_signature(job.stored->diagnosis.evidence);
+        from = fmt::format("the evidence stored in {}", o.spool_dir);
+    }
+    if (signature.empty())
+        throw Failure{fmt::format("job {}: no error lines to remember from {}: give its log, e.g. faultdiag --label {} {} slurm-{}.out",
+                                  job_id, from, job_id, reason->name, job_id)};
+    try {
+        std::filesystem::path parent = std::filesystem::path(o.labels_path).parent_path();
+        if (!parent.empty()) std::filesystem::create_directories(parent);
+        auto db = store::open_labels(o.labels_path);
+        store::put_label(db, {job_id, std::string(reason->name), diagnose::to_text(signature),
+                              static_cast<double>(std::time(nullptr)), who()});
+    } catch (const std::exception& error) {
+        throw Failure{fmt::format("cannot write labels store {}: {}: pass --labels FILE or fix its permissions",
+                                  o.labels_path, error.what())};
+    }
+    fmt::print(out, "job {} labelled {} ({}), from {}\n", job_id, reason->name, diagnose::to_string(reason->category), from);
+    return 0;
+}
+
+int diagnose_job(const Options& o, std::istream& in, std::ostream& out, std::ostream& err) {
+    auto inputs = read_inputs(o.files, in);
+    SpoolJob job;
+    try {
+        job = read_spool_job(o.spool_dir, o.job);
+    } catch (const std::runtime_error& error) {
+        throw Failure{error.what()};
+    }
+    for (const auto& warning : job.warnings) fmt::print(err, "faultdiag: warning: {}\n", warning);
+    Printer printer(out, o.json);
+    std::string title = fmt::format("job {}", o.job);
+    // The plugin's own answer, made with the full log tail at job end, is the better one,
+    // unless the caller brings the log to look again.
+    if (job.stored && inputs.empty()) {
+        printer.print(title, fmt::format("stored by faultguard on {} (restart {})", job.stored->node, job.stored->restart),
+                      job.stored->diagnosis);
+        return 0;
+    }
+    if (!job.found() && inputs.empty())
+        throw Failure{fmt::format("job {} is in no spool under {}: check the id, pass --spool-dir DIR, or give its log file",
+                                  o.job, o.spool_dir)};
+    auto engine = load_engine(o.rules_dir);
+    auto history = load_history(o.labels_path, err);
+    std::string log = concatenated(inputs);
+    diagnose::JobEnd end;
+    end.log = log;
+    end.task_wait_statuses = job.task_wait_statuses;
+    end.gpu_events = job.gpu_events;
+    if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
+    auto d = engine.diagnose(end, history ? &*history : nullptr);
+    std::string origin = job.found() ? fmt::format("re-diagnosed from the spool ({})", fmt::join(job.nodes, ", "))
+                                     : std::string("not in the spool; from the log only");
+    printer.print(title, origin, d);
+    return 0;
+}
+
+int diagnose_files(const Options& o, std::istream& in, std::ostream& out, std::ostream& err) {
+    auto inputs = read_inputs(o.files, in);
+    auto engine = load_engine(o.rules_dir);
+    auto history = load_history(o.labels_path, err);
+    Printer printer(out, o.json);
+    for (const auto& input : inputs) {
+        diagnose::JobEnd end;
+        end.log = input.text;
+        if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
+        printer.print(input.name, "", engine.diagnose(end, history ? &*history : nullptr));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, const Defaults& defaults, std::istream& in, std::ostream& out,
+        std::ostream& err) {
+    Options o;
+    o.rules_dir = defaults.rules_dir;
+    o.spool_dir = defaults.spool_dir;
+    o.labels_path = defaults.labels_path;
+
+    CLI::App app{"faultdiag: name the cause of a failed job from its log, exit status and GPU events", "faultdiag"};
+    app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
+    app.add_flag("--json", o.json, "one JSON object per input, one per line");
+    auto* job = app.add_option("--job", o.job, "diagnose a finished job from the node spools")->check(CLI::PositiveNumber);
+    auto* lbl = app.add_option("--label", o.label, "record the confirmed REASON of JOBID for history matching")
+                    ->expected(2)
+                    ->type_name("JOBID REASON");
+    auto* reasons = app.add_flag("--reasons", o.list_reasons, "list the reasons, their categories and actions");
+    app.add_option("--exit-code", o.exit_code, "the job's exit as EXIT:SIGNAL (SLURM_JOB_EXIT_CODE2), e.g. 0:9")
+        ->check([](const std::string& value) {
+            return diagnose::parse_exit_code2(value) ? std::string() : std::string("must be EXIT:SIGNAL, e.g. 1:0 or 0:9");
+        });
+    app.add_option("--rules", o.rules_dir, "directory of *.toml rule files")->capture_default_str();
+    app.add_option("--spool-dir", o.spool_dir, "directory of node spool files <node>.db")->capture_default_str();
+    app.add_option("--labels", o.labels_path, "the labels store (history)")->capture_default_str();
+    job->excludes(lbl)->excludes(reasons);
+    lbl->excludes(reasons);
+
+    try {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        app.parse(std::move(reversed));
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e, out, err);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(err, "faultdiag: {}: see faultdiag --help\n", e.what());
+        return 2;
+    }
+
+    try {
+        if (o.list_reasons) return list_reasons(out, o.json);
+        if (!o.label.empty()) return label(o, in, out, err);
+        if (o.job > 0) return diagnose_job(o, in, out, err);
+        if (o.files.empty()) {
+            if (defaults.stdin_is_terminal) {
+                fmt::print(err, "faultdiag: no log given: pass a FILE, '-' for standard input, or --job JOBID (see --help)\n");
+                return 2;
+            }
+            o.files.push_back("-");
+        }
+        return diagnose_files(o, in, out, err);
+    } catch (const Failure& failure) {
+        fmt::print(err, "faultdiag: {}\n", failure.message);
+        return 1;
+    } catch (const std::exception& error) {
+        fmt::print(err, "faultdiag: {}\n", error.what());
+        return 1;
+    }
+}
+
+}  // namespace acme::faultdiag

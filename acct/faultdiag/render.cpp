@@ -1,0 +1,32 @@
+#include "acct/faultdiag/render.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "common/diagnose/diagnosis_json.hpp"
+
+namespace acme::faultdiag {
+
+void render_plain(std::ostream& out, const std::string& title, const std::string& origin,
+                  const diagnose::Diagnosis& d) {
+    fmt::print(out, "{}\n", title);
+    fmt::print(out, "  cause:      {} ({})\n", d.reason, diagnose::to_string(d.category));
+    fmt::print(out, "  confidence: {:.2f}\n", d.confidence);
+    fmt::print(out, "  action:     {}\n", diagnose::to_string(d.action));
+    if (!origin.empty()) fmt::print(out, "  source:     {}\n", origin);
+    if (!d.evidence.empty()) fmt::print(out, "  evidence:\n");
+    for (const auto& e : d.evidence) {
+        if (e.line) fmt::print(out, "    line {}: {}\n", e.line, e.text);
+        else fmt::print(out, "    {}: {}\n", e.source, e.text);
+    }
+}
+
+nlohmann::json render_json(const std::string& title, const std::string& origin, const diagnose::Diagnosis& d) {
+    nlohmann::json object;
+    object["input"] = title;
+    if (!origin.empty()) object["source"] = origin;
+    object.update(diagnose::to_json(d));
+    return object;
+}
+
+}  // namespace acme::faultdiag

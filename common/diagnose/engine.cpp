@@ -1,0 +1,330 @@
+#include "common/diagnose/engine.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "common/diagnose/log_scan.hpp"
+
+namespace acme::diagnose {
+namespace {
+
+struct Finding {
+    int priority = 0;
+    std::size_t line = 0;  // 0: not from the log; sorts before any log line of equal priority
+    const RuleCommon* rule = nullptr;
+    const std::vector<int>* exit_codes = nullptr;  // a log rule's corroborating exit codes
+    Evidence evidence;
+};
+
+std::string_view signal_name(int signal) {
+    switch (signal) {
+        case 1: return "SIGHUP";
+        case 2: return "SIGINT";
+        case 3: return "SIGQUIT";
+        case 4: return "SIGILL";
+        case 6: return "SIGABRT";
+        case 7: return "SIGBUS";
+        case 8: return "SIGFPE";
+        case 9: return "SIGKILL";
+        case 11: return "SIGSEGV";
+        case 13: return "SIGPIPE";
+        case 15: return "SIGTERM";
+        default: return "";
+    }
+}
+
+std::string describe(const ExitStatus& status) {
+    if (status.signal == 0) return fmt::format("exit code {}", status.exit_code);
+    auto name = signal_name(status.signal);
+    return name.empty() ? fmt::format("signal {}", status.signal) : fmt::format("signal {} ({})", status.signal, name);
+}
+
+// Evidence text is stored (SQLite TEXT, JSON) and printed on terminals: keep valid UTF-8,
+// drop terminal escapes and control characters, keep it short.
+std::string clean_text(std::string_view text, std::size_t column) {
+    if (auto cr = text.rfind('\r', column); cr != std::string_view::npos) {
+        column -= cr + 1;
+        text.remove_prefix(cr + 1);
+    }
+    if (auto cr = text.find('\r', column); cr != std::string_view::npos) text = text.substr(0, cr);
+    if (text.size() > kEvidenceChars && column > kEvidenceChars - 100) text.remove_prefix(column - 100);
+    std::string out;
+    out.reserve(std::min(text.size(), kEvidenceChars));
+    for (std::size_t i = 0; i < text.size() && out.size() < kEvidenceChars;) {
+        auto c = static_cast<unsigned char>(text[i]);
+        if (c == 0x1b) {  // ESC [ ... final byte
+            ++i;
+            if (i < text.size() && text[i] == '[') {
+                ++i;
+                while (i < text.size() && !(text[i] >= '@' && text[i] <= '~')) ++i;
+            }
+            ++i;
+            continue;
+        }
+        if (c < 0x80) {
+            out += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        std::size_t length = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+        bool valid = length > 0 && i + length <= text.size();
+        for (std::size_t k = 1; valid && k < length; ++k)
+            valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        if (valid && length == 3) {
+            auto c1 = static_cast<unsigned char>(text[i + 1]);
+            valid = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+        }
+        if (valid && length == 4) {
+            auto c1 = static_cast<unsigned char>(text[i + 1]);
+            valid = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+        }
+        if (valid) {
+            out.append(text.substr(i, length));
+            i += length;
+        } else {
+            out += '?';
+            ++i;
+        }
+    }
+    auto first = out.find_first_not_of(' ');
+    if (first == std::string::npos) return {};
+    auto last = out.find_last_not_of(' ');
+    return out.substr(first, last - first + 1);
+}
+
+struct Exits {
+    std::vector<ExitStatus> all;  // the job's and each task's
+    bool known() const { return !all.empty(); }
+    bool success() const {
+        return known() && std::all_of(all.begin(), all.end(), [](const ExitStatus& s) { return s.success(); });
+    }
+    const ExitStatus* with_code(std::span<const int> codes) const {
+        for (const auto& s : all)
+            if (s.signal == 0 && std::find(codes.begin(), codes.end(), s.exit_code) != codes.end()) return &s;
+        return nullptr;
+    }
+    const ExitStatus* with_signal(std::span<const int> signals) const {
+        for (const auto& s : all)
+            if (s.signal != 0 && std::find(signals.begin(), signals.end(), s.signal) != signals.end()) return &s;
+        return nullptr;
+    }
+    // The status a person would quote: the job's own when it failed, else the first failed task's.
+    const ExitStatus* failure() const {
+        for (const auto& s : all)
+            if (!s.success()) return &s;
+        return nullptr;
+    }
+};
+
+Exits collect_exits(const JobEnd& job) {
+    Exits exits;
+    if (job.job_exit) exits.all.push_back(*job.job_exit);
+    for (int status : job.task_wait_statuses) exits.all.push_back(from_wait_status(status));
+    return exits;
+}
+
+bool on_job_gpu(const JobEnd& job, int gpu) {
+    return job.job_gpus.empty() || std::find(job.job_gpus.begin(), job.job_gpus.end(), gpu) != job.job_gpus.end();
+}
+
+void gpu_findings(const RuleSet& rules, const JobEnd& job, std::vector<Finding>& out) {
+    for (const auto& event : job.gpu_events) {
+        if (!on_job_gpu(job, event.gpu)) continue;
+        for (const auto& rule : rules.gpu_event) {
+            if (rule.kind != event.kind) continue;
+            if (!rule.codes.empty() &&
+                (!event.code || std::find(rule.codes.begin(), rule.codes.end(), *event.code) == rule.codes.end()))
+                continue;
+            std::string text = fmt::format("GPU {}: {}", event.gpu, event.kind == "xid" ? "XID" : event.kind);
+            if (event.code) text += fmt::format(" {}", *event.code);
+            if (!event.detail.empty()) text += fmt::format(" ({})", clean_text(event.detail, 0));
+            out.push_back({rule.priority, 0, &rule, nullptr, {0, "gpu_event", std::move(text)}});
+        }
+    }
+}
+
+void status_findings(const RuleSet& rules, const JobEnd& job, const Exits& exits, std::vector<Finding>& out) {
+    for (const auto& rule : rules.status) {
+        std::vector<std::string> seen;
+        if (!rule.exit_codes.empty()) {
+            const ExitStatus* s = exits.with_code(rule.exit_codes);
+            if (!s) continue;
+            seen.push_back(describe(*s));
+        }
+        if (!rule.signals.empty()) {
+            const ExitStatus* s = exits.with_signal(rule.signals);
+            if (!s) continue;
+            seen.push_back(describe(*s));
+        }
+        auto flag = [&](const std::optional<bool>& want, bool have, std::string_view words) {
+            if (!want) return true;
+            if (*want != have) return false;
+            if (have) seen.emplace_back(words);
+            return true;
+        };
+        if (!flag(rule.oom_kill, job.oom_kill, "cgroup recorded an OOM kill") ||
+            !flag(rule.time_limit, job.time_limit, "Slurm: job reached its time limit") ||
+            !flag(rule.cancelled, job.cancelled, "Slurm: job cancelled") ||
+            !flag(rule.node_failure, job.node_failure, "Slurm: node failure"))
+            continue;
+        std::string_view source =
+            rule.exit_codes.empty() && rule.signals.empty() && !rule.oom_kill ? "slurm" : "exit_status";
+        out.push_back({rule.priority, 0, &rule, nullptr, {0, std::string(source), fmt::format("{}", fmt::join(seen, ", "))}});
+    }
+}
+
+std::vector<Evidence> error_evidence(std::string_view log, const Lines& lines) {
+    std::vector<Evidence> out;
+    for (std::size_t number : error_lines(log, lines, kSignatureLines))
+        out.push_back({number, "log", clean_text(lines.line(number), 0)});
+    return out;
+}
+
+const ReasonInfo& reason_of(const RuleCommon& rule) { return *rule.reason; }
+
+Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        if (a.priority != b.priority) return a.priority > b.priority;
+        return a.line < b.line;
+    });
+    const Finding& top = findings.front();
+    const ReasonInfo& reason = reason_of(*top.rule);
+
+    double confidence = top.rule->confidence;
+    if (top.exit_codes && !top.exit_codes->empty()) {
+        if (exits.with_code(*top.exit_codes)) confidence += 0.1;
+        else if (exits.failure()) confidence -= 0.1;
+    }
+    std::size_t agreeing = 0;
+    bool contested = false;
+    for (std::size_t i = 1; i < findings.size(); ++i) {
+        const ReasonInfo& other = reason_of(*findings[i].rule);
+        if (other.name == reason.name) ++agreeing;
+        else if (findings[i].priority == top.priority) contested = true;
+    }
+    confidence += std::min(0.06, 0.02 * static_cast<double>(agreeing));
+    if (contested) confidence -= 0.15;
+
+    Diagnosis d;
+    d.category = reason.category;
+    d.reason = std::string(reason.name);
+    d.action = top.rule->action.value_or(reason.action);
+    d.confidence = std::clamp(confidence, 0.0, 1.0);
+    d.rule = top.rule->id;
+    d.evidence.push_back(top.evidence);
+
+    // Supporting lines: the same reason seen elsewhere (other ranks, other rules), in order.
+    std::vector<const Finding*> support;
+    for (std::size_t i = 1; i < findings.size(); ++i)
+        if (reason_of(*findings[i].rule).name == reason.name) support.push_back(&findings[i]);
+    std::stable_sort(support.begin(), support.end(), [](const Finding* a, const Finding* b) { return a->line < b->line; });
+    for (const Finding* f : support) {
+        if (d.evidence.size() >= 5) break;
+        if (std::find(d.evidence.begin(), d.evidence.end(), f->evidence) == d.evidence.end()) d.evidence.push_back(f->evidence);
+    }
+    if (const ExitStatus* failed = exits.failure()) {
+        Evidence status{0, "exit_status", describe(*failed)};
+        bool present = std::any_of(d.evidence.begin(), d.evidence.end(), [&](const Evidence& e) {
+            return e.source == "exit_status" && e.text.find(status.text) != std::string::npos;
+        });
+        if (!present) d.evidence.push_back(std::move(status));
+    }
+    return d;
+}
+
+}  // namespace
+
+Engine::Engine(RuleSet rules)
+    : rules_(std::make_shared<const RuleSet>(std::move(rules))),
+      scanner_(std::make_shared<const LogScanner>(rules_->log)) {}
+
+Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
+    Exits exits = collect_exits(job);
+    std::vector<Finding> findings;
+    gpu_findings(*rules_, job, findings);
+
+    Lines lines(job.log);
+    // A job that ended well has no failure for its log to explain; only a hardware event on its
+    // GPUs is still news (the GPU is broken for the next job).
+    if (!exits.success()) {
+        status_findings(*rules_, job, exits, findings);
+        for (const LogHit& hit : scanner_->scan(job.log, lines)) {
+            const LogRule& rule = rules_->log[hit.rule];
+            findings.push_back({rule.priority, hit.line, &rule, &rule.exit_codes,
+                                {hit.line, "log", clean_text(lines.line(hit.line), hit.column)}});
+        }
+    }
+    if (!findings.empty()) return decide(findings, exits);
+
+    Diagnosis d;
+    if (exits.success()) {
+        d.evidence.push_back({0, "exit_status", "the job exited 0: nothing to diagnose"});
+        return d;
+    }
+    d.evidence = error_evidence(job.log, lines);
+    if (history && !d.evidence.empty()) {
+        if (auto match = history->nearest(evidence_signature(d.evidence))) {
+            if (const ReasonInfo* reason = find_reason(match->failure->reason); reason && reason->name != "unknown") {
+                d.category = reason->category;
+                d.reason = std::string(reason->name);
+                d.action = reason->action;
+                d.confidence = std::clamp(0.4 + 0.5 * match->similarity, 0.0, 0.9);
+                d.rule = fmt::format("history:{}", match->failure->job_id);
+                d.evidence.insert(d.evidence.begin(),
+                                  {0, "history",
+                                   fmt::format("no rule matched; nearest labelled failure is job {} ({}), similarity {:.2f}",
+                                               match->failure->job_id, reason->name, match->similarity)});
+            }
+        }
+    }
+    if (const ExitStatus* failed = exits.failure()) d.evidence.push_back({0, "exit_status", describe(*failed)});
+    return d;
+}
+
+Signature log_signature(std::string_view log) {
+    Lines lines(log);
+    return evidence_signature(error_evidence(log, lines));
+}
+
+Signature evidence_signature(const std::vector<Evidence>& evidence) {
+    std::vector<std::string> texts;
+    for (const auto& e : evidence)
+        if (e.source == "log") texts.push_back(e.text);
+    return make_signature(texts);
+}
+
+Diagnosis diagnose_noexcept(const Engine& engine, const JobEnd& job, const History* history) noexcept {
+    try {
+        return engine.diagnose(job, history);
+    } catch (const std::exception& error) {
+        Diagnosis d;
+        try {
+            d.evidence.push_back({0, "engine", fmt::format("diagnosis failed: {}", error.what())});
+        } catch (...) {
+        }
+        return d;
+    } catch (...) {
+        return Diagnosis{};
+    }
+}
+
+std::optional<Engine> load_engine_noexcept(const std::filesystem::path& dir, std::string& error) noexcept {
+    try {
+        return Engine::from_dir(dir);
+    } catch (const std::exception& e) {
+        try {
+            error = e.what();
+        } catch (...) {
+        }
+    } catch (...) {
+        try {
+            error = "rules: unexpected failure loading " + dir.string();
+        } catch (...) {
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace acme::diagnose
