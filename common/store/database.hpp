@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -44,8 +45,11 @@ public:
 
     // Parameters are 1-based, as in SQLite.
     Statement& bind(int index, std::int64_t value);
-    Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
-    Statement& bind(int index, unsigned value) { return bind(index, static_cast<std::int64_t>(value)); }
+    template <std::integral T>
+        requires(!std::same_as<T, std::int64_t>)
+    Statement& bind(int index, T value) {
+        return bind(index, static_cast<std::int64_t>(value));
+    }
     Statement& bind(int index, double value);
     Statement& bind(int index, std::string_view value);
     Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }

@@ -76,8 +76,46 @@ CREATE TABLE diagnoses (
 );
 )sql";
 
+// gputrace: the rest of what NVML tells per sample, why a job has no telemetry, and the
+// per-(job, GPU) summary written when the sampler stops.
+constexpr std::string_view kSpoolV2 = R"sql(
+ALTER TABLE gpu_samples ADD COLUMN throttle_reasons INTEGER;   -- NVML clocks-event bit mask
+ALTER TABLE gpu_samples ADD COLUMN ecc_corrected INTEGER;      -- volatile totals
+ALTER TABLE gpu_samples ADD COLUMN ecc_uncorrected INTEGER;
+ALTER TABLE gpu_samples ADD COLUMN retired_pending INTEGER;
+ALTER TABLE gpu_samples ADD COLUMN remap_pending INTEGER;
+ALTER TABLE gpu_samples ADD COLUMN remap_failure INTEGER;
+ALTER TABLE gpu_samples ADD COLUMN gpm_sm_util REAL;           -- Hopper+ GPM, percent
+ALTER TABLE gpu_samples ADD COLUMN gpm_tensor_util REAL;
+ALTER TABLE gpu_samples ADD COLUMN gpm_dram_bw_util REAL;
+ALTER TABLE jobs ADD COLUMN interval REAL;                     -- seconds between samples
+ALTER TABLE jobs ADD COLUMN telemetry_error TEXT;              -- why samples are missing, if they are
+CREATE TABLE gpu_summaries (
+    job_id        INTEGER NOT NULL,
+    gpu           INTEGER NOT NULL,
+    node          TEXT NOT NULL,
+    uuid          TEXT,
+    first_ts      REAL,
+    last_ts       REAL,
+    samples       INTEGER NOT NULL,
+    util_avg      REAL,
+    util_max      REAL,
+    mem_max       INTEGER,
+    mem_total     INTEGER,
+    energy_mj     INTEGER,         -- last minus first reading of the counter
+    power_avg_mw  REAL,
+    power_max_mw  INTEGER,
+    temp_max      INTEGER,
+    xids          INTEGER NOT NULL DEFAULT 0,
+    ecc_uncorrected_delta INTEGER,
+    verdict       TEXT NOT NULL,   -- idle | low-util | ok | no-data
+    PRIMARY KEY (job_id, gpu)
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
+    Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
 };
 
 }  // namespace

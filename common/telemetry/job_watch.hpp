@@ -1,0 +1,12 @@
+// "Is my job still on this node?" without asking slurmctld: slurmstepd titles itself
+// "slurmstepd: [JOBID.STEP]", and with PrologFlags=Contain the extern step lives as long as
+// the job's allocation. The sampler asks slurmctld only when no step is seen here.
+#pragma once
+
+#include <string>
+
+namespace acme::telemetry {
+
+bool job_has_local_stepd(long long job_id, const std::string& proc_root = "/proc");
+
+}  // namespace acme::telemetry

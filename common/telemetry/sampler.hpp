@@ -1,0 +1,40 @@
+// One tick of GPU sampling and the XID/ECC events in between, for the job's GPUs only.
+// The process around it (acme-gpu-sampler) owns timing, signals and the spool.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/nvml/library.hpp"
+#include "common/telemetry/spool_writer.hpp"
+
+namespace acme::telemetry {
+
+struct Selection {
+    std::vector<nvml::Library::Device> devices;  // the job's GPUs, in the order asked
+    std::vector<int> missing;                    // asked-for ids NVML does not show
+};
+
+// Picks the job's GPUs by minor number: Slurm's GPU ids (SLURM_JOB_GPUS) count the
+// /dev/nvidiaN nodes that gres.conf File= names, and N is the minor number. NVML's own
+// enumeration order (PCI bus order) can differ, so it is never used.
+Selection select_devices(const std::vector<nvml::Library::Device>& all, const std::vector<int>& job_gpus);
+
+class Sampler {
+public:
+    Sampler(nvml::Library& nvml, std::vector<nvml::Library::Device> devices);
+
+    std::vector<Sample> sample(double ts);
+    // Waits up to timeout_ms for an event, then takes whatever else is already queued.
+    std::vector<GpuEvent> events(unsigned timeout_ms, double now);
+
+    const std::vector<nvml::Library::Device>& devices() const { return devices_; }
+
+private:
+    nvml::Library& nvml_;
+    std::vector<nvml::Library::Device> devices_;
+    std::vector<bool> lost_reported_;
+    std::vector<GpuEvent> pending_;
+};
+
+}  // namespace acme::telemetry

@@ -1,0 +1,66 @@
+#include "common/telemetry/sampler_control.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/util/parse.hpp"
+
+namespace acme::telemetry {
+namespace {
+
+std::string read_small(const std::string& path, int flags = 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+    if (fd < 0) return {};
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+// Alive and not a zombie (a zombie answers kill(pid, 0) until its parent reaps it).
+bool alive(long pid) {
+    if (kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    const auto stat = read_small(fmt::format("/proc/{}/stat", pid));
+    const auto paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
+
+}  // namespace
+
+bool is_sampler_of(long pid, long long job_id) {
+    const auto cmdline = read_small(fmt::format("/proc/{}/cmdline", pid));
+    const auto argv0_end = cmdline.find('\0');
+    if (argv0_end == std::string::npos) return false;
+    const std::string_view argv0(cmdline.data(), argv0_end);
+    if (!argv0.ends_with("acme-gpu-sampler")) return false;
+    const std::string job_arg = fmt::format("--job{}{}{}", '\0', job_id, '\0');
+    return cmdline.find(job_arg) != std::string::npos;
+}
+
+StopResult stop_sampler(const std::string& pidfile, long long job_id, double timeout_s) {
+    auto text = read_small(pidfile, O_NOFOLLOW);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    const auto pid = util::parse_int(text);
+    if (!pid || *pid <= 1 || !alive(*pid) || !is_sampler_of(*pid, job_id)) {
+        unlink(pidfile.c_str());
+        return StopResult::not_running;
+    }
+    kill(static_cast<pid_t>(*pid), SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (!alive(*pid)) return StopResult::stopped;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(static_cast<pid_t>(*pid), SIGKILL);
+    unlink(pidfile.c_str());
+    return StopResult::killed;
+}
+
+}  // namespace acme::telemetry

@@ -1,0 +1,23 @@
+// Strict parsing of the small values admins and users type: numbers, booleans, key=value.
+// Every function rejects trailing junk, empty text and out-of-range values instead of guessing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace acme::util {
+
+std::optional<double> parse_double(std::string_view text);
+std::optional<std::int64_t> parse_int(std::string_view text);
+// 1/true/yes/y/on and 0/false/no/n/off, any case; anything else is nullopt.
+std::optional<bool> parse_bool(std::string_view text);
+// "key=value" split at the first '='; nullopt without '=' or with an empty key.
+std::optional<std::pair<std::string, std::string>> split_key_value(std::string_view text);
+// "0,1,3-5" as Slurm prints id lists; nullopt on anything malformed or over max_count ids.
+std::optional<std::vector<int>> parse_id_list(std::string_view text, std::size_t max_count = 4096);
+
+}  // namespace acme::util

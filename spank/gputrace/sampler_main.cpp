@@ -1,0 +1,232 @@
+// acme-gpu-sampler: one per job per node, started detached by gputrace's job prolog and
+// stopped by its job epilog (SIGTERM: take a last sample, write the summary, exit). It samples
+// the job's GPUs through NVML into the node spool, and exits by itself when its job is gone,
+// so a lost epilog leaves no orphan. A hung NVML call trips a watchdog that records why and
+// exits: samples are lost, never the job.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/nvml/library.hpp"
+#include "common/slurm/jobs.hpp"
+#include "common/store/spool.hpp"
+#include "common/telemetry/job_watch.hpp"
+#include "common/telemetry/sampler.hpp"
+#include "common/telemetry/sampler_paths.hpp"
+#include "common/telemetry/spool_writer.hpp"
+#include "common/util/parse.hpp"
+
+namespace {
+
+using namespace acme;
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_signal(int) { g_stop = 1; }
+
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double mono_now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+struct Options {
+    long long job = 0;
+    std::string node, gpus, spool, nvml;
+    long long uid = -1, gid = -1;
+    double interval = 10, watch_interval = 10, call_timeout = 10;
+};
+
+std::string g_prefix = "acme-gpu-sampler";
+
+void log_line(const std::string& msg) { fmt::print(stderr, "{}: {}\n", g_prefix, msg); }
+
+// Bounds every NVML call: the main thread arms it around a call; if the deadline passes the
+// watchdog records the hang in the spool (its own connection: the main thread is inside NVML,
+// never inside SQLite, while armed) and ends the process.
+class Watchdog {
+public:
+    Watchdog(const Options& o, std::string pidfile) : o_(o), pidfile_(std::move(pidfile)) {
+        thread_ = std::thread([this] { run(); });
+    }
+    ~Watchdog() {
+        done_ = true;
+        thread_.join();
+    }
+    void arm(double seconds, const char* what) {
+        what_ = what;
+        deadline_ = mono_now() + seconds;
+    }
+    void disarm() { deadline_ = 0; }
+
+private:
+    void run() {
+        while (!done_) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const double d = deadline_;
+            if (d > 0 && mono_now() > d) {
+                const std::string msg =
+                    fmt::format("nvml: {} did not return within {} s; sampler stopped", what_.load(), o_.call_timeout);
+                log_line(msg);
+                try {
+                    auto db = store::open_spool(store::spool_path(o_.spool, o_.node));
+                    telemetry::SpoolWriter(db).telemetry_error(o_.job, o_.node, msg);
+                } catch (...) {
+                }
+                unlink(pidfile_.c_str());
+                _exit(3);
+            }
+        }
+    }
+    const Options& o_;
+    std::string pidfile_;
+    std::thread thread_;
+    std::atomic<bool> done_{false};
+    std::atomic<double> deadline_{0};
+    std::atomic<const char*> what_{""};
+};
+
+bool write_pidfile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    const std::string text = fmt::format("{}\n", getpid());
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+}
+
+// The job is gone when no slurmstepd of it runs here and slurmctld agrees.
+bool job_gone(long long job) {
+    if (telemetry::job_has_local_stepd(job)) return false;
+    const auto active = slurm::job_is_active(static_cast<unsigned>(job));
+    return active.has_value() && !*active;
+}
+
+int run(const Options& o) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+
+    const auto job_gpus = util::parse_id_list(o.gpus);
+    if (!job_gpus) {
+        log_line(fmt::format("--gpus {}: not a GPU id list", o.gpus));
+        return 2;
+    }
+    mkdir(o.spool.c_str(), 0755);
+    mkdir(telemetry::sampler_run_dir(o.spool).c_str(), 0755);
+    const std::string pidfile = telemetry::sampler_pidfile(o.spool, o.node, o.job);
+    if (!write_pidfile(pidfile)) log_line(fmt::format("cannot write {}: the epilog will not find this sampler", pidfile));
+
+    auto db = store::open_spool(store::spool_path(o.spool, o.node));
+    telemetry::SpoolWriter writer(db);
+    telemetry::JobInfo info{o.job, o.uid, o.gid, o.node, o.gpus, o.interval};
+    writer.job_started(info, wall_now());
+
+    Watchdog watchdog(o, pidfile);
+    std::string error;
+    watchdog.arm(o.call_timeout, "nvmlInit");
+    auto nvml = nvml::Library::open(o.nvml, error);
+    watchdog.disarm();
+    if (!nvml) {
+        log_line(error);
+        writer.telemetry_error(o.job, o.node, error);
+        writer.job_finished(o.job, o.node, {}, *job_gpus, wall_now());
+        unlink(pidfile.c_str());
+        return 0;
+    }
+    watchdog.arm(o.call_timeout, "device enumeration");
+    const auto all = nvml->devices(error);
+    watchdog.disarm();
+    auto selection = telemetry::select_devices(all, *job_gpus);
+    if (!selection.missing.empty()) {
+        std::string ids;
+        for (int id : selection.missing) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+        const auto msg = fmt::format("GPU ids {} (minor numbers) not found by NVML{}{}", ids,
+                                     error.empty() ? "" : ": ", error);
+        log_line(msg);
+        writer.telemetry_error(o.job, o.node, msg);
+    }
+    telemetry::Sampler sampler(*nvml, selection.devices);
+    watchdog.arm(o.call_timeout, "event registration");
+    if (!nvml->watch_events(error)) log_line(error);
+    watchdog.disarm();
+
+    double next_tick = mono_now();
+    double next_watch = mono_now() + o.watch_interval;
+    bool gone = false;
+    while (!g_stop && !gone) {
+        double now = mono_now();
+        if (now >= next_tick) {
+            watchdog.arm(o.call_timeout, "a sample");
+            auto samples = sampler.sample(wall_now());
+            watchdog.disarm();
+            writer.write_samples(o.job, samples);
+            next_tick += o.interval;
+            if (next_tick < now) next_tick = now + o.interval;  // fell behind: skip, never burst
+        }
+        now = mono_now();
+        const double wait = std::max(0.0, std::min(next_tick - now, 0.25));
+        watchdog.arm(o.call_timeout + wait, "an event wait");
+        const auto events = sampler.events(static_cast<unsigned>(wait * 1000), wall_now());
+        watchdog.disarm();
+        for (const auto& e : events) writer.write_event(o.job, e);
+        if (mono_now() >= next_watch) {
+            gone = job_gone(o.job);
+            next_watch = mono_now() + o.watch_interval;
+        }
+    }
+    if (gone) log_line("the job no longer runs here; finishing without waiting for the epilog");
+
+    // The last sample: a short job still gets its end state.
+    watchdog.arm(o.call_timeout, "the final sample");
+    auto samples = sampler.sample(wall_now());
+    const auto events = sampler.events(0, wall_now());
+    watchdog.disarm();
+    writer.write_samples(o.job, samples);
+    for (const auto& e : events) writer.write_event(o.job, e);
+    writer.job_finished(o.job, o.node, selection.devices, *job_gpus, wall_now());
+    unlink(pidfile.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"acme-gpu-sampler: samples one job's GPUs through NVML into the node spool (started by gputrace)"};
+    app.add_option("--job", o.job, "Slurm job id")->required()->check(CLI::PositiveNumber);
+    app.add_option("--node", o.node, "this node's Slurm name")->required();
+    app.add_option("--gpus", o.gpus, "the job's GPU ids on this node (SLURM_JOB_GPUS)")->required();
+    app.add_option("--interval", o.interval, "seconds between samples")->check(CLI::Range(0.05, 86400.0));
+    app.add_option("--spool", o.spool, "spool directory")->required();
+    app.add_option("--nvml", o.nvml, "libnvidia-ml to load")->required();
+    app.add_option("--uid", o.uid, "the job's uid");
+    app.add_option("--gid", o.gid, "the job's gid");
+    app.add_option("--watch-interval", o.watch_interval, "seconds between job-alive checks")->check(CLI::Range(0.1, 86400.0));
+    app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(CLI::Range(0.1, 3600.0));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    g_prefix = fmt::format("acme-gpu-sampler[job {} on {}]", o.job, o.node);
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        log_line(e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,46 @@
+// C++ at the SPANK ABI. spank.h declares the slurm_spank_* callbacks outside extern "C", so
+// it is included inside one here; and every callback body runs through guarded(), which
+// catches everything (an exception crossing into slurmstepd or sbatch is std::terminate) and
+// fails open. Plugins define plugin_name/plugin_type/plugin_version themselves as exported
+// extern "C" data: SPANK_PLUGIN's `const char plugin_name[]` has internal linkage in C++.
+#pragma once
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+// Plugins build with -fvisibility=hidden; what Slurm's loader looks up is marked with this
+// (and the version script spank/spank.lds lists the same names).
+#define ACME_SPANK_EXPORT __attribute__((visibility("default")))
+
+#include <exception>
+#include <string>
+
+namespace acme::spank {
+
+// Runs fn (returning int); on an exception logs "<plugin>: <where>: <what>" and returns
+// `on_error` (0 to fail open).
+template <typename Fn>
+int guarded(const char* plugin, const char* where, int on_error, Fn&& fn) noexcept {
+    try {
+        return fn();
+    } catch (const std::exception& e) {
+        slurm_error("%s: %s: %s", plugin, where, e.what());
+    } catch (...) {
+        slurm_error("%s: %s: unknown exception", plugin, where);
+    }
+    return on_error;
+}
+
+inline const char* context_name(spank_context_t ctx) noexcept {
+    switch (ctx) {
+        case S_CTX_LOCAL: return "local";
+        case S_CTX_REMOTE: return "remote";
+        case S_CTX_ALLOCATOR: return "allocator";
+        case S_CTX_SLURMD: return "slurmd";
+        case S_CTX_JOB_SCRIPT: return "job_script";
+        default: return "error";
+    }
+}
+
+}  // namespace acme::spank
