@@ -49,7 +49,7 @@ double CostModel::metric_per_sample_s(TaskKind kind) const {
         case TaskKind::multiple_choice: return 0.0005;
         case TaskKind::generation: return 0.004;      // answer extraction, exact match / F1
         case TaskKind::code_execution: return 0.25;   // sandboxed unit tests (paper: 42 s for HumanEval)
-        case TaskKind::judge: return 2.0;             // an API judge call per sample, rate limited
+        case TaskKind::judge: return 0.25;            // ~2 s per judge API call, 8 calls in flight
     }
     return 0.004;
 }

@@ -53,8 +53,11 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
     for (const Dataset& d : suite.datasets) {
         Estimate e = priors.run_estimate(d, ckpt.model, d.gpus);
         const double samples = d.samples ? static_cast<double>(*d.samples) : 0;
-        e.median_s += cost.preprocess_seconds(samples);
-        e.p90_s += cost.preprocess_seconds(samples);
+        // Measured runs already include reading and tokenizing the dataset; guesses do not.
+        if (e.source != PriorSource::history) {
+            e.median_s += cost.preprocess_seconds(samples);
+            e.p90_s += cost.preprocess_seconds(samples);
+        }
         if (suite.bundle_command && e.p90_s < options.bundle_below_s) {
             shorts.push_back({&d, e});
             continue;

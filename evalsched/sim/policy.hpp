@@ -1,0 +1,36 @@
+// The policies the simulator compares on one seed. Each one acts only through World, as the
+// real tool would act only through Slurm and shared storage.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "evalsched/sim/world.hpp"
+
+namespace acme::evalsched::sim {
+
+class Policy {
+public:
+    virtual ~Policy() = default;
+    virtual std::string name() const = 0;
+    // The defaults it runs with, printed beside its results so a reader can check them.
+    virtual std::string parameters(const Scenario& scenario) const = 0;
+    // A checkpoint appears; the policy opens its scorecard and starts evaluating it.
+    virtual void on_checkpoint(World& world, const CheckpointArrival& ckpt) = 0;
+};
+
+// lm-evaluation-harness style: one job, one node, data parallel over its GPUs, every task in
+// one process with one model load, metrics in-process.
+std::unique_ptr<Policy> make_sequential();
+// OpenCompass with SizePartitioner + SlurmRunner at their code defaults.
+std::unique_ptr<Policy> make_opencompass();
+// evalsched: evalsched/core's trials, priors and planner.
+std::unique_ptr<Policy> make_evalsched();
+
+std::unique_ptr<Policy> make_policy(const std::string& name);
+
+// The key under which a policy records one finished piece of a dataset, for the conservation
+// check: every dataset of every checkpoint covered exactly once.
+std::string piece_key(const std::string& checkpoint, const std::string& dataset, int index, int count);
+
+}  // namespace acme::evalsched::sim

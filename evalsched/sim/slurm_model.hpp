@@ -1,0 +1,84 @@
+// A model of what slurmctld does with GPU jobs, enough to be fair to every policy: jobs run in
+// priority order; a job that cannot start gets a reservation that fences whole nodes from its
+// expected start ("the backfill scheduler reserves whole nodes", sched_config.html), computed
+// from running jobs' time limits, not their real ends; a lower-priority job starts now only if
+// its --time ends before the fence on its node. A job without --time carries the partition's
+// DefaultTime into that test, which is why it rarely backfills.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evalsched/core/planner.hpp"
+
+namespace acme::evalsched::sim {
+
+struct JobSpec {
+    bool eval = false;
+    int nodes = 1;                 // > 1: whole nodes
+    int gpus_per_node = 1;
+    double time_limit = 3600;
+    double priority_time = 0;      // smaller runs first: submit time, plus a nice for eval jobs
+    std::optional<int> pinned_node;  // sbatch -w
+    // At start, on the (first) node: returns how long the job will really run.
+    std::function<double(double now, int node)> on_start;
+    // At end; timed_out when Slurm killed it at its limit.
+    std::function<void(double now, bool timed_out)> on_end;
+};
+
+struct Started {
+    int job;
+    double end;
+    bool timed_out;
+};
+
+class SlurmModel {
+public:
+    SlurmModel(int nodes, int gpus_per_node);
+
+    int submit(JobSpec spec);
+    // One scheduling pass at `now`: returns the jobs it started, with when they end.
+    std::vector<Started> schedule(double now);
+    // Frees the job's GPUs and calls its on_end.
+    void finish(int job, double now, bool timed_out);
+
+    // What squeue --start and sinfo tell evalschedd: per node the free GPUs and the time until
+    // the backfill plan of higher-priority (non-eval) jobs fences it.
+    std::vector<NodeWindow> windows(double now) const;
+
+    int nodes() const { return static_cast<int>(free_.size()); }
+    int gpus_per_node() const { return gpn_; }
+    int free_gpus(int node) const { return free_[static_cast<std::size_t>(node)]; }
+    int total_free_gpus() const;
+    std::size_t pending() const { return pending_.size(); }
+    std::size_t running() const { return running_.size(); }
+    // GPUs held by jobs that are not evaluation: what no evaluation policy can use.
+    int background_gpus() const { return background_gpus_; }
+
+    static std::string node_name(int node) { return "n" + std::to_string(node + 1); }
+
+private:
+    struct Running {
+        JobSpec spec;
+        std::vector<int> nodes;
+        double start = 0;
+        double limit_end = 0;
+    };
+    // When node n will have `gpus` free, judging by running jobs' limits.
+    double free_at(int node, int gpus, double now) const;
+    void start(int id, JobSpec spec, std::vector<int> nodes, double now, std::vector<Started>& out);
+
+    int gpn_;
+    int next_id_ = 1;
+    std::vector<int> free_;
+    std::map<int, JobSpec> pending_;
+    std::map<int, Running> running_;
+    std::vector<double> bg_fence_;  // last pass: fences set by non-eval pending jobs
+    int background_gpus_ = 0;
+};
+
+}  // namespace acme::evalsched::sim
