@@ -247,6 +247,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     auto* job = app.add_option("--job", o.job, "diagnose a finished job from the node spools")->check(CLI::PositiveNumber);
     auto* lbl = app.add_option("--label", o.label, "record the confirmed REASON of JOBID for history matching")
                     ->expected(2)
+                    ->allow_extra_args(false)
                     ->type_name("JOBID REASON");
     auto* reasons = app.add_flag("--reasons", o.list_reasons, "list the reasons, their categories and actions");
     app.add_option("--exit-code", o.exit_code, "the job's exit as EXIT:SIGNAL (SLURM_JOB_EXIT_CODE2), e.g. 0:9")

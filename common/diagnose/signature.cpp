@@ -51,7 +51,11 @@ std::string normalise_line(std::string_view line) {
                 if (looks_like_id(word)) {
                     out += '#';
                 } else {
-                    for (unsigned char w : word) out += static_cast<char>(std::tolower(w));
+                    // "rank3" and "rank12" are the same word; so are "gpu-a01" and "gpu-b11".
+                    for (unsigned char w : word) {
+                        if (!std::isdigit(w)) out += static_cast<char>(std::tolower(w));
+                        else if (out.empty() || out.back() != '#') out += '#';
+                    }
                 }
                 j = k;
             } else {

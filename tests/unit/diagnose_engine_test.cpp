@@ -1,0 +1,197 @@
+// The engine's promises, one scenario each: the root cause wins over the loudest line, the
+// GPU and Slurm outrank the log, and the answer carries its evidence.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <sys/wait.h>
+
+#include "common/diagnose/engine.hpp"
+
+using namespace acme::diagnose;
+
+namespace {
+
+const Engine& shipped() {
+    static const Engine engine = [] {
+        const char* srcdir = std::getenv("srcdir");
+        return Engine::from_dir(std::string(srcdir && *srcdir ? srcdir : ".") + "/rules");
+    }();
+    return engine;
+}
+
+Diagnosis run(std::string_view log, JobEnd job = {}) {
+    job.log = log;
+    return shipped().diagnose(job);
+}
+
+constexpr std::string_view kWatchdog =
+    "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.\n";
+
+}  // namespace
+
+TEST_CASE("a NCCL watchdog timeout whose first error is a CUDA OOM on another rank is out_of_memory") {
+    std::string log = "step 10 loss 2.1\n"
+                      "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" +
+                      std::string(kWatchdog) + std::string(kWatchdog);
+    Diagnosis d = run(log);
+    CHECK(d.reason == "out_of_memory");
+    CHECK(d.category == Category::framework);
+    CHECK(d.action == Action::fix_code);
+    REQUIRE_FALSE(d.evidence.empty());
+    CHECK(d.evidence.front().line == 2);
+    CHECK(d.evidence.front().text.find("CUDA out of memory") != std::string::npos);
+}
+
+TEST_CASE("a NCCL watchdog timeout alone is nccl_timeout, an infrastructure failure that is requeued") {
+    Diagnosis d = run(kWatchdog);
+    CHECK(d.reason == "nccl_timeout");
+    CHECK(d.category == Category::infrastructure);
+    CHECK(d.action == Action::requeue);
+}
+
+TEST_CASE("a RuntimeError wrapping 'CUDA error: an illegal memory access' is cuda_error") {
+    Diagnosis d = run("Traceback (most recent call last):\n"
+                      "  File \"train.py\", line 3, in <module>\n"
+                      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    CHECK(d.reason == "cuda_error");
+    CHECK(d.category == Category::infrastructure);
+    CHECK(d.evidence.front().line == 3);
+}
+
+TEST_CASE("an XID 79 on one of the job's GPUs outranks whatever the log says") {
+    JobEnd job;
+    job.job_gpus = {0, 1};
+    job.gpu_events = {{1, "xid", 79, 0, "GPU has fallen off the bus."}};
+    Diagnosis d = run("ValueError: bad config\n", job);
+    CHECK(d.reason == "gpu_lost");
+    CHECK(d.action == Action::drain);
+    CHECK(d.evidence.front().source == "gpu_event");
+    CHECK(d.evidence.front().text == "GPU 1: XID 79 (GPU has fallen off the bus.)");
+    CHECK(d.confidence >= 0.95);
+}
+
+TEST_CASE("an XID 79 on a GPU that is not the job's is ignored") {
+    JobEnd job;
+    job.job_gpus = {0, 1};
+    job.gpu_events = {{3, "xid", 79, 0, ""}};
+    CHECK(run("ValueError: bad config\n", job).reason == "value_error");
+}
+
+TEST_CASE("an application XID (13) decides nothing: the log's IndexError does") {
+    JobEnd job;
+    job.gpu_events = {{0, "xid", 13, 0, "Graphics SM Warp Exception"}};
+    CHECK(run("IndexError: list index out of range\n", job).reason == "index_error");
+}
+
+TEST_CASE("a SIGKILL with an OOM-kill record is out_of_memory") {
+    JobEnd job;
+    job.job_exit = ExitStatus{0, 9};
+    job.oom_kill = true;
+    Diagnosis d = run("epoch 1 step 100\n", job);
+    CHECK(d.reason == "out_of_memory");
+    CHECK(d.evidence.front().text == "signal 9 (SIGKILL), cgroup recorded an OOM kill");
+
+    JobEnd killed_only;
+    killed_only.job_exit = ExitStatus{0, 9};
+    CHECK(run("epoch 1 step 100\n", killed_only).reason == "unknown");
+}
+
+TEST_CASE("exit 127 with 'command not found' is command_not_found, and the exit code raises confidence") {
+    std::string_view log = "/var/spool/slurmd/job1/slurm_script: line 3: torchrun: command not found\n";
+    JobEnd with_exit;
+    with_exit.job_exit = ExitStatus{127, 0};
+    Diagnosis d = run(log, with_exit);
+    CHECK(d.reason == "command_not_found");
+    CHECK(d.category == Category::script);
+    CHECK(d.confidence > run(log).confidence);
+    CHECK(d.evidence.back().text == "exit code 127");
+}
+
+TEST_CASE("Slurm's 'DUE TO TIME LIMIT' is time_limit, even with NCCL errors after it") {
+    Diagnosis d = run("slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n" +
+                      std::string(kWatchdog));
+    CHECK(d.reason == "time_limit");
+    CHECK(d.action == Action::none);
+}
+
+TEST_CASE("a STEP cancelled by srun after a task failed is not a cancellation") {
+    Diagnosis d = run("ValueError: x\nslurmstepd: error: *** STEP 7.0 ON n1 CANCELLED AT 2024-01-01T00:00:00 ***\n");
+    CHECK(d.reason == "value_error");
+}
+
+TEST_CASE("chained Python exceptions: the first one raised is the cause") {
+    Diagnosis d = run("KeyError: 'a'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+                      "AttributeError: 'NoneType' object has no attribute 'x'\n");
+    CHECK(d.reason == "key_error");
+}
+
+TEST_CASE("interleaved multi-rank output with srun --label prefixes is still read") {
+    Diagnosis d = run("0: step 1\n1: Traceback (most recent call last):\n0: step 2\n1: NameError: name 'np' is not defined\n");
+    CHECK(d.reason == "name_error");
+    CHECK(d.evidence.front().line == 4);
+}
+
+TEST_CASE("a job that exited 0 has nothing to diagnose, even with an error word in its log") {
+    JobEnd job;
+    job.job_exit = ExitStatus{0, 0};
+    Diagnosis d = run("ValueError: handled and retried\n", job);
+    CHECK(d.reason == "unknown");
+    CHECK(d.evidence.front().text == "the job exited 0: nothing to diagnose");
+}
+
+TEST_CASE("when no rule decides, the answer is unknown with the last error lines as evidence") {
+    JobEnd job;
+    job.task_wait_statuses = {11};  // killed by SIGSEGV
+    Diagnosis d = run("starting\nFatal Python error: Segmentation fault\nbye\n", job);
+    CHECK(d.reason == "unknown");
+    CHECK(d.category == Category::unknown);
+    CHECK(d.confidence == 0.0);
+    REQUIRE(d.evidence.size() == 2);
+    CHECK(d.evidence[0].line == 2);
+    CHECK(d.evidence[1].text == "signal 11 (SIGSEGV)");
+}
+
+TEST_CASE("history names an unmatched failure after its nearest labelled one, and says so") {
+    std::string past = "gpu-a01: fabric manager: NVSwitch 3 fatal, resetting partition 7\nfatal: training aborted\n";
+    History history({{4242, "nvlink_error", log_signature(past)}});
+    std::string now = "gpu-b09: fabric manager: NVSwitch 5 fatal, resetting partition 2\nfatal: training aborted\n";
+    JobEnd job;
+    job.log = now;
+    Diagnosis d = shipped().diagnose(job, &history);
+    CHECK(d.reason == "nvlink_error");
+    CHECK(d.rule == "history:4242");
+    CHECK(d.evidence.front().source == "history");
+    CHECK(d.evidence.front().text.find("job 4242") != std::string::npos);
+
+    JobEnd unrelated;
+    unrelated.log = "error: the tokenizer vocabulary file is empty\n";
+    CHECK(shipped().diagnose(unrelated, &history).reason == "unknown");
+}
+
+TEST_CASE("evidence text is cleaned for storage: no terminal escapes, valid UTF-8, bounded") {
+    std::string log = "\x1b[31mValueError: bad \xff byte\x1b[0m\n";
+    Diagnosis d = run(log);
+    CHECK(d.evidence.front().text == "ValueError: bad ? byte");
+    std::string long_line = "ValueError: " + std::string(5000, 'x') + "\n";
+    CHECK(run(long_line).evidence.front().text.size() <= kEvidenceChars);
+}
+
+TEST_CASE("exit statuses decode as Slurm gives them") {
+    CHECK(parse_exit_code2("0:9") == ExitStatus{0, 9});
+    CHECK(parse_exit_code2("127:0") == ExitStatus{127, 0});
+    CHECK_FALSE(parse_exit_code2("127"));
+    CHECK_FALSE(parse_exit_code2("a:b"));
+    CHECK_FALSE(parse_exit_code2("300:0"));
+    CHECK(from_wait_status(1 << 8) == ExitStatus{1, 0});
+    CHECK(from_wait_status(SIGKILL) == ExitStatus{0, 9});
+}
+
+TEST_CASE("diagnose_noexcept answers unknown instead of throwing") {
+    JobEnd job;
+    job.log = "NameError: name 'x' is not defined\n";
+    CHECK(diagnose_noexcept(shipped(), job).reason == "name_error");
+    std::string error;
+    CHECK_FALSE(load_engine_noexcept("/nonexistent/rules.d", error));
+    CHECK(error.find("/nonexistent/rules.d: rules directory not found") == 0);
+}
