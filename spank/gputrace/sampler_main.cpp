@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -58,7 +59,8 @@ void log_line(const std::string& msg) { fmt::print(stderr, "{}: {}\n", g_prefix,
 // never inside SQLite, while armed) and ends the process.
 class Watchdog {
 public:
-    Watchdog(const Options& o, std::string pidfile) : o_(o), pidfile_(std::move(pidfile)) {
+    Watchdog(const Options& o, std::string pidfile, std::vector<int> gpus)
+        : o_(o), pidfile_(std::move(pidfile)), gpus_(std::move(gpus)) {
         thread_ = std::thread([this] { run(); });
     }
     ~Watchdog() {
@@ -82,7 +84,10 @@ private:
                 log_line(msg);
                 try {
                     auto db = store::open_spool(store::spool_path(o_.spool, o_.node));
-                    telemetry::SpoolWriter(db).telemetry_error(o_.job, o_.node, msg);
+                    telemetry::SpoolWriter writer(db);
+                    writer.telemetry_error(o_.job, o_.node, msg);
+                    // Summarise what was sampled before the hang, so the job still has its rows.
+                    writer.job_finished(o_.job, o_.node, {}, gpus_, wall_now());
                 } catch (...) {
                 }
                 unlink(pidfile_.c_str());
@@ -92,6 +97,7 @@ private:
     }
     const Options& o_;
     std::string pidfile_;
+    std::vector<int> gpus_;
     std::thread thread_;
     std::atomic<bool> done_{false};
     std::atomic<double> deadline_{0};
@@ -135,7 +141,7 @@ int run(const Options& o) {
     telemetry::JobInfo info{o.job, o.uid, o.gid, o.node, o.gpus, o.interval};
     writer.job_started(info, wall_now());
 
-    Watchdog watchdog(o, pidfile);
+    Watchdog watchdog(o, pidfile, *job_gpus);
     std::string error;
     watchdog.arm(o.call_timeout, "nvmlInit");
     auto nvml = nvml::Library::open(o.nvml, error);

@@ -53,3 +53,27 @@ wait_job() { # jobid [timeout_s]
 job_field() { # jobid field
   scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
 }
+
+# --- telemetry helpers -----------------------------------------------------------------------
+spool_dir() { echo "$ACME_MINICLUSTER_DIR/spool"; }
+spool_db() { echo "$ACME_MINICLUSTER_DIR/spool/$1.db"; }
+spool_query() { # node sql
+  sqlite3 -batch -noheader "$(spool_db "$1")" "$2"
+}
+
+# Writes the fake NVML scenario every node reads (until the test ends).
+use_scenario() { # toml text on stdin
+  local d=$ACME_MINICLUSTER_DIR/nvml/scenarios
+  mkdir -p "$d"
+  cat >"$d/default.toml"
+  trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"' EXIT
+}
+
+job_nodes() { scontrol show hostnames "$(job_field "$1" NodeList)"; }
+
+# Fails if any acme-gpu-sampler of this job is still running (after the epilog, there must be none).
+assert_no_sampler() { # jobid
+  local left
+  left=$(pgrep -f "acme-gpu-sampler --job $1 " || true)
+  [ -z "$left" ] || fail "sampler(s) of job $1 still running: $left"
+}
