@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "common/nvml/library.hpp"
 #include "common/store/spool.hpp"
@@ -112,10 +114,11 @@ TEST_CASE("an injected XID arrives with its GPU; XIDs on other jobs' GPUs do not
 }
 
 TEST_CASE("a GPU that falls off the bus is reported once as gpu_lost") {
-    FakeScenario scenario("[[gpu]]\nminor = 0\nutil = 50\nlost_at = 0\n");
+    FakeScenario scenario("[[gpu]]\nminor = 0\nutil = 50\nlost_at = 0.2\n");
     auto lib = open_fake();
     std::string error;
     telemetry::Sampler sampler(*lib, telemetry::select_devices(lib->devices(error), {0}).devices);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const auto samples = sampler.sample(1.0);
     REQUIRE(samples.size() == 1);
     CHECK(samples[0].reading.lost);

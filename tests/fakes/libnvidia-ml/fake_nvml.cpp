@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -387,13 +388,18 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceRegisterEvents(nvm
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t, nvmlEventData_t* data, unsigned timeout_ms) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    const double deadline = now_s() + timeout_ms / 1000.0;
     for (;;) {
+        double next = deadline;
         {
             std::lock_guard lock(mu);
             const double t = now_s();
             for (auto& x : scenario.xids) {
-                if (x.delivered || x.at > t) continue;
+                if (x.delivered) continue;
+                if (x.at > t) {
+                    next = std::min(next, x.at);
+                    continue;
+                }
                 for (auto& g : scenario.gpus) {
                     // Like the driver: only events on registered devices are delivered.
                     if (g.minor != x.minor || !(g.registered & 0x8)) continue;
@@ -403,8 +409,10 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetWait_v2(nvmlEven
                 }
             }
         }
-        if (std::chrono::steady_clock::now() >= deadline) return NVML_ERROR_TIMEOUT;
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<unsigned>(timeout_ms, 20)));
+        const double t = now_s();
+        if (t >= deadline) return NVML_ERROR_TIMEOUT;
+        // Block like the driver does (no polling), until the deadline or the next injected XID.
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, next - t) + 0.0005));
     }
 }
 
