@@ -35,6 +35,77 @@ bool valid_name(std::string_view name) {
     });
 }
 
+// toml++ 3.3.0 (Debian 12) has two inputs it does not survive, both found by
+// tests/fuzz/suite_fuzz and both undefined behaviour in release builds:
+//  - a table header whose '[' is not followed by a key ("[\nsuite]", "[(suite]"): parse_key
+//    assumes it is (TOML_ASSERT_ASSUME);
+//  - some non-ASCII characters where it looks for whitespace (U+00A1 ... U+0499 among them):
+//    is_non_ascii_horizontal_whitespace reaches TOML_UNREACHABLE.
+// Suites need neither, so they are refused here before toml++ sees the text: non-ASCII is
+// allowed only in comments and single-line strings. The lexing tracks strings, comments and
+// bracket depth, nothing more.
+struct Pitfall {
+    int line;
+    std::string message;
+};
+
+std::optional<Pitfall> toml_pitfall(std::string_view text) {
+    int line = 1, depth = 0;
+    bool line_start = true;
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a leading BOM is fine: toml++ skips it
+    auto non_ascii = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n') {
+            ++line;
+            line_start = true;
+            continue;
+        }
+        if (c == '#') {
+            while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            const bool multi = text.substr(i, 3) == std::string(3, c);
+            const std::string close = multi ? std::string(3, c) : std::string(1, c);
+            std::size_t j = i + close.size();
+            while (j < text.size()) {
+                if (c == '"' && text[j] == '\\') {
+                    j += 2;
+                    continue;
+                }
+                if (!multi && text[j] == '\n') break;  // unterminated: toml++ reports it
+                if (text.substr(j, close.size()) == close) break;
+                if (text[j] == '\n') ++line;
+                if (multi && non_ascii(text[j]))
+                    return Pitfall{line, "non-ASCII text in a multi-line string: use a single-line string for it"};
+                ++j;
+            }
+            i = std::min(j + close.size() - 1, text.size());
+            line_start = false;
+            continue;
+        }
+        if (non_ascii(c)) return Pitfall{line, "non-ASCII character outside a string or comment: remove it (a stray BOM or no-break space?)"};
+        if (c == ' ' || c == '\t' || c == '\r') continue;
+        if (c == '[' && depth == 0 && line_start) {
+            std::size_t j = i + 1;
+            if (j < text.size() && text[j] == '[') ++j;
+            while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+            const char k = j < text.size() ? text[j] : '\n';
+            const bool key_start = std::isalnum(static_cast<unsigned char>(k)) || k == '_' || k == '-' || k == '"' || k == '\'';
+            if (!key_start && k != ']')  // ']' alone: toml++ refuses it cleanly
+                return Pitfall{line, "a table header must start with its name right after the bracket: write [suite] or [[dataset]]"};
+            i = j - 1;
+            line_start = false;
+            continue;
+        }
+        if (c == '[' || c == '{') ++depth;
+        if ((c == ']' || c == '}') && depth > 0) --depth;
+        line_start = false;
+    }
+    return std::nullopt;
+}
+
 class Parser {
 public:
     explicit Parser(std::string file) : file_(std::move(file)) {}
@@ -80,6 +151,7 @@ public:
 
     Suite parse(std::string_view text) {
         toml::table root;
+        if (auto pitfall = toml_pitfall(text)) fail(pitfall->line, pitfall->message);
         try {
             root = toml::parse(text, file_);
         } catch (const toml::parse_error& e) {

@@ -145,6 +145,18 @@ TEST_CASE("broken TOML is refused with the parser's line") {
     CHECK(contains(msg, "s.toml:3: not valid TOML"));
 }
 
+TEST_CASE("inputs that crash toml++ 3.3.0 are refused before it sees them") {
+    // Both found by tests/fuzz/suite_fuzz: undefined behaviour inside toml++ otherwise.
+    CHECK(refusal("[\nsuite]\n") == "s.toml:1: a table header must start with its name right after the bracket: write [suite] or [[dataset]]");
+    CHECK(contains(refusal("x = 1\n[(suite]\n"), "s.toml:2: a table header must start with its name"));
+    CHECK(contains(refusal("[suite]\nname\xC2\xA1 = 'x'\n"), "s.toml:2: non-ASCII character outside a string or comment"));
+    CHECK(contains(refusal("[suite]\nname = '''\nx\xC2\xA1'''\n"), "non-ASCII text in a multi-line string"));
+    // Non-ASCII where it is harmless stays allowed, and so does a leading BOM.
+    CHECK(refusal("\xEF\xBB\xBF# \xE8\xAF\x84\xE6\xB5\x8B\n[[dataset]]\nname='a'\nkind='judge'\ncommand='run \xC3\xA9 {dataset}'\n").empty());
+    // A nested array split over lines is not a table header.
+    CHECK(contains(refusal("[suite]\nname = [\n  [\n 1 ]\n]\n[[dataset]]\nname='a'\nkind='judge'\ncommand='r'\n"), "s.toml:2: name in [suite] must be a string"));
+}
+
 TEST_CASE("load_suite names an unreadable file") {
     try {
         load_suite("/nonexistent/suite.toml");
