@@ -10,7 +10,8 @@ namespace {
 bool set_seconds(std::string_view key, const std::string& value, double& out, std::vector<std::string>& errors) {
     const auto v = util::parse_double(value);
     if (!v || *v <= 0 || *v > 86400) {
-        errors.push_back(fmt::format("gputrace: plugstack argument {}={}: want seconds in (0, 86400]", key, value));
+        errors.push_back(fmt::format("gputrace: plugstack argument {}={}: want seconds in (0, 86400]", key,
+                                     util::printable(value)));
         return false;
     }
     out = *v;
@@ -35,7 +36,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
     for (const auto arg : args) {
         const auto kv = util::split_key_value(arg);
         if (!kv) {
-            result.errors.push_back(fmt::format("gputrace: plugstack argument \"{}\" is not key=value", arg.substr(0, 80)));
+            result.errors.push_back(fmt::format("gputrace: plugstack argument \"{}\" is not key=value", util::printable(arg)));
             continue;
         }
         const auto& [key, value] = *kv;
@@ -43,7 +44,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
             if (value == "on" || value == "off") {
                 c.default_on = value == "on";
             } else {
-                result.errors.push_back(fmt::format("gputrace: plugstack argument default={}: want on or off", value.substr(0, 80)));
+                result.errors.push_back(fmt::format("gputrace: plugstack argument default={}: want on or off", util::printable(value)));
             }
         } else if (key == "interval") {
             set_seconds(key, value, c.interval, result.errors);
@@ -59,21 +60,21 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
             set_seconds(key, value, c.call_timeout, result.errors);
         } else if (key == "spool") {
             if (value.empty() || value.front() != '/')
-                result.errors.push_back(fmt::format("gputrace: plugstack argument spool={}: want an absolute directory", value.substr(0, 80)));
+                result.errors.push_back(fmt::format("gputrace: plugstack argument spool={}: want an absolute directory", util::printable(value)));
             else
                 set_path(key, value, c.spool, result.errors);
         } else if (key == "nvml") {
             set_path(key, value, c.nvml, result.errors);
         } else if (key == "sampler") {
             if (value.empty() || value.front() != '/')
-                result.errors.push_back(fmt::format("gputrace: plugstack argument sampler={}: want an absolute path", value.substr(0, 80)));
+                result.errors.push_back(fmt::format("gputrace: plugstack argument sampler={}: want an absolute path", util::printable(value)));
             else
                 set_path(key, value, c.sampler, result.errors);
         } else {
             result.errors.push_back(fmt::format(
                 "gputrace: unknown plugstack argument \"{}\" (known: default, interval, min_interval, max_interval, "
                 "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout)",
-                key.substr(0, 80)));
+                util::printable(key)));
         }
     }
     if (c.min_interval > c.max_interval) {
@@ -95,7 +96,7 @@ std::optional<TelemetryRequest> parse_telemetry_value(std::string_view value, co
     if (value.empty() || value == "on") return TelemetryRequest{true, std::nullopt};
     if (value == "off") return TelemetryRequest{false, std::nullopt};
     const auto seconds = util::parse_double(value);
-    const std::string shown(value.substr(0, 40));
+    const std::string shown = util::printable(value, 40);
     if (!seconds) {
         error = fmt::format("gputrace: {}={}: want a sampling interval in seconds, or off", source, shown);
         return std::nullopt;

@@ -42,6 +42,14 @@ std::optional<std::pair<std::string, std::string>> split_key_value(std::string_v
     return std::pair{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
+std::string printable(std::string_view text, std::size_t max) {
+    std::string out(text.substr(0, max));
+    for (auto& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    if (text.size() > max) out += "...";
+    return out;
+}
+
 std::optional<std::vector<int>> parse_id_list(std::string_view text, std::size_t max_count) {
     std::vector<int> ids;
     if (text.empty()) return ids;

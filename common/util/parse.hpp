@@ -17,6 +17,9 @@ std::optional<std::int64_t> parse_int(std::string_view text);
 std::optional<bool> parse_bool(std::string_view text);
 // "key=value" split at the first '='; nullopt without '=' or with an empty key.
 std::optional<std::pair<std::string, std::string>> split_key_value(std::string_view text);
+// `text` cut to `max` bytes with control and non-ASCII bytes shown as '?', for echoing user
+// input inside a one-line error message.
+std::string printable(std::string_view text, std::size_t max = 80);
 // "0,1,3-5" as Slurm prints id lists; nullopt on anything malformed or over max_count ids.
 std::optional<std::vector<int>> parse_id_list(std::string_view text, std::size_t max_count = 4096);
 

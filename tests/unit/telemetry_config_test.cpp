@@ -74,7 +74,7 @@ TEST_CASE("--gpu-telemetry refuses abc, 0, -1 and values outside the admin's bou
     GputraceConfig c;
     c.min_interval = 1;
     c.max_interval = 60;
-    for (const char* bad : {"abc", "0", "-1", "0.5", "61", "1e9", "nan"}) {
+    for (const char* bad : {"abc", "0", "-1", "0.5", "61", "1e9", "nan", "1\n2", "\x1b[31mred"}) {
         std::string error;
         CHECK_FALSE(parse_telemetry_value(bad, c, "--gpu-telemetry", error).has_value());
         CHECK_MESSAGE(error.find("--gpu-telemetry=") != std::string::npos, bad);

@@ -1,0 +1,35 @@
+// libFuzzer: gputrace's parsers of admin and user input: plugstack arguments (words split on
+// blanks, as Slurm splits them), --gpu-telemetry values, and Slurm GPU id lists.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/telemetry/gputrace_config.hpp"
+#include "common/util/parse.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    std::vector<std::string_view> words;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i == text.size() || text[i] == ' ' || text[i] == '\t' || text[i] == '\n') {
+            if (i > start) words.emplace_back(text.data() + start, i - start);
+            start = i + 1;
+        }
+    }
+    const auto result = acme::telemetry::parse_plugstack_args(words, "/libexec/acme-gpu-sampler");
+    // Whatever the input, the configuration stays usable.
+    if (result.config.min_interval > result.config.max_interval) __builtin_trap();
+    if (result.config.interval < result.config.min_interval || result.config.interval > result.config.max_interval)
+        __builtin_trap();
+    std::string error;
+    const auto request = acme::telemetry::parse_telemetry_value(text, result.config, "--gpu-telemetry", error);
+    if (!request && (error.empty() || error.find('\n') != std::string::npos)) __builtin_trap();
+    if (request && request->interval &&
+        (*request->interval < result.config.min_interval || *request->interval > result.config.max_interval))
+        __builtin_trap();
+    (void)acme::util::parse_id_list(text, 4096);
+    return 0;
+}
