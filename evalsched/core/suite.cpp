@@ -40,17 +40,19 @@ bool valid_name(std::string_view name) {
 //  - a table header whose '[' is not followed by a key ("[\nsuite]", "[(suite]"): parse_key
 //    assumes it is (TOML_ASSERT_ASSUME);
 //  - some non-ASCII characters where it looks for whitespace (U+00A1 ... U+0499 among them):
-//    is_non_ascii_horizontal_whitespace reaches TOML_UNREACHABLE.
+//    is_non_ascii_horizontal_whitespace reaches TOML_UNREACHABLE;
+//  - a '}' where an array expects a value ("a = [}]"): parse_value assumes it cannot be.
 // Suites need neither, so they are refused here before toml++ sees the text: non-ASCII is
 // allowed only in comments and single-line strings. The lexing tracks strings, comments and
-// bracket depth, nothing more.
+// bracket nesting, nothing more.
 struct Pitfall {
     int line;
     std::string message;
 };
 
 std::optional<Pitfall> toml_pitfall(std::string_view text) {
-    int line = 1, depth = 0;
+    int line = 1;
+    std::string nesting;  // the open '[' and '{' of values, innermost last
     bool line_start = true;
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a leading BOM is fine: toml++ skips it
     auto non_ascii = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
@@ -87,7 +89,7 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
         }
         if (non_ascii(c)) return Pitfall{line, "non-ASCII character outside a string or comment: remove it (a stray BOM or no-break space?)"};
         if (c == ' ' || c == '\t' || c == '\r') continue;
-        if (c == '[' && depth == 0 && line_start) {
+        if (c == '[' && nesting.empty() && line_start) {
             std::size_t j = i + 1;
             if (j < text.size() && text[j] == '[') ++j;
             while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
@@ -99,8 +101,10 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
             line_start = false;
             continue;
         }
-        if (c == '[' || c == '{') ++depth;
-        if ((c == ']' || c == '}') && depth > 0) --depth;
+        if (c == '[' || c == '{') nesting += c;
+        if (c == '}' && !nesting.empty() && nesting.back() == '[')
+            return Pitfall{line, "'}' inside an array: close the array with ']' first"};
+        if ((c == ']' || c == '}') && !nesting.empty()) nesting.pop_back();
         line_start = false;
     }
     return std::nullopt;
