@@ -54,6 +54,7 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
     int line = 1;
     std::string nesting;  // the open '[' and '{' of values, innermost last
     bool line_start = true;
+    char prev = '\n';    // the last significant character outside strings and comments
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a leading BOM is fine: toml++ skips it
     auto non_ascii = [](char c) { return static_cast<unsigned char>(c) >= 0x80; };
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -61,6 +62,7 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
         if (c == '\n') {
             ++line;
             line_start = true;
+            prev = '\n';
             continue;
         }
         if (c == '#') {
@@ -68,6 +70,11 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
             continue;
         }
         if (c == '"' || c == '\'') {
+            // toml++ scans a bare token such as 0"x" up to a terminator, through the quote:
+            // a string starts only where a key or value may.
+            if (std::string_view("\n=[,{.").find(prev) == std::string_view::npos)
+                return Pitfall{line, "a quote in the middle of a value: put the whole value in quotes"};
+            prev = '"';
             const bool multi = text.substr(i, 3) == std::string(3, c);
             const std::string close = multi ? std::string(3, c) : std::string(1, c);
             std::size_t j = i + close.size();
@@ -99,8 +106,10 @@ std::optional<Pitfall> toml_pitfall(std::string_view text) {
                 return Pitfall{line, "a table header must start with its name right after the bracket: write [suite] or [[dataset]]"};
             i = j - 1;
             line_start = false;
+            prev = '[';
             continue;
         }
+        prev = c;
         if (c == '[' || c == '{') nesting += c;
         if (c == '}' && !nesting.empty() && nesting.back() == '[')
             return Pitfall{line, "'}' inside an array: close the array with ']' first"};

@@ -152,6 +152,7 @@ TEST_CASE("inputs that crash toml++ 3.3.0 are refused before it sees them") {
     CHECK(contains(refusal("[suite]\nname\xC2\xA1 = 'x'\n"), "s.toml:2: non-ASCII character outside a string or comment"));
     CHECK(contains(refusal("[suite]\nname = '''\nx\xC2\xA1'''\n"), "non-ASCII text in a multi-line string"));
     CHECK(contains(refusal("[suite]\nname = [\n}]\n"), "s.toml:3: '}' inside an array: close the array with ']' first"));
+    CHECK(contains(refusal("[suite]\nname = 0\"\xC2\xA1\"\n"), "s.toml:2: a quote in the middle of a value"));
     // Non-ASCII where it is harmless stays allowed, and so does a leading BOM.
     CHECK(refusal("\xEF\xBB\xBF# \xE8\xAF\x84\xE6\xB5\x8B\n[[dataset]]\nname='a'\nkind='judge'\ncommand='run \xC3\xA9 {dataset}'\n").empty());
     // A nested array split over lines is not a table header.
