@@ -68,7 +68,7 @@ std::string clean_text(std::string_view text, std::size_t column) {
             ++i;
             continue;
         }
-        std::size_t length = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+        std::size_t length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
         bool valid = length > 0 && i + length <= text.size();
         for (std::size_t k = 1; valid && k < length; ++k)
             valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
@@ -80,6 +80,7 @@ std::string clean_text(std::string_view text, std::size_t column) {
             auto c1 = static_cast<unsigned char>(text[i + 1]);
             valid = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
         }
+        if (valid && out.size() + length > kEvidenceChars) break;  // never cut a character in half
         if (valid) {
             out.append(text.substr(i, length));
             i += length;

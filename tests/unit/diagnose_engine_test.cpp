@@ -173,6 +173,8 @@ TEST_CASE("evidence text is cleaned for storage: no terminal escapes, valid UTF-
     std::string log = "\x1b[31mValueError: bad \xff byte\x1b[0m\n";
     Diagnosis d = run(log);
     CHECK(d.evidence.front().text == "ValueError: bad ? byte");
+    // 0xf5..0xff never start a UTF-8 character (the fuzzer found this one).
+    CHECK(run("ValueError: \xf5\xa3\xa3 x\n").evidence.front().text == "ValueError: ??? x");
     std::string long_line = "ValueError: " + std::string(5000, 'x') + "\n";
     CHECK(run(long_line).evidence.front().text.size() <= kEvidenceChars);
 }

@@ -1,0 +1,128 @@
+// Benchmark: how fast the engine diagnoses a log tail, side by side with grep -E running every
+// rule pattern over the same text. Prints times and ratios; never fails on time (the target,
+// a 256 KiB tail in under 5 ms, is for a person to read off, not for a test to assert).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/diagnose/engine.hpp"
+
+#ifndef ACME_RULES_DIR
+#error "build with -DACME_RULES_DIR=\"<tree>/rules\""
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What a pretraining log is mostly made of, with a failure buried in it every `error_every`
+// lines: the engine must read all of it, not stop at the first keyword.
+std::string synthetic_log(std::size_t bytes, std::size_t error_every) {
+    static const char* kErrors[] = {
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.\n",
+        "UserWarning: TypedStorage is deprecated. It will be removed in the future.\n",
+        "NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/NVLink\n",
+    };
+    std::string log;
+    log.reserve(bytes + 256);
+    for (std::size_t i = 0; log.size() < bytes; ++i) {
+        if (error_every && i % error_every == error_every - 1) {
+            log += kErrors[(i / error_every) % 4];
+            continue;
+        }
+        log += fmt::format(" iteration {:8}/ 1000000 | consumed samples: {:12} | elapsed time per iteration (ms): 1834.2 | "
+                           "learning rate: 2.999E-04 | lm loss: {:.6E} | loss scale: 65536.0 | grad norm: 0.812 |\n",
+                           i, i * 512, 3.2 - static_cast<double>(i % 1000) * 1e-4);
+    }
+    return log;
+}
+
+// RE2 and GNU grep -E differ in a few spellings; translate those the shipped rules use.
+std::string to_ere(std::string pattern) {
+    auto replace = [&](const std::string& from, const std::string& to) {
+        for (std::size_t pos = 0; (pos = pattern.find(from, pos)) != std::string::npos; pos += to.size())
+            pattern.replace(pos, from.size(), to);
+    };
+    replace("(?i)", "");  // grep -E has no inline flags: a little stricter, not slower
+    replace("\\d", "[0-9]");
+    return pattern;
+}
+
+std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+int main() {
+    using namespace acme::diagnose;
+    Engine engine = Engine::from_dir(ACME_RULES_DIR);
+
+    // 1. A 256 KiB tail, as the epilog reads it: median over repeated runs.
+    std::string tail = synthetic_log(256 * 1024, 400);
+    JobEnd job;
+    job.log = tail;
+    job.job_exit = ExitStatus{1, 0};
+    std::vector<double> runs;
+    Diagnosis d;
+    for (int i = 0; i < 101; ++i) {
+        auto start = Clock::now();
+        d = engine.diagnose(job);
+        runs.push_back(seconds_since(start));
+    }
+    std::sort(runs.begin(), runs.end());
+    double median_ms = runs[runs.size() / 2] * 1e3;
+    fmt::print("diagnose 256 KiB tail ({} lines, {} rules): median {:.3f} ms (target < 5 ms: {:.1f}x headroom), cause {}\n",
+               count_lines(tail), engine.rules().log.size(), median_ms, 5.0 / median_ms, d.reason);
+
+    // 2. A 100 MiB log, engine against grep -E with every rule pattern over the same file.
+    std::size_t mib = 100;
+    if (const char* env = std::getenv("ACME_BENCH_MIB")) mib = std::max(1, std::atoi(env));
+    auto dir = std::filesystem::temp_directory_path() / fmt::format("acme-bench-{}", getpid());
+    std::filesystem::create_directories(dir);
+    std::string big = synthetic_log(mib << 20, 20000);
+    std::size_t lines = count_lines(big);
+    {
+        std::ofstream(dir / "log") << big;
+        std::ofstream patterns(dir / "patterns");
+        for (const auto& rule : engine.rules().log) patterns << to_ere(rule.pattern) << '\n';
+    }
+
+    job.log = big;
+    auto start = Clock::now();
+    d = engine.diagnose(job);
+    double engine_s = seconds_since(start);
+
+    std::string command = fmt::format("LC_ALL=C grep -E -c -f '{}' '{}' > '{}'", (dir / "patterns").string(),
+                                      (dir / "log").string(), (dir / "grep.out").string());
+    start = Clock::now();
+    int status = std::system(command.c_str());
+    double grep_s = seconds_since(start);
+    std::string grep_count;
+    std::ifstream(dir / "grep.out") >> grep_count;
+    std::filesystem::remove_all(dir);
+
+    double engine_rate = static_cast<double>(lines) / engine_s;
+    double grep_rate = static_cast<double>(lines) / grep_s;
+    fmt::print("diagnose {} MiB log ({} lines): engine {:.2f} s = {:.2f} M lines/s, cause {}\n", mib, lines, engine_s,
+               engine_rate / 1e6, d.reason);
+    if (status != 0 && grep_count.empty()) {
+        fmt::print("grep -E -f (all {} rule patterns) failed with status {}: no ratio\n", engine.rules().log.size(), status);
+        return 0;
+    }
+    fmt::print("grep -E -c -f <all {} rule patterns>: {:.2f} s = {:.2f} M lines/s ({} matching lines)\n",
+               engine.rules().log.size(), grep_s, grep_rate / 1e6, grep_count);
+    fmt::print("engine / grep -E throughput ratio: {:.2f}x\n", engine_rate / grep_rate);
+    return 0;
+}
