@@ -17,9 +17,8 @@ const PolicyResult* ScenarioResult::find(const std::string& policy) const {
     return nullptr;
 }
 
-double lower_bound(const Suite& suite, const Scenario& sc, const World& bg, double* work_out) {
-    // bg: the world whose leftover GPUs bound the evaluation.
-    const Truth& truth = bg.truth();
+double lower_bound(const Suite& suite, const Scenario& sc, const World& world, double* work_out) {
+    const Truth& truth = world.truth();
     const CostModel& cost = truth.cost();
     double work = 0, min_metric = std::numeric_limits<double>::infinity(), chain = 0;
     const double stage = sc.model.checkpoint_bytes / std::min(sc.nic_bytes_per_s, sc.storage_bytes_per_s);
@@ -34,8 +33,8 @@ double lower_bound(const Suite& suite, const Scenario& sc, const World& bg, doub
         chain = std::max(chain, stage + startup + truth.preprocess_s(d.name) + piece + metric);
     }
     if (work_out) *work_out = work;
-    // Integrate the background-only free GPUs from t = 0 until they hold the work.
-    const auto& tl = bg.eval_capacity_timeline();
+    // Integrate the GPUs the background left over from t = 0 until they hold the work.
+    const auto& tl = world.eval_capacity_timeline();
     double area = 0, t_cap = 0;
     int free = 0;
     std::size_t i = 0;
