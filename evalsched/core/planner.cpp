@@ -81,7 +81,7 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
             continue;
         }
         const bool stages = !staged_on(*best);
-        out.submit.push_back({t->id, best->w->node, t->gpus, best_limit, slurm_time(best_limit), stages});
+        out.submit.push_back({t->id, best->w->node, t->gpus, best_limit, slurm_time(best_limit), stages, t->conservative});
         best->free -= t->gpus;
         // Trials placed beside the one that stages it wait for the same copy, so they prefer
         // the node but their --time still includes stage_s.
@@ -94,7 +94,8 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
 std::string format_plan(const Plan& p) {
     std::string s;
     for (const auto& x : p.submit)
-        s += fmt::format("submit {} on {} gpus={} --time={}{}\n", x.trial, x.node, x.gpus, x.slurm_time, x.stages_checkpoint ? " (stages checkpoint)" : "");
+        s += fmt::format("submit {} on {} gpus={} --time={}{}{}\n", x.trial, x.node, x.gpus, x.slurm_time,
+                         x.stages_checkpoint ? " (stages checkpoint)" : "", x.conservative ? " (run time unknown: conservative estimate)" : "");
     for (const auto& h : p.hold) s += fmt::format("hold   {}: {}\n", h.trial, h.reason);
     s += fmt::format("lower bound {} = max(work {:.0f} GPU-s / {} GPUs, longest trial)\n", human_duration(p.lower_bound_s),
                      p.total_work_gpu_s, p.usable_gpus);

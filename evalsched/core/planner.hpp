@@ -38,6 +38,7 @@ struct PendingTrial {
     double metric_s = 0;
     double stage_s = 0;                   // copying the checkpoint onto a node that lacks it
     double checkpoint_rank = 0;           // earlier checkpoints first (e.g. submit time)
+    bool conservative = false;            // no measurement, no sample count (Estimate::conservative)
 };
 
 struct PlanOptions {
@@ -54,6 +55,7 @@ struct Placement {
     double time_limit_s = 0;
     std::string slurm_time;     // --time, minute resolution, rounded up
     bool stages_checkpoint = false;
+    bool conservative = false;  // its --time is a guess, shown so a user knows why it is long
 };
 
 struct Hold {

@@ -106,6 +106,7 @@ private:
             t.metric_s = p.trial.metric_s;
             t.stage_s = book_.stage_seconds("", sc.model.checkpoint_bytes);
             t.checkpoint_rank = p.rank;
+            t.conservative = p.trial.prior.conservative();
             trials.push_back(std::move(t));
         }
         if (trials.empty()) return;

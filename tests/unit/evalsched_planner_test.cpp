@@ -157,3 +157,12 @@ TEST_CASE("the lower bound is max(total work / GPUs, longest trial) and is print
     CHECK(text.find("submit a on n1 gpus=1 --time=") != std::string::npos);
     CHECK(text.find("lower bound 16m40s = max(work 1400 GPU-s / 2 GPUs, longest trial)") != std::string::npos);
 }
+
+TEST_CASE("a trial with an unknown run time is marked in the printed plan") {
+    auto t = trial("mystery", 3600);
+    t.conservative = true;
+    const Plan p = plan(std::vector<PendingTrial>{t}, std::vector<NodeWindow>{node("n1", 8)});
+    REQUIRE(p.submit.size() == 1);
+    CHECK(p.submit[0].conservative);
+    CHECK(format_plan(p).find("submit mystery on n1 gpus=1 --time=01:30:00 (stages checkpoint) (run time unknown: conservative estimate)") != std::string::npos);
+}
