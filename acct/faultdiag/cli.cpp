@@ -17,6 +17,7 @@
 #include "acct/faultdiag/render.hpp"
 #include "acct/faultdiag/spool_job.hpp"
 #include "common/diagnose/engine.hpp"
+#include "common/diagnose/history_store.hpp"
 #include "common/store/labels_store.hpp"
 
 namespace acme::faultdiag {
@@ -61,25 +62,11 @@ std::vector<Input> read_inputs(const std::vector<std::string>& files, std::istre
     return inputs;
 }
 
-// Labels make history; a store that does not exist yet simply means no history.
 std::optional<diagnose::History> load_history(const std::string& path, std::ostream& err) {
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
-    try {
-        store::OpenOptions options;
-        options.read_only = true;
-        options.create = false;
-        store::Database db(path, options);
-        std::vector<diagnose::LabelledFailure> failures;
-        for (auto& label : store::all_labels(db)) {
-            auto signature = diagnose::signature_from_text(label.signature);
-            if (signature) failures.push_back({label.job_id, std::move(label.reason), std::move(*signature)});
-        }
-        return diagnose::History(std::move(failures));
-    } catch (const std::exception& error) {
-        fmt::print(err, "faultdiag: warning: labels store {} not used: {}\n", path, error.what());
-        return std::nullopt;
-    }
+    std::string error;
+    auto history = diagnose::load_history_noexcept(path, error);
+    if (!error.empty()) fmt::print(err, "faultdiag: warning: labels store not used: {}\n", error);
+    return history;
 }
 
 diagnose::Engine load_engine(const std::string& dir) {
