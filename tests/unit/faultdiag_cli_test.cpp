@@ -175,3 +175,26 @@ TEST_CASE("--reasons lists every reason with its category and action") {
     CHECK(r.status == 0);
     CHECK(r.out.find("gpu_lost                infrastructure  drain     GPU fell off the bus (XID 79)\n") != std::string::npos);
 }
+
+TEST_CASE("--label without a log remembers the evidence faultguard stored for the job") {
+    acme::test::TempDir dir;
+    std::filesystem::create_directory(dir.file("spool"));
+    auto db = acme::store::open_spool(acme::store::spool_path(dir.file("spool"), "n2"));
+    db.prepare("INSERT INTO diagnoses (job_id, restart, node, ts, category, reason, confidence, evidence, action) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind_all(500, 0, "n2", 1.0, "unknown", "unknown", 0.0,
+                  R"([{"line":3,"source":"log","text":"fatal: fabric manager lost NVSwitch 2 on gpu-d04, training aborted"}])",
+                  "none")
+        .run();
+    auto r = faultdiag(dir, {"--label", "500", "nvlink_error"});
+    CHECK(r.status == 0);
+    CHECK(r.out == "job 500 labelled nvlink_error (infrastructure), from the evidence stored in " + dir.file("spool") + "\n");
+    auto db_labels = acme::store::open_labels(dir.file("labels.db"));
+    auto label = acme::store::find_label(db_labels, 500);
+    REQUIRE(label);
+    CHECK(label->reason == "nvlink_error");
+
+    auto nothing = faultdiag(dir, {"--label", "501", "nvlink_error"});
+    CHECK(nothing.status == 1);
+    CHECK(nothing.err.starts_with("faultdiag: job 501: no error lines to remember from the evidence stored in"));
+}
