@@ -31,6 +31,7 @@ struct Options {
     std::vector<std::string> label;  // JOBID REASON
     std::string exit_code;           // "<exit>:<signal>", as SLURM_JOB_EXIT_CODE2
     std::string rules_dir, spool_dir, labels_path;
+    bool rules_given = false;  // --rules on the command line: try them, do not show the stored answer
 };
 
 // A problem with one named thing and what to do about it; becomes one line and exit 1.
@@ -181,8 +182,8 @@ int diagnose_job(const Options& o, std::istream& in, std::ostream& out, std::ost
     Printer printer(out, o.json);
     std::string title = fmt::format("job {}", o.job);
     // The plugin's own answer, made with the full log tail at job end, is the better one,
-    // unless the caller brings the log to look again.
-    if (job.stored && inputs.empty()) {
+    // unless the caller brings the log, or rules, to look again.
+    if (job.stored && inputs.empty() && !o.rules_given) {
         printer.print(title, fmt::format("stored by faultguard on {} (restart {})", job.stored->node, job.stored->restart),
                       job.stored->diagnosis);
         return 0;
@@ -192,7 +193,8 @@ int diagnose_job(const Options& o, std::istream& in, std::ostream& out, std::ost
                                   o.job, o.spool_dir)};
     auto engine = load_engine(o.rules_dir);
     auto history = load_history(o.labels_path, err);
-    std::string log = concatenated(inputs);
+    // Without files, the tail faultguard stored is the log.
+    std::string log = inputs.empty() ? job.log : concatenated(inputs);
     diagnose::JobEnd end;
     end.log = log;
     end.task_wait_statuses = job.task_wait_statuses;
@@ -256,6 +258,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
         fmt::print(err, "faultdiag: {}: see faultdiag --help\n", e.what());
         return 2;
     }
+    o.rules_given = app.count("--rules") > 0;
 
     try {
         if (o.list_reasons) return list_reasons(out, o.json);

@@ -89,6 +89,18 @@ void read_one(store::Database& db, std::int64_t job_id, SpoolJob& job, bool& any
         // GPU ids are per node: filter here, where the node's own job GPUs are known.
         if (gpus.empty() || std::find(gpus.begin(), gpus.end(), e.gpu) != gpus.end()) job.gpu_events.push_back(std::move(e));
     }
+
+    // Spools older than schema v3 have no log_tails table.
+    auto has_tails = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'log_tails'");
+    has_tails.step();
+    if (has_tails.column_int(0) > 0) {
+        auto tail = db.prepare("SELECT text FROM log_tails WHERE job_id = ? ORDER BY restart DESC LIMIT 1");
+        tail.bind_all(job_id);
+        if (tail.step()) {
+            any = true;
+            job.log = tail.column_text(0);
+        }
+    }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct SpoolJob {
     std::vector<int> task_wait_statuses;
     std::vector<diagnose::GpuEvent> gpu_events;  // already limited to each node's job GPUs
     std::vector<std::string> warnings;        // spool files that could not be read
+    std::string log;                          // the log tail faultguard stored (newest run)
     bool found() const { return !nodes.empty(); }
 };
 

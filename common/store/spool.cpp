@@ -113,9 +113,25 @@ CREATE TABLE gpu_summaries (
 );
 )sql";
 
+// faultguard: the log tail it diagnosed (so faultdiag --job can re-diagnose with new rules)
+// and the rule that decided.
+constexpr std::string_view kSpoolV3 = R"sql(
+CREATE TABLE log_tails (
+    job_id        INTEGER NOT NULL,
+    restart       INTEGER NOT NULL DEFAULT 0,
+    node          TEXT NOT NULL,
+    paths         TEXT NOT NULL,   -- the stdout and stderr files read, as JSON
+    bytes         INTEGER NOT NULL,
+    text          TEXT NOT NULL,   -- at most the plugin's log_bytes per file, whole lines
+    PRIMARY KEY (job_id, restart)
+);
+ALTER TABLE diagnoses ADD COLUMN rule TEXT;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
+    Migration{3, "faultguard: log tails, deciding rule", kSpoolV3},
 };
 
 }  // namespace

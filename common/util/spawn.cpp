@@ -6,12 +6,35 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <poll.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include <fmt/format.h>
 
 namespace acme::util {
+
+namespace {
+
+// In a freshly forked child: the state a helper must start from.
+void reset_child(int in, int out, int err) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL/STOP
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    syscall(SYS_close_range, 3U, ~0U, 0U);
+}
+
+}  // namespace
 
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     const std::string& log_path, std::string& error) {
@@ -49,16 +72,7 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
         setsid();
         const pid_t grandchild = fork();
         if (grandchild != 0) _exit(grandchild < 0 ? 1 : 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL/STOP
-        dup2(devnull, STDIN_FILENO);
-        dup2(devnull, STDOUT_FILENO);
-        dup2(log, STDERR_FILENO);
-        syscall(SYS_close_range, 3U, ~0U, 0U);
+        reset_child(devnull, devnull, log);
         if (chdir("/") != 0) _exit(126);
         execve(cargv[0], cargv.data(), cenv.data());
         _exit(127);
@@ -73,6 +87,85 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
         return false;
     }
     return true;
+}
+
+RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const std::string& log_path, double timeout_s, std::size_t max_output) {
+    RunResult result;
+    if (argv.empty() || access(argv[0].c_str(), X_OK) != 0) {
+        result.output = fmt::format("{} is not executable: {}", argv.empty() ? "(none)" : argv[0], strerror(errno));
+        return result;
+    }
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    int log = log_path.empty() ? -1
+                               : ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+    if (log < 0) log = devnull;
+    int pipefd[2];
+    if (devnull < 0 || pipe2(pipefd, O_CLOEXEC) != 0) {
+        result.output = fmt::format("pipe: {}", strerror(errno));
+        if (devnull >= 0) ::close(devnull);
+        if (log >= 0 && log != devnull) ::close(log);
+        return result;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        reset_child(devnull, pipefd[1], log);
+        execve(cargv[0], cargv.data(), cenv.data());
+        _exit(127);
+    }
+    ::close(pipefd[1]);
+    ::close(devnull);
+    if (log != devnull) ::close(log);
+    if (pid < 0) {
+        ::close(pipefd[0]);
+        result.output = fmt::format("fork: {}", strerror(errno));
+        return result;
+    }
+    setpgid(pid, pid);  // also from here: no race with the child's own call
+    result.started = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+            result.timed_out = true;
+            break;
+        }
+        pollfd pfd{pipefd[0], POLLIN, 0};
+        const int r = poll(&pfd, 1, static_cast<int>(left));
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) {
+            result.timed_out = true;
+            break;
+        }
+        if (r < 0) break;
+        char buf[1024];
+        const ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (result.output.size() < max_output)
+            result.output.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), max_output - result.output.size()));
+    }
+    ::close(pipefd[0]);
+    if (result.timed_out) kill(-pid, SIGKILL);
+    // EOF on the pipe means the helper closed its stdout, not that it exited: bound the wait too.
+    for (;;) {
+        const pid_t w = waitpid(pid, &result.wait_status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) break;
+        if (std::chrono::steady_clock::now() >= deadline && !result.timed_out) {
+            result.timed_out = true;
+            kill(-pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    while (!result.output.empty() && (result.output.back() == '\n' || result.output.back() == '\r')) result.output.pop_back();
+    return result;
 }
 
 }  // namespace acme::util

@@ -15,4 +15,16 @@ namespace acme::util {
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     const std::string& log_path, std::string& error);
 
+struct RunResult {
+    bool started = false;
+    bool timed_out = false;   // killed (with its process group) after the timeout
+    int wait_status = 0;
+    std::string output;       // its stdout, at most max_output bytes
+};
+
+// Runs `argv` with exactly `env` in its own process group, stdin on /dev/null, stderr appended
+// to log_path, default signal state and no inherited descriptors; waits at most timeout_s.
+RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const std::string& log_path, double timeout_s, std::size_t max_output = 4096);
+
 }  // namespace acme::util

@@ -77,3 +77,19 @@ assert_no_sampler() { # jobid
   left=$(pgrep -f "acme-gpu-sampler --job $1 " || true)
   [ -z "$left" ] || fail "sampler(s) of job $1 still running: $left"
 }
+
+# --- faultguard helpers ---------------------------------------------------------------------
+faultdiag() { "$ACME_BUILD_DIR/acct/faultdiag/faultdiag" --spool-dir "$(spool_dir)" --rules "$ACME_SRC_DIR/rules" "$@"; }
+
+# The diagnosis a node stored: "category|reason|action".
+stored_diagnosis() { # node jobid
+  spool_query "$1" "SELECT category || '|' || reason || '|' || action FROM diagnoses WHERE job_id = $2"
+}
+
+# A non-root user for tests that need one (jobs run as that user; root reads nothing for it).
+test_user() {
+  local u=acmetest
+  id -u "$u" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$u" >/dev/null 2>&1 ||
+    skip "cannot create the test user $u"
+  echo "$u"
+}

@@ -1,0 +1,72 @@
+#include "common/faultguard/spool_records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/diagnose/diagnosis_json.hpp"
+
+namespace acme::faultguard {
+
+void record_task_exits(store::Database& db, long long job_id, const std::string& node, const std::vector<TaskExit>& exits) {
+    if (exits.empty()) return;
+    db.transaction([&] {
+        auto insert = db.prepare(
+            "INSERT OR REPLACE INTO task_exits (job_id, step_id, task_id, node, ts, wait_status, exit_code, signal) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const auto& e : exits) {
+            const auto status = diagnose::from_wait_status(e.wait_status);
+            insert
+                .bind_all(job_id, e.step_id, e.task_id, node, e.ts, e.wait_status,
+                          status.signal ? std::optional<int>() : std::optional<int>(status.exit_code),
+                          status.signal ? std::optional<int>(status.signal) : std::optional<int>())
+                .run();
+            insert.reset();
+        }
+    });
+}
+
+std::vector<int> task_wait_statuses(store::Database& db, long long job_id) {
+    std::vector<int> out;
+    auto q = db.prepare("SELECT wait_status FROM task_exits WHERE job_id = ?");
+    q.bind(1, job_id);
+    while (q.step()) out.push_back(static_cast<int>(q.column_int(0)));
+    return out;
+}
+
+std::vector<diagnose::GpuEvent> job_gpu_events(store::Database& db, long long job_id) {
+    std::vector<diagnose::GpuEvent> out;
+    auto q = db.prepare("SELECT gpu, kind, code, ts, detail FROM gpu_events WHERE job_id = ? ORDER BY ts");
+    q.bind(1, job_id);
+    while (q.step()) {
+        diagnose::GpuEvent e;
+        e.gpu = static_cast<int>(q.column_int(0));
+        e.kind = q.column_text(1);
+        e.code = q.column_optional_int(2);
+        e.ts = q.column_double(3);
+        e.detail = q.column_text(4);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+void record_log_tail(store::Database& db, long long job_id, long long restart, const std::string& node,
+                     const std::vector<std::string>& paths, const std::string& text) {
+    db.transaction([&] {
+        db.prepare("INSERT OR REPLACE INTO log_tails (job_id, restart, node, paths, bytes, text) VALUES (?, ?, ?, ?, ?, ?)")
+            .bind_all(job_id, restart, node, nlohmann::json(paths).dump(), static_cast<long long>(text.size()), text)
+            .run();
+    });
+}
+
+void record_diagnosis(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,
+                      const diagnose::Diagnosis& d) {
+    db.transaction([&] {
+        db.prepare(
+              "INSERT OR REPLACE INTO diagnoses (job_id, restart, node, ts, category, reason, confidence, evidence, "
+              "action, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind_all(job_id, restart, node, ts, diagnose::to_string(d.category), d.reason, d.confidence,
+                      diagnose::evidence_json(d), diagnose::to_string(d.action), d.rule)
+            .run();
+    });
+}
+
+}  // namespace acme::faultguard

@@ -1,0 +1,175 @@
+// acme-faultguard-epilog: the heavy half of faultguard's job epilog, in its own process so
+// nothing of it can hurt slurmd (the plugin waits for it a bounded time and kills it after).
+// On one node of one finished job it: turns the task exits slurmstepd handed over into spool
+// rows; asks slurmctld how the job ended; reads the tail of the job's stdout/stderr as the
+// job's user (on the batch host only); runs the diagnosis engine over all of it with the GPU
+// events the sampler recorded; stores the diagnosis; prints one line for slurmd's log.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/diagnose/engine.hpp"
+#include "common/diagnose/history_store.hpp"
+#include "common/faultguard/log_tail.hpp"
+#include "common/faultguard/output_path.hpp"
+#include "common/faultguard/spool_records.hpp"
+#include "common/faultguard/task_exit_log.hpp"
+#include "common/slurm/jobs.hpp"
+#include "common/store/spool.hpp"
+#include "common/util/parse.hpp"
+
+namespace {
+
+using namespace acme;
+
+struct Options {
+    long long job = 0;
+    std::string node, spool, rules, labels, exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
+    long long uid = -1, gid = -1, restart = 0, log_bytes = 256 * 1024;
+    double read_timeout = 5;
+};
+
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string slurp_and_remove(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    unlink(path.c_str());
+    return ss.str();
+}
+
+int run(const Options& o) {
+    auto db = store::open_spool(store::spool_path(o.spool, o.node));
+
+    // 1. The task exits slurmstepd wrote for this job on this node.
+    const auto exits = faultguard::parse_task_exits(slurp_and_remove(faultguard::task_exit_path(o.spool, o.node, o.job)));
+    faultguard::record_task_exits(db, o.job, o.node, exits);
+
+    // 2. How the job ended, as slurmctld says (the record still exists while the job completes).
+    const auto record = slurm::load_job(static_cast<unsigned>(o.job));
+    diagnose::JobEnd end;
+    end.job_exit = diagnose::parse_exit_code2(o.exit_code2);
+    end.task_wait_statuses = faultguard::task_wait_statuses(db, o.job);
+    end.gpu_events = faultguard::job_gpu_events(db, o.job);
+    if (const auto ids = util::parse_id_list(o.gpus)) end.job_gpus = *ids;
+    if (record) {
+        end.time_limit = record->timeout;
+        end.cancelled = record->cancelled;
+        end.node_failure = record->node_fail;
+        end.oom_kill = record->oom;
+        if (!end.job_exit && record->exit_code) end.job_exit = diagnose::from_wait_status(static_cast<int>(record->exit_code));
+    }
+    bool failed = end.time_limit || end.cancelled || end.node_failure || end.oom_kill ||
+                  (end.job_exit && !end.job_exit->success());
+    for (int status : end.task_wait_statuses) failed = failed || status != 0;
+    if (!failed) {
+        fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
+        return 0;
+    }
+
+    // 3. The log, read as the job's user, where the batch script ran (or, when slurmctld could
+    //    not be asked, on the first node of the job).
+    std::string batch_host = record ? record->batch_host : std::string();
+    if (batch_host.empty()) {
+        const auto hosts = slurm::expand_hostlist(o.nodelist);
+        if (!hosts.empty()) batch_host = hosts.front();
+    }
+    std::string log;
+    std::vector<std::string> notes;
+    if (batch_host == o.node && o.uid >= 0 && o.gid >= 0) {
+        std::vector<std::string> paths;
+        if (record && !record->std_out.empty()) {
+            paths = {record->std_out, record->std_err};
+        } else {
+            faultguard::JobNames names;
+            names.job_id = static_cast<std::uint32_t>(o.job);
+            names.user = o.user;
+            names.first_node = batch_host;
+            names.work_dir = o.work_dir;
+            if (record) {
+                names.name = record->name;
+                names.array_job_id = record->array_job_id;
+                names.array_task_id = record->array_task_id;
+            }
+            paths = {faultguard::expand_output_pattern(o.stdout_pattern, names),
+                     faultguard::expand_output_pattern(o.stderr_pattern.empty() ? o.stdout_pattern : o.stderr_pattern,
+                                                       names)};
+        }
+        auto tail = faultguard::read_tails_as_user(paths, static_cast<uid_t>(o.uid), static_cast<gid_t>(o.gid),
+                                                   o.log_bytes, o.read_timeout);
+        log = std::move(tail.text);
+        notes = std::move(tail.notes);
+        if (!log.empty()) faultguard::record_log_tail(db, o.job, o.restart, o.node, paths, log);
+    }
+    end.log = log;
+
+    // 4. Diagnose and store.
+    std::string error;
+    auto engine = diagnose::load_engine_noexcept(o.rules, error);
+    // A store that does not exist yet means no history; one that cannot be read is named.
+    std::string history_error;
+    const auto history = diagnose::load_history_noexcept(o.labels, history_error);
+    diagnose::Diagnosis d;
+    if (engine) {
+        d = diagnose::diagnose_noexcept(*engine, end, history ? &*history : nullptr);
+    } else {
+        d.evidence.push_back({0, "faultguard", error});
+    }
+    for (const auto& note : notes) d.evidence.push_back({0, "faultguard", "log not read: " + note});
+    if (!history_error.empty()) d.evidence.push_back({0, "faultguard", "history not used: " + history_error});
+    faultguard::record_diagnosis(db, o.job, o.restart, o.node, wall_now(), d);
+    fmt::print("job {} on {}: {}/{} ({:.2f}) action={}{}{}\n", o.job, o.node, diagnose::to_string(d.category), d.reason,
+               d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
+               d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by faultguard.so)"};
+    app.add_option("--job", o.job)->required()->check(CLI::PositiveNumber);
+    app.add_option("--node", o.node)->required();
+    app.add_option("--spool", o.spool)->required();
+    app.add_option("--rules", o.rules)->required();
+    app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
+    app.add_option("--uid", o.uid);
+    app.add_option("--gid", o.gid);
+    app.add_option("--restart", o.restart);
+    app.add_option("--exit-code2", o.exit_code2, "SLURM_JOB_EXIT_CODE2");
+    app.add_option("--gpus", o.gpus, "SLURM_JOB_GPUS");
+    app.add_option("--nodelist", o.nodelist, "SLURM_NODELIST");
+    app.add_option("--work-dir", o.work_dir, "SLURM_JOB_WORK_DIR");
+    app.add_option("--stdout-pattern", o.stdout_pattern, "SLURM_JOB_STDOUT");
+    app.add_option("--stderr-pattern", o.stderr_pattern, "SLURM_JOB_STDERR");
+    app.add_option("--user", o.user, "SLURM_JOB_USER");
+    app.add_option("--log-bytes", o.log_bytes)->check(CLI::Range(1024LL, 64LL * 1024 * 1024));
+    app.add_option("--read-timeout", o.read_timeout)->check(CLI::Range(0.1, 600.0));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    if (o.node.find('/') != std::string::npos) {
+        fmt::print(stderr, "acme-faultguard-epilog: --node {}: not a node name\n", util::printable(o.node));
+        return 2;
+    }
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        fmt::print("job {} on {}: faultguard failed: {}\n", o.job, o.node, e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Jobs that exit 3, die of SIGKILL, print a Python ValueError, or lose a GPU (XID 79) each get
+# their task exit in the spool, the right stored diagnosis, and the same answer from
+# `faultdiag --job`.
+. "$(dirname "$0")/lib.sh"
+
+use_scenario <<'TOML'
+[[gpu]]
+minor = 0
+util = 80
+[[gpu]]
+minor = 1
+util = 80
+[[gpu]]
+minor = 2
+util = 80
+[[gpu]]
+minor = 3
+util = 80
+[[xid]]
+at = 1.0
+minor = 0
+code = 79
+[[xid]]
+at = 1.0
+minor = 1
+code = 79
+[[xid]]
+at = 1.0
+minor = 2
+code = 79
+[[xid]]
+at = 1.0
+minor = 3
+code = 79
+TOML
+
+d=$ACME_TEST_TMP
+exit3=$(submit -o "$d/exit3.out" --wrap 'echo starting; exit 3')
+killed=$(submit -o "$d/killed.out" --wrap 'echo starting; kill -9 $$')
+value=$(submit -o "$d/value.out" --wrap 'python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$d/xid.out" --wrap \
+  'sleep 3; echo "RuntimeError: NCCL communicator was aborted on rank 0" >&2; exit 1')
+
+assert_eq FAILED "$(wait_job "$exit3")" "exit-3 job"
+assert_eq FAILED "$(wait_job "$killed")" "SIGKILL job"
+assert_eq FAILED "$(wait_job "$value")" "ValueError job"
+assert_eq FAILED "$(wait_job "$xid" 90)" "XID job"
+
+check() { # job expected-diagnosis expected-task-exit what
+  local node
+  node=$(job_nodes "$1" | head -n 1)
+  assert_eq "$3" "$(spool_query "$node" "SELECT exit_code || ':' || IFNULL(signal, 0) FROM task_exits WHERE job_id = $1 AND step_id = 4294967291")" "$4: batch task exit"
+  assert_eq "$2" "$(stored_diagnosis "$node" "$1")" "$4: stored diagnosis"
+  local reason=${2#*|}
+  reason=${reason%|*}
+  local answer
+  answer=$(faultdiag --job "$1" --json) || fail "$4: faultdiag --job $1 failed: $answer"
+  assert_contains "$answer" "\"reason\":\"$reason\"" "$4: faultdiag --job"
+}
+
+check "$exit3" "unknown|unknown|none" "3:0" "exit 3"
+check "$value" "framework|value_error|fix_code" "1:0" "ValueError"
+check "$xid" "infrastructure|gpu_lost|drain" "1:0" "XID 79"
+node=$(job_nodes "$killed")
+assert_eq "9" "$(spool_query "$node" "SELECT signal FROM task_exits WHERE job_id = $killed AND step_id = 4294967291")" "SIGKILL: batch task signal"
+assert_contains "$(spool_query "$node" "SELECT evidence FROM diagnoses WHERE job_id = $killed")" "signal 9" "SIGKILL: evidence"
+assert_contains "$(spool_query "$(job_nodes "$xid")" "SELECT evidence FROM diagnoses WHERE job_id = $xid")" "79" "XID: evidence"
+# A job that succeeds gets no diagnosis.
+ok=$(submit -o /dev/null --wrap true)
+assert_eq COMPLETED "$(wait_job "$ok")" "successful job"
+assert_eq "" "$(stored_diagnosis "$(job_nodes "$ok")" "$ok")" "diagnosis of a successful job"

@@ -1,0 +1,39 @@
+// libFuzzer: faultguard's parsers: plugstack arguments, --output filename patterns and the
+// task-exit hand-off lines slurmstepd writes (which a torn write or a full disk can mangle).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/faultguard/faultguard_config.hpp"
+#include "common/faultguard/output_path.hpp"
+#include "common/faultguard/task_exit_log.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    std::vector<std::string_view> words;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i == text.size() || text[i] == ' ') {
+            if (i > start) words.push_back(text.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    const auto config = acme::faultguard::parse_plugstack_args(words, "/etc/rules.d", "/libexec/helper");
+    for (const auto& e : config.errors)
+        if (e.find('\n') != std::string::npos) __builtin_trap();
+
+    acme::faultguard::JobNames names{42, 0, 0, "train", "alice", "n1", "/home/alice"};
+    const auto path = acme::faultguard::expand_output_pattern(text, names);
+    if (path.empty()) __builtin_trap();
+
+    for (const auto& e : acme::faultguard::parse_task_exits(text)) {
+        // Whatever parses must format back to a line that parses to the same record.
+        const auto again = acme::faultguard::parse_task_exits(acme::faultguard::format_task_exit(e));
+        if (again.size() != 1 || again[0].step_id != e.step_id || again[0].task_id != e.task_id ||
+            again[0].wait_status != e.wait_status)
+            __builtin_trap();
+    }
+    return 0;
+}

@@ -1,0 +1,83 @@
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/faultguard/faultguard_config.hpp"
+#include "common/faultguard/log_tail.hpp"
+#include "common/faultguard/output_path.hpp"
+#include "common/faultguard/task_exit_log.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace acme::faultguard;
+
+TEST_CASE("output patterns expand like sbatch's, relative to the working directory") {
+    JobNames job{1234, 0, 0, "train", "alice", "gpu07", "/home/alice/run"};
+    CHECK(expand_output_pattern("", job) == "/home/alice/run/slurm-1234.out");
+    CHECK(expand_output_pattern("/scratch/%u/%x-%j.log", job) == "/scratch/alice/train-1234.log");
+    CHECK(expand_output_pattern("logs/%N.%8j.out", job) == "/home/alice/run/logs/gpu07.00001234.out");
+    CHECK(expand_output_pattern("100%%-%j", job) == "/home/alice/run/100%-1234");
+    CHECK(expand_output_pattern("/x/%J", job) == "/x/1234.batch");
+    CHECK(expand_output_pattern("/x/%q-%", job) == "/x/%q-%");
+    JobNames array{1240, 1234, 6, "sweep", "bob", "n1", "/w"};
+    CHECK(expand_output_pattern("", array) == "/w/slurm-1234_6.out");
+    CHECK(expand_output_pattern("/o/%A.%3a", array) == "/o/1234.006");
+}
+
+TEST_CASE("task exit hand-off lines round-trip; torn and garbage lines are skipped") {
+    const TaskExit a{4294967291LL, 0, 768, 100.5};
+    const TaskExit b{0, 3, 9, 101.25};
+    const std::string text = format_task_exit(a) + "garbage line\n" + format_task_exit(b) + "1 2 3";
+    const auto parsed = parse_task_exits(text);
+    REQUIRE(parsed.size() == 2);
+    CHECK(parsed[0] == a);
+    CHECK(parsed[1] == b);
+    CHECK(parse_task_exits("1 2 999999 1.0\n").empty());
+    CHECK(task_exit_path("/var/spool/acme", "n1", 7) == "/var/spool/acme/run/n1.7.task_exits");
+}
+
+TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for the rest") {
+    const auto ok = parse_plugstack_args({"spool=/s", "rules=/r", "labels=/l.db", "helper=/h", "timeout=5", "log_bytes=4096"},
+                                         "/default/rules", "/default/helper");
+    CHECK(ok.errors.empty());
+    CHECK(ok.config.spool == "/s");
+    CHECK(ok.config.rules == "/r");
+    CHECK(ok.config.labels == "/l.db");
+    CHECK(ok.config.helper == "/h");
+    CHECK(ok.config.timeout == 5);
+    CHECK(ok.config.log_bytes == 4096);
+    const auto bad = parse_plugstack_args({"rules=relative", "timeout=0", "log_bytes=12", "colour=red"}, "/d/r", "/d/h");
+    CHECK(bad.errors.size() == 4);
+    CHECK(bad.config.rules == "/d/r");
+    CHECK(bad.config.timeout == 20);
+}
+
+TEST_CASE("log tails: the end of the file, the cut first line dropped, stdout and stderr once each") {
+    acme::test::TempDir dir;
+    std::string big;
+    for (int i = 0; i < 1000; ++i) big += "line " + std::to_string(i) + "\n";
+    std::ofstream(dir.file("out")) << big;
+    const auto r = read_tails_as_user({dir.file("out"), dir.file("out")}, getuid(), getgid(), 1024, 5);
+    CHECK(r.notes.empty());
+    CHECK(r.text.size() <= 1024);
+    CHECK(r.text.find("line 999\n") != std::string::npos);
+    CHECK(r.text.rfind("line ", 0) == 0);  // starts at a whole line
+    CHECK(r.text.find("line 999\n") == r.text.rfind("line 999\n"));
+}
+
+TEST_CASE("log tails are read with the job user's rights: a root-only file gives nothing") {
+    if (geteuid() != 0) return;  // needs root to switch users
+    acme::test::TempDir dir;
+    std::ofstream(dir.file("secret")) << "secret\n";
+    chmod(dir.file("secret").c_str(), 0600);
+    chmod(dir.path().c_str(), 0755);
+    REQUIRE(symlink(dir.file("secret").c_str(), dir.file("out.log").c_str()) == 0);
+    mkfifo(dir.file("fifo").c_str(), 0666);
+    const auto r = read_tails_as_user({dir.file("out.log"), dir.file("fifo")}, 65534, 65534, 4096, 5);
+    CHECK(r.text.empty());
+    REQUIRE(r.notes.size() == 2);
+    CHECK(r.notes[0].find("Permission denied") != std::string::npos);
+    CHECK(r.notes[1].find("not a regular file") != std::string::npos);
+}
