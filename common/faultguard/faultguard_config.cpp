@@ -44,6 +44,13 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
                                                     util::printable(value)));
             else
                 c.timeout = *v;
+        } else if (key == "admin_comment") {
+            const auto v = util::parse_bool(value);
+            if (!v)
+                result.errors.push_back(fmt::format("faultguard: plugstack argument admin_comment={}: want yes or no",
+                                                    util::printable(value)));
+            else
+                c.admin_comment = *v;
         } else if (key == "log_bytes") {
             const auto v = util::parse_int(value);
             if (!v || *v < 1024 || *v > 64LL * 1024 * 1024)
@@ -53,7 +60,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
                 c.log_bytes = *v;
         } else {
             result.errors.push_back(fmt::format(
-                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes)",
+                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment)",
                 util::printable(key)));
         }
     }

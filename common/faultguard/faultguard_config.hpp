@@ -15,6 +15,7 @@ struct Config {
     std::string helper;         // path of acme-faultguard-epilog
     double timeout = 20.0;      // seconds the epilog waits for the helper
     long long log_bytes = 256 * 1024;  // how much of the end of stdout/stderr is read
+    bool admin_comment = false; // also put the job's GPU summary into its AdminComment
 };
 
 struct ConfigResult {

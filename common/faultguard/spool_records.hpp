@@ -11,6 +11,20 @@
 
 namespace acme::faultguard {
 
+// One job's record on this node: what slurmctld said at job end, plus what the epilog knows.
+struct JobRow {
+    long long job_id = 0, uid = -1, gid = -1;
+    std::string node, gpus;  // this node's name and SLURM_JOB_GPUS
+    std::string user, account, partition, name, job_type, job_type_source, nodelist, batch_host, state;
+    long long num_nodes = 0, gpus_total = 0, restarts = 0;
+    double submit_time = 0, start_time = 0, end_time = 0;
+    std::string exit_code, derived_exit_code;  // "EXIT:SIGNAL"
+};
+// Upserts the row, keeping what the sampler wrote (start/end of sampling, interval, errors).
+void record_job(store::Database& db, const JobRow& row);
+// "EXIT:SIGNAL" from a raw wait status, as sacct prints ExitCode.
+std::string exit_code_text(int wait_status);
+
 void record_task_exits(store::Database& db, long long job_id, const std::string& node, const std::vector<TaskExit>& exits);
 std::vector<int> task_wait_statuses(store::Database& db, long long job_id);
 std::vector<diagnose::GpuEvent> job_gpu_events(store::Database& db, long long job_id);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstdint>
 #include <mutex>
+#include <iterator>
+#include <string_view>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -16,7 +18,39 @@ void init_once() {
     std::call_once(once, [] { slurm_init(nullptr); });
 }
 
+// "cpu=8,mem=8000M,node=2,billing=8,gres/gpu=4" -> 4
+std::uint32_t gpus_in_tres(const char* tres) {
+    if (!tres) return 0;
+    const std::string_view text(tres);
+    constexpr std::string_view key = "gres/gpu=";
+    for (auto pos = text.find(key); pos != std::string_view::npos; pos = text.find(key, pos + 1)) {
+        if (pos != 0 && text[pos - 1] != ',') continue;
+        std::uint32_t n = 0;
+        for (auto i = pos + key.size(); i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) n = n * 10 + (text[i] - '0');
+        return n;
+    }
+    return 0;
+}
+
+// As sacct prints them.
+const char* state_name(std::uint32_t state) {
+    static constexpr const char* names[] = {"PENDING",   "RUNNING",   "SUSPENDED", "COMPLETED",
+                                            "CANCELLED", "FAILED",    "TIMEOUT",   "NODE_FAIL",
+                                            "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
+    return state < std::size(names) ? names[state] : "UNKNOWN";
+}
+
 }  // namespace
+
+std::string set_admin_comment(unsigned job_id, const std::string& comment) {
+    init_once();
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    desc.job_id = job_id;
+    desc.admin_comment = const_cast<char*>(comment.c_str());
+    if (slurm_update_job(&desc) != SLURM_SUCCESS) return slurm_strerror(slurm_get_errno());
+    return {};
+}
 
 std::optional<bool> job_is_active(unsigned job_id) {
     init_once();
@@ -71,6 +105,13 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         r.preempted = r.state == JOB_PREEMPTED;
         r.restart_count = j.restart_cnt;
         r.exit_code = j.exit_code;
+        r.derived_ec = j.derived_ec;
+        r.num_nodes = j.num_nodes;
+        r.gpus_total = gpus_in_tres(j.tres_alloc_str);
+        r.submit_time = static_cast<double>(j.submit_time);
+        r.start_time = static_cast<double>(j.start_time);
+        r.end_time = static_cast<double>(j.end_time);
+        r.state_name = state_name(j.job_state & JOB_STATE_BASE);
         out = std::move(r);
     }
     slurm_free_job_info_msg(msg);

@@ -23,10 +23,19 @@ struct JobRecord {
     bool timeout = false, cancelled = false, node_fail = false, oom = false, preempted = false;
     std::uint32_t restart_count = 0;
     std::uint32_t exit_code = 0;    // raw wait status
+    std::uint32_t derived_ec = 0;   // highest step exit, raw wait status
+    std::uint32_t num_nodes = 0;
+    std::uint32_t gpus_total = 0;   // gres/gpu in the job's allocated TRES
+    double submit_time = 0, start_time = 0, end_time = 0;
+    std::string state_name;         // "COMPLETED", "FAILED", ... (job_state_string)
 };
 
 // nullopt when slurmctld cannot be asked or does not know the job.
 std::optional<JobRecord> load_job(unsigned job_id);
+
+// Sets the job's AdminComment (what `sacct -o AdminComment` shows where slurmdbd runs).
+// Needs SlurmUser/root. Returns an empty string on success, else the error.
+std::string set_admin_comment(unsigned job_id, const std::string& comment);
 
 // "n[1-3],gpu07" -> {"n1", "n2", "n3", "gpu07"}, through Slurm's own hostlist parser.
 std::vector<std::string> expand_hostlist(const std::string& hostlist);

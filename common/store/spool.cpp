@@ -128,10 +128,34 @@ CREATE TABLE log_tails (
 ALTER TABLE diagnoses ADD COLUMN rule TEXT;
 )sql";
 
+// Job records: what Slurm knew of each job, kept on the node so reports work without slurmdbd.
+// Written by faultguard's epilog for every job (one row per job and node, like the rest).
+constexpr std::string_view kSpoolV4 = R"sql(
+ALTER TABLE jobs ADD COLUMN user TEXT;
+ALTER TABLE jobs ADD COLUMN account TEXT;
+ALTER TABLE jobs ADD COLUMN partition TEXT;
+ALTER TABLE jobs ADD COLUMN name TEXT;
+ALTER TABLE jobs ADD COLUMN job_type TEXT;          -- pretrain | sft | eval | debug | mllm | other
+ALTER TABLE jobs ADD COLUMN job_type_source TEXT;   -- tag | comment | evalsched | name | default
+ALTER TABLE jobs ADD COLUMN nodelist TEXT;
+ALTER TABLE jobs ADD COLUMN num_nodes INTEGER;
+ALTER TABLE jobs ADD COLUMN gpus_total INTEGER;     -- GPUs of the whole job (its TRES)
+ALTER TABLE jobs ADD COLUMN submit_time REAL;
+ALTER TABLE jobs ADD COLUMN start_time REAL;
+ALTER TABLE jobs ADD COLUMN end_time REAL;
+ALTER TABLE jobs ADD COLUMN state TEXT;             -- COMPLETED, FAILED, TIMEOUT, ... as sacct says it
+ALTER TABLE jobs ADD COLUMN exit_code TEXT;         -- "EXIT:SIGNAL", as sacct's ExitCode
+ALTER TABLE jobs ADD COLUMN derived_exit_code TEXT;
+ALTER TABLE jobs ADD COLUMN restarts INTEGER;
+ALTER TABLE jobs ADD COLUMN batch_host TEXT;
+CREATE INDEX jobs_by_end ON jobs (end_time);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
     Migration{3, "faultguard: log tails, deciding rule", kSpoolV3},
+    Migration{4, "job records: user, account, partition, name, type, times, state, exit codes", kSpoolV4},
 };
 
 }  // namespace

@@ -16,6 +16,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "common/acct/job_type.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
 #include "common/faultguard/log_tail.hpp"
@@ -32,6 +35,8 @@ using namespace acme;
 
 struct Options {
     long long job = 0;
+    std::string job_type_tag;
+    bool admin_comment = false;
     std::string node, spool, rules, labels, exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
     long long uid = -1, gid = -1, restart = 0, log_bytes = 256 * 1024;
     double read_timeout = 5;
@@ -47,6 +52,61 @@ std::string slurp_and_remove(const std::string& path) {
     ss << in.rdbuf();
     unlink(path.c_str());
     return ss.str();
+}
+
+void record_job_row(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record) {
+    faultguard::JobRow row;
+    row.job_id = o.job;
+    row.uid = o.uid;
+    row.gid = o.gid;
+    row.node = o.node;
+    row.gpus = o.gpus;
+    row.user = o.user;
+    row.nodelist = o.nodelist;
+    row.restarts = o.restart;
+    row.exit_code = o.exit_code2;
+    std::string comment, name;
+    if (record) {
+        row.account = record->account;
+        row.partition = record->partition;
+        row.name = name = record->name;
+        comment = record->comment;
+        row.num_nodes = record->num_nodes;
+        row.gpus_total = record->gpus_total;
+        row.submit_time = record->submit_time;
+        row.start_time = record->start_time;
+        row.end_time = record->end_time > 0 ? record->end_time : wall_now();
+        row.state = record->state_name;
+        row.batch_host = record->batch_host;
+        if (row.user.empty()) row.user = record->user;
+        if (!record->nodes.empty()) row.nodelist = record->nodes;
+        row.exit_code = faultguard::exit_code_text(static_cast<int>(record->exit_code));
+        row.derived_exit_code = faultguard::exit_code_text(static_cast<int>(record->derived_ec));
+    } else {
+        row.end_time = wall_now();
+    }
+    const auto type = acct::classify_job_type({o.job_type_tag, comment, name});
+    row.job_type = std::string(type.type);
+    row.job_type_source = std::string(type.source);
+    faultguard::record_job(db, row);
+}
+
+// Compact JSON of this node's GPU summary for `sacct -o AdminComment`.
+void set_admin_comment(store::Database& db, const Options& o) {
+    auto q = db.prepare(
+        "SELECT COUNT(*), ROUND(AVG(util_avg), 1), MAX(util_max), MAX(mem_max), SUM(energy_mj), SUM(xids), "
+        "GROUP_CONCAT(DISTINCT verdict) FROM gpu_summaries WHERE job_id = ?");
+    q.bind(1, o.job);
+    if (!q.step() || q.column_int(0) == 0) return;
+    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", q.column_int(0)}};
+    if (!q.is_null(1)) j["util_avg"] = q.column_double(1);
+    if (!q.is_null(2)) j["util_max"] = q.column_double(2);
+    if (!q.is_null(3)) j["mem_max"] = q.column_int(3);
+    if (!q.is_null(4)) j["energy_mj"] = q.column_int(4);
+    j["xids"] = q.column_int(5);
+    j["verdict"] = q.column_text(6);
+    if (const auto err = slurm::set_admin_comment(static_cast<unsigned>(o.job), j.dump()); !err.empty())
+        fmt::print(stderr, "job {}: AdminComment not set: {}\n", o.job, err);
 }
 
 int run(const Options& o) {
@@ -70,6 +130,9 @@ int run(const Options& o) {
         end.oom_kill = record->oom;
         if (!end.job_exit && record->exit_code) end.job_exit = diagnose::from_wait_status(static_cast<int>(record->exit_code));
     }
+    record_job_row(db, o, record);
+    if (o.admin_comment && record && record->batch_host == o.node) set_admin_comment(db, o);
+
     bool failed = end.time_limit || end.cancelled || end.node_failure || end.oom_kill ||
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
@@ -145,6 +208,8 @@ int main(int argc, char** argv) {
     app.add_option("--spool", o.spool)->required();
     app.add_option("--rules", o.rules)->required();
     app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
+    app.add_option("--job-type", o.job_type_tag, "the job's --llm-job-type");
+    app.add_flag("--admin-comment", o.admin_comment, "put the GPU summary into the job's AdminComment");
     app.add_option("--uid", o.uid);
     app.add_option("--gid", o.gid);
     app.add_option("--restart", o.restart);

@@ -16,8 +16,10 @@
 
 #include <fmt/format.h>
 
+#include "common/acct/job_type.hpp"
 #include "common/faultguard/faultguard_config.hpp"
 #include "common/faultguard/task_exit_log.hpp"
+#include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/spank_abi.hpp"
 
@@ -45,10 +47,36 @@ constexpr const char* kPlugin = "faultguard";
 #define ACME_RULESDIR "/usr/local/etc/slurm/acme/rules.d"
 #endif
 
+int on_job_type(int, const char* optarg, int remote);
+
+// spank_option's members are char*: storage that outlives the registration.
+char opt_name[] = "llm-job-type";
+char opt_arginfo[] = "TYPE";
+char opt_usage[] =
+    "[faultguard] what this job is, for reports: pretrain, sft, eval, debug, mllm or other (default: from the "
+    "job comment's llm-job-type=TYPE, else guessed from the job name)";
+struct spank_option g_job_type = {opt_name, opt_arginfo, opt_usage, 1, 0, on_job_type};
+
+int on_job_type(int, const char* optarg, int remote) {
+    return guarded(kPlugin, "--llm-job-type", remote ? 0 : -1, [&] {
+        if (remote || acme::acct::parse_job_type(optarg ? optarg : "")) return 0;
+        slurm_error("faultguard: --llm-job-type=%s: want one of pretrain, sft, eval, debug, mllm, other",
+                    acme::util::printable(optarg ? optarg : "", 40).c_str());
+        return -1;
+    });
+}
+
 ConfigResult load_config(int ac, char** av) {
     std::vector<std::string_view> args;
     for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
     return parse_plugstack_args(args, ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH);
+}
+
+// The --llm-job-type value in job_script context (only spank_option_getopt sees it there).
+std::string job_type_option(spank_t sp) {
+    char* optarg = nullptr;
+    if (spank_option_getopt(sp, &g_job_type, &optarg) != ESPANK_SUCCESS || !optarg) return {};
+    return acme::acct::parse_job_type(optarg) ? std::string(optarg) : std::string();
 }
 
 std::string getenv_str(const char* name) {
@@ -117,7 +145,9 @@ int job_epilog(spank_t sp, int ac, char** av) {
         "--user", getenv_str("SLURM_JOB_USER"),
         "--log-bytes", std::to_string(config.log_bytes),
         "--read-timeout", fmt::format("{}", config.timeout / 4),
+        "--job-type", job_type_option(sp),
     };
+    if (config.admin_comment) argv.push_back("--admin-comment");
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
@@ -136,6 +166,16 @@ int job_epilog(spank_t sp, int ac, char** av) {
 }  // namespace
 
 extern "C" {
+
+ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
+    return guarded(kPlugin, "init", 0, [&] {
+        const spank_context_t ctx = spank_context();
+        if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
+        if (spank_option_register(sp, &g_job_type) != ESPANK_SUCCESS)
+            slurm_error("%s: cannot register --llm-job-type in %s context", kPlugin, acme::spank::context_name(ctx));
+        return 0;
+    });
+}
 
 ACME_SPANK_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char** av) noexcept {
     return guarded(kPlugin, "task_exit", 0, [&] { return spank_remote(sp) ? task_exit(sp, ac, av) : 0; });

@@ -1,0 +1,73 @@
+// libslurm wrapper for evalschedd: the cluster view its planner needs (free GPUs per node, the
+// backfill plan of pending jobs), batch submission on a user's behalf, cancellation, and the
+// job list it reconciles against after a restart. Never parses command output.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace acme::slurm {
+
+// One slurmctld error, as one line ("slurm_submit_batch_job: Requested node configuration is
+// not available").
+struct SlurmError {
+    std::string message;
+};
+
+struct NodeGpus {
+    std::string name;
+    int total_gpus = 0;
+    int used_gpus = 0;
+    // False when drained, draining, down, failing, in maintenance, reserved, not responding or
+    // future: the planner must not place work there.
+    bool usable = true;
+    std::string state;  // e.g. "IDLE", "MIXED+DRAIN", for logs
+};
+
+// Count of GPUs in a gres string as slurmctld prints it: "gpu:4", "gpu:a100:4(S:0-1)",
+// "gpu:2(IDX:0-1),nic:1". 0 when there is no gpu entry.
+int gres_gpu_count(const std::string& gres);
+
+// slurm_load_node(SHOW_DETAIL): every node with gres and gres_used. nullopt: slurmctld
+// cannot be asked (error names why).
+std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error);
+
+struct JobView {
+    std::uint32_t job_id = 0;
+    std::string name, comment, nodes, sched_nodes;
+    std::uint32_t user_id = 0;
+    std::uint32_t state = 0;         // job_state & JOB_STATE_BASE
+    std::uint32_t exit_code = 0;     // raw wait status
+    std::time_t start_time = 0;      // actual, or the backfill plan's expected start when pending
+    std::time_t end_time = 0;
+    bool pending() const;
+    bool active() const;             // pending, running, suspended or completing
+    bool succeeded() const;          // COMPLETED with exit status 0
+};
+
+// slurm_load_jobs(SHOW_ALL): every job slurmctld still remembers (MinJobAge after it ended).
+std::optional<std::vector<JobView>> load_jobs(std::string& error);
+
+struct BatchJob {
+    std::string name, comment;
+    std::string script;                    // "#!/bin/bash\n..."
+    std::vector<std::string> environment;  // "KEY=value"
+    std::uint32_t user_id = 0, group_id = 0;
+    std::uint32_t time_limit_min = 0;      // 0: the partition's default
+    int gpus_per_node = 0;                 // 0: CPU-only
+    std::string required_node, excluded_nodes, partition, dependency;
+    std::string work_dir, std_out;
+};
+
+// slurm_submit_batch_job. Returns the job id, or sets error.
+std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& error);
+
+// slurm_kill_job(SIGKILL): true when it is gone or was never known.
+bool cancel_job(std::uint32_t job_id, std::string& error);
+
+std::string job_state_name(std::uint32_t state);
+
+}  // namespace acme::slurm
