@@ -38,7 +38,8 @@ std::vector<TaskExit> parse_task_exits(std::string_view text) {
         const auto task = util::parse_int(fields[1]);
         const auto status = util::parse_int(fields[2]);
         const auto ts = util::parse_double(fields[3]);
-        if (!step || !task || !status || !ts || *status < 0 || *status > 0xffff) continue;
+        // Unix seconds before year 33658: anything else is a mangled line, not a time.
+        if (!step || !task || !status || !ts || *status < 0 || *status > 0xffff || *ts < 0 || *ts > 1e12) continue;
         out.push_back({*step, *task, static_cast<int>(*status), *ts});
     }
     return out;
