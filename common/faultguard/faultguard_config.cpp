@@ -6,13 +6,31 @@
 
 namespace acme::faultguard {
 
-ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std::string_view default_rules,
-                                  std::string_view default_helper, std::string_view default_labels) {
+ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, const Defaults& defaults) {
     ConfigResult result;
     auto& c = result.config;
-    c.rules = std::string(default_rules);
-    c.helper = std::string(default_helper);
-    c.labels = std::string(default_labels);
+    c.rules = std::string(defaults.rules);
+    c.helper = std::string(defaults.helper);
+    c.labels = std::string(defaults.labels);
+    c.ckpt_finder = std::string(defaults.ckpt_finder);
+    c.ckpt_rules = std::string(defaults.ckpt_rules);
+    c.gate_helper = std::string(defaults.gate_helper);
+    auto seconds = [&](const std::string& key, const std::string& value, double& out) {
+        const auto v = util::parse_double(value);
+        if (!v || *v <= 0 || *v > 600)
+            result.errors.push_back(fmt::format("faultguard: plugstack argument {}={}: want seconds in (0, 600]", key,
+                                                util::printable(value)));
+        else
+            out = *v;
+    };
+    auto boolean = [&](const std::string& key, const std::string& value, bool& out) {
+        const auto v = util::parse_bool(value);
+        if (!v)
+            result.errors.push_back(
+                fmt::format("faultguard: plugstack argument {}={}: want yes or no", key, util::printable(value)));
+        else
+            out = *v;
+    };
     auto absolute = [&](const std::string& key, const std::string& value, std::string& out) {
         if (value.empty() || value.front() != '/' || value.size() > 1024) {
             result.errors.push_back(
@@ -38,19 +56,28 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
         } else if (key == "helper") {
             absolute(key, value, c.helper);
         } else if (key == "timeout") {
-            const auto v = util::parse_double(value);
-            if (!v || *v <= 0 || *v > 600)
-                result.errors.push_back(fmt::format("faultguard: plugstack argument timeout={}: want seconds in (0, 600]",
-                                                    util::printable(value)));
-            else
-                c.timeout = *v;
+            seconds(key, value, c.timeout);
         } else if (key == "admin_comment") {
-            const auto v = util::parse_bool(value);
-            if (!v)
-                result.errors.push_back(fmt::format("faultguard: plugstack argument admin_comment={}: want yes or no",
-                                                    util::printable(value)));
+            boolean(key, value, c.admin_comment);
+        } else if (key == "ckpt_finder") {
+            absolute(key, value, c.ckpt_finder);
+        } else if (key == "ckpt_rules") {
+            absolute(key, value, c.ckpt_rules);
+        } else if (key == "ckpt_timeout") {
+            seconds(key, value, c.ckpt_timeout);
+        } else if (key == "gpucheck") {
+            absolute(key, value, c.gpucheck);
+        } else if (key == "health_gate") {
+            boolean(key, value, c.health_gate);
+        } else if (key == "gate_helper") {
+            absolute(key, value, c.gate_helper);
+        } else if (key == "gate_timeout") {
+            seconds(key, value, c.gate_timeout);
+        } else if (key == "nvml") {
+            if (value.empty() || value.size() > 1024)
+                result.errors.push_back("faultguard: plugstack argument nvml=: want a library name or path");
             else
-                c.admin_comment = *v;
+                c.nvml = value;
         } else if (key == "log_bytes") {
             const auto v = util::parse_int(value);
             if (!v || *v < 1024 || *v > 64LL * 1024 * 1024)
@@ -60,7 +87,8 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
                 c.log_bytes = *v;
         } else {
             result.errors.push_back(fmt::format(
-                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment)",
+                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, ckpt_finder, "
+                "ckpt_rules, ckpt_timeout, gpucheck, health_gate, gate_helper, gate_timeout, nvml)",
                 util::printable(key)));
         }
     }

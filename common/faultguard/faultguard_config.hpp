@@ -16,6 +16,16 @@ struct Config {
     double timeout = 20.0;      // seconds the epilog waits for the helper
     long long log_bytes = 256 * 1024;  // how much of the end of stdout/stderr is read
     bool admin_comment = false; // also put the job's GPU summary into its AdminComment
+    // recovery (--auto-recover, --ckpt-dir)
+    std::string ckpt_finder;    // path of acme-ckpt-find
+    std::string ckpt_rules;     // checkpoints.toml
+    double ckpt_timeout = 10.0; // seconds slurmstepd waits for the checkpoint search
+    std::string gpucheck;       // gpucheck, to localise faults with no hardware evidence; empty: none
+    // the pre-job health gate
+    bool health_gate = false;
+    std::string gate_helper;    // path of acme-health-gate
+    std::string nvml = "libnvidia-ml.so.1";
+    double gate_timeout = 8.0;
 };
 
 struct ConfigResult {
@@ -23,7 +33,11 @@ struct ConfigResult {
     std::vector<std::string> errors;
 };
 
-ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std::string_view default_rules,
-                                  std::string_view default_helper, std::string_view default_labels = {});
+// Installed locations the defaults come from.
+struct Defaults {
+    std::string_view rules, helper, labels, ckpt_finder, ckpt_rules, gate_helper;
+};
+
+ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, const Defaults& defaults);
 
 }  // namespace acme::faultguard

@@ -6,6 +6,27 @@
 
 namespace acme::faultguard {
 
+void record_recovery(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,
+                     bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome) {
+    db.transaction([&] {
+        db.prepare("INSERT OR REPLACE INTO recoveries (job_id, restart, node, ts, drained, drain_reason, requeued, outcome) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind_all(job_id, restart, node, ts, drained ? 1 : 0,
+                      drain_reason.empty() ? std::optional<std::string>() : std::optional(drain_reason), requeued ? 1 : 0,
+                      outcome)
+            .run();
+    });
+}
+
+void record_health_check(store::Database& db, const std::string& node, double ts, long long job_id, bool passed,
+                         const std::string& detail) {
+    db.transaction([&] {
+        db.prepare("INSERT INTO health_checks (node, ts, job_id, passed, detail) VALUES (?, ?, ?, ?, ?)")
+            .bind_all(node, ts, job_id, passed ? 1 : 0, detail)
+            .run();
+    });
+}
+
 std::string exit_code_text(int wait_status) {
     const auto s = diagnose::from_wait_status(wait_status);
     return std::to_string(s.exit_code) + ":" + std::to_string(s.signal);

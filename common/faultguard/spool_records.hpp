@@ -22,6 +22,10 @@ struct JobRow {
 };
 // Upserts the row, keeping what the sampler wrote (start/end of sampling, interval, errors).
 void record_job(store::Database& db, const JobRow& row);
+void record_recovery(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,
+                     bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome);
+void record_health_check(store::Database& db, const std::string& node, double ts, long long job_id, bool passed,
+                         const std::string& detail);
 // "EXIT:SIGNAL" from a raw wait status, as sacct prints ExitCode.
 std::string exit_code_text(int wait_status);
 

@@ -18,18 +18,32 @@ void init_once() {
     std::call_once(once, [] { slurm_init(nullptr); });
 }
 
-// "cpu=8,mem=8000M,node=2,billing=8,gres/gpu=4" -> 4
-std::uint32_t gpus_in_tres(const char* tres) {
+// The GPU count in one TRES list: "cpu=8,mem=8000M,gres/gpu=4" (allocated TRES, when the
+// cluster accounts gres/gpu) or "gres:gpu:2" / "gres:gpu:h100:2" (requested per node or job).
+std::uint32_t gpus_in(const char* tres) {
     if (!tres) return 0;
     const std::string_view text(tres);
-    constexpr std::string_view key = "gres/gpu=";
-    for (auto pos = text.find(key); pos != std::string_view::npos; pos = text.find(key, pos + 1)) {
-        if (pos != 0 && text[pos - 1] != ',') continue;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find_first_of(",;", start);
+        if (end == std::string_view::npos) end = text.size();
+        const auto item = text.substr(start, end - start);
+        start = end + 1;
+        if (item.rfind("gres/gpu", 0) != 0 && item.rfind("gres:gpu", 0) != 0) continue;
+        const auto sep = item.find_last_of(":=");
         std::uint32_t n = 0;
-        for (auto i = pos + key.size(); i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) n = n * 10 + (text[i] - '0');
+        for (auto i = sep + 1; sep != std::string_view::npos && i < item.size() && item[i] >= '0' && item[i] <= '9'; ++i)
+            n = n * 10 + static_cast<std::uint32_t>(item[i] - '0');
         return n;
     }
     return 0;
+}
+
+// The job's GPUs: allocated TRES where gres/gpu is accounted, else what it asked for.
+std::uint32_t job_gpus(const job_info_t& j) {
+    if (auto n = gpus_in(j.tres_alloc_str)) return n;
+    if (auto n = gpus_in(j.tres_per_job)) return n;
+    return gpus_in(j.tres_per_node) * (j.num_nodes ? j.num_nodes : 1);
 }
 
 // As sacct prints them.
@@ -107,7 +121,7 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         r.exit_code = j.exit_code;
         r.derived_ec = j.derived_ec;
         r.num_nodes = j.num_nodes;
-        r.gpus_total = gpus_in_tres(j.tres_alloc_str);
+        r.gpus_total = job_gpus(j);
         r.submit_time = static_cast<double>(j.submit_time);
         r.start_time = static_cast<double>(j.start_time);
         r.end_time = static_cast<double>(j.end_time);

@@ -151,11 +151,36 @@ ALTER TABLE jobs ADD COLUMN batch_host TEXT;
 CREATE INDEX jobs_by_end ON jobs (end_time);
 )sql";
 
+// Recovery: what faultguard did about each failed run (drain, requeue) and why; and the
+// pre-job health gate's verdicts.
+constexpr std::string_view kSpoolV5 = R"sql(
+CREATE TABLE recoveries (
+    job_id        INTEGER NOT NULL,
+    restart       INTEGER NOT NULL,
+    node          TEXT NOT NULL,
+    ts            REAL NOT NULL,
+    drained       INTEGER NOT NULL,  -- 1 when this node was drained
+    drain_reason  TEXT,
+    requeued      INTEGER NOT NULL,  -- 1 when the job was requeued
+    outcome       TEXT NOT NULL,     -- one line: what was decided and why, and Slurm's errors
+    PRIMARY KEY (job_id, restart)
+);
+CREATE TABLE health_checks (
+    node          TEXT NOT NULL,
+    ts            REAL NOT NULL,
+    job_id        INTEGER,           -- the job whose prolog ran the gate
+    passed        INTEGER NOT NULL,
+    detail        TEXT NOT NULL
+);
+CREATE INDEX health_checks_by_ts ON health_checks (ts);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
     Migration{3, "faultguard: log tails, deciding rule", kSpoolV3},
     Migration{4, "job records: user, account, partition, name, type, times, state, exit codes", kSpoolV4},
+    Migration{5, "recovery: drains and requeues, health-gate verdicts", kSpoolV5},
 };
 
 }  // namespace

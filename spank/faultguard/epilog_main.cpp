@@ -5,6 +5,7 @@
 // job's user (on the batch host only); runs the diagnosis engine over all of it with the GPU
 // events the sampler recorded; stores the diagnosis; prints one line for slurmd's log.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,6 +26,9 @@
 #include "common/faultguard/output_path.hpp"
 #include "common/faultguard/spool_records.hpp"
 #include "common/faultguard/task_exit_log.hpp"
+#include "common/recovery/policy.hpp"
+#include "common/slurm/actions.hpp"
+#include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
 #include "common/util/parse.hpp"
@@ -36,6 +40,8 @@ using namespace acme;
 struct Options {
     long long job = 0;
     std::string job_type_tag;
+    int auto_recover = -1;  // --auto-recover's restart cap; -1: not asked
+    std::string gpucheck;   // gpucheck to localise an infrastructure failure with no hardware evidence
     bool admin_comment = false;
     std::string node, spool, rules, labels, exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
     long long uid = -1, gid = -1, restart = 0, log_bytes = 256 * 1024;
@@ -107,6 +113,51 @@ void set_admin_comment(store::Database& db, const Options& o) {
     j["verdict"] = q.column_text(6);
     if (const auto err = slurm::set_admin_comment(static_cast<unsigned>(o.job), j.dump()); !err.empty())
         fmt::print(stderr, "job {}: AdminComment not set: {}\n", o.job, err);
+}
+
+// gpucheck's verdict on this node's job GPUs: healthy, faulty, or nullopt when it cannot tell
+// (no GPU, no CUDA, not installed).
+std::optional<bool> run_gpucheck(const Options& o, std::string& detail) {
+    if (o.gpucheck.empty() || o.gpus.empty()) return std::nullopt;
+    const auto r = util::run_bounded({o.gpucheck, "--quick", "--gpus", o.gpus}, {"PATH=/usr/bin:/bin"}, "", 60);
+    detail = r.output;
+    if (!r.started || r.timed_out || !WIFEXITED(r.wait_status)) return std::nullopt;
+    if (WEXITSTATUS(r.wait_status) == 0) return true;
+    if (WEXITSTATUS(r.wait_status) == 1) return false;
+    return std::nullopt;
+}
+
+void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end, const diagnose::Diagnosis& d) {
+    recovery::Inputs in;
+    in.diagnosis = d;
+    in.gpu_events = end.gpu_events;
+    in.job_gpus = end.job_gpus;
+    in.max_restarts = o.auto_recover;
+    in.restarts = static_cast<int>(o.restart);
+    if (d.category == diagnose::Category::infrastructure) {
+        bool evidence_here = false;
+        for (const auto& e : end.gpu_events) evidence_here = evidence_here || e.kind != "ecc_sbe";
+        if (!evidence_here) in.gpucheck_healthy = run_gpucheck(o, in.gpucheck_detail);
+    }
+    const auto p = recovery::plan(in);
+    std::string outcome = p.why;
+    bool drained = false, requeued = false;
+    if (p.drain) {
+        const auto err = slurm::drain_node(o.node, p.drain_reason);
+        drained = err.empty();
+        if (!err.empty()) outcome += fmt::format("; drain failed: {}", err);
+        // A drain on hardware evidence is this node's latest health verdict: the pre-job gate
+        // looks for fatal XIDs only after it, so a node an admin resumed is not failed again
+        // for the same XID.
+        faultguard::record_health_check(db, o.node, wall_now(), o.job, false, "drained by recovery: " + p.drain_reason);
+    }
+    if (p.requeue) {
+        const auto err = slurm::requeue_job(static_cast<unsigned>(o.job));
+        requeued = err.empty();
+        if (!err.empty()) outcome += fmt::format("; requeue failed: {}", err);
+    }
+    faultguard::record_recovery(db, o.job, o.restart, o.node, wall_now(), drained, p.drain_reason, requeued, outcome);
+    fmt::print("job {} on {}: recovery: {}\n", o.job, o.node, outcome);
 }
 
 int run(const Options& o) {
@@ -195,6 +246,7 @@ int run(const Options& o) {
     fmt::print("job {} on {}: {}/{} ({:.2f}) action={}{}{}\n", o.job, o.node, diagnose::to_string(d.category), d.reason,
                d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
+    if (o.auto_recover >= 0) recover(db, o, end, d);
     return 0;
 }
 
@@ -209,6 +261,8 @@ int main(int argc, char** argv) {
     app.add_option("--rules", o.rules)->required();
     app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
     app.add_option("--job-type", o.job_type_tag, "the job's --llm-job-type");
+    app.add_option("--auto-recover", o.auto_recover, "the job's --auto-recover restart cap (-1: not asked)");
+    app.add_option("--gpucheck", o.gpucheck, "gpucheck program for localising faults");
     app.add_flag("--admin-comment", o.admin_comment, "put the GPU summary into the job's AdminComment");
     app.add_option("--uid", o.uid);
     app.add_option("--gid", o.gid);

@@ -6,6 +6,7 @@
 // Every callback catches everything and fails open: a job never fails because of faultguard.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 
 #include "common/acct/job_type.hpp"
 #include "common/faultguard/faultguard_config.hpp"
+#include "common/faultguard/recovery_options.hpp"
 #include "common/faultguard/task_exit_log.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
@@ -43,11 +45,16 @@ constexpr const char* kPlugin = "faultguard";
 #ifndef ACME_LABELS_PATH
 #define ACME_LABELS_PATH "/usr/local/var/lib/acme/labels.db"
 #endif
+#ifndef ACME_CKPT_RULES
+#define ACME_CKPT_RULES "/usr/local/etc/slurm/acme/checkpoints.toml"
+#endif
 #ifndef ACME_RULESDIR
 #define ACME_RULESDIR "/usr/local/etc/slurm/acme/rules.d"
 #endif
 
 int on_job_type(int, const char* optarg, int remote);
+int on_auto_recover(int, const char* optarg, int remote);
+int on_ckpt_dir(int, const char* optarg, int remote);
 
 // spank_option's members are char*: storage that outlives the registration.
 char opt_name[] = "llm-job-type";
@@ -56,6 +63,33 @@ char opt_usage[] =
     "[faultguard] what this job is, for reports: pretrain, sft, eval, debug, mllm or other (default: from the "
     "job comment's llm-job-type=TYPE, else guessed from the job name)";
 struct spank_option g_job_type = {opt_name, opt_arginfo, opt_usage, 1, 0, on_job_type};
+char ar_name[] = "auto-recover";
+char ar_arginfo[] = "MAX_RESTARTS";
+char ar_usage[] =
+    "[faultguard] on an infrastructure failure drain the faulty node and requeue this job, at most MAX_RESTARTS "
+    "times (default 3). Env: ACME_AUTO_RECOVER";
+struct spank_option g_auto_recover = {ar_name, ar_arginfo, ar_usage, 2, 0, on_auto_recover};
+char ck_name[] = "ckpt-dir";
+char ck_arginfo[] = "PATH";
+char ck_usage[] =
+    "[faultguard] the job's checkpoint directory: every start gets ACME_RESUME_CKPT (the newest complete checkpoint, "
+    "empty on a fresh start) and ACME_RESTART_COUNT. Env: ACME_CKPT_DIR";
+struct spank_option g_ckpt_dir = {ck_name, ck_arginfo, ck_usage, 1, 0, on_ckpt_dir};
+
+// Environment forms: made aliases of Slurm's own, so Slurm validates them through the option
+// callbacks (a bad value refuses the submission) and carries them like the flags.
+struct EnvAlias {
+    const char* ours;
+    const char* slurms;
+};
+constexpr EnvAlias kEnvAliases[] = {
+    {"ACME_AUTO_RECOVER", "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"},
+    {"ACME_CKPT_DIR", "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_ckpt_dir"},
+};
+
+// Set by the option callbacks in slurmstepd (remote), read in init_post_opt.
+std::string g_remote_ckpt_dir;
+bool g_remote_recover = false;
 
 int on_job_type(int, const char* optarg, int remote) {
     return guarded(kPlugin, "--llm-job-type", remote ? 0 : -1, [&] {
@@ -66,10 +100,84 @@ int on_job_type(int, const char* optarg, int remote) {
     });
 }
 
+int on_auto_recover(int, const char* optarg, int remote) {
+    return guarded(kPlugin, "--auto-recover", remote ? 0 : -1, [&] {
+        std::string error;
+        const auto n = parse_auto_recover(optarg ? optarg : "", error);
+        if (remote) {
+            g_remote_recover = n.has_value();
+            return 0;
+        }
+        if (!n) slurm_error("%s", error.c_str());
+        return n ? 0 : -1;
+    });
+}
+
+int on_ckpt_dir(int, const char* optarg, int remote) {
+    return guarded(kPlugin, "--ckpt-dir", remote ? 0 : -1, [&] {
+        const std::string value = optarg ? optarg : "";
+        if (remote) {
+            g_remote_ckpt_dir = value;
+            return 0;
+        }
+        // sbatch runs as the user: checking the directory here uses the user's own rights.
+        std::string error;
+        if (!check_ckpt_dir(value, error)) {
+            slurm_error("%s", error.c_str());
+            return -1;
+        }
+        return 0;
+    });
+}
+
 ConfigResult load_config(int ac, char** av) {
     std::vector<std::string_view> args;
     for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
-    return parse_plugstack_args(args, ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH);
+    return parse_plugstack_args(args, {ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH,
+                                       ACME_LIBEXECDIR "/acme-ckpt-find", ACME_CKPT_RULES,
+                                       ACME_LIBEXECDIR "/acme-health-gate"});
+}
+
+// --auto-recover's restart cap in job_script context; -1 when the job did not ask.
+int auto_recover_option(spank_t sp) {
+    char* optarg = nullptr;
+    if (spank_option_getopt(sp, &g_auto_recover, &optarg) != ESPANK_SUCCESS) return -1;
+    std::string error;
+    return parse_auto_recover(optarg ? optarg : "", error).value_or(-1);
+}
+
+// In slurmstepd, for every step of a job that asked for recovery: the restart count and the
+// newest complete checkpoint into the job's environment. The directory is read by a helper
+// that becomes the job's user first, bounded in time.
+int set_resume_env(spank_t sp, int ac, char** av) {
+    if (g_remote_ckpt_dir.empty() && !g_remote_recover) return 0;
+    uint32_t restarts = 0;
+    spank_get_item(sp, S_SLURM_RESTART_COUNT, &restarts);
+    spank_setenv(sp, "ACME_RESTART_COUNT", std::to_string(restarts).c_str(), 1);
+    if (g_remote_ckpt_dir.empty()) return 0;
+    const auto config = load_config(ac, av).config;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    uint32_t job_id = 0;
+    spank_get_item(sp, S_JOB_UID, &uid);
+    spank_get_item(sp, S_JOB_GID, &gid);
+    spank_get_item(sp, S_JOB_ID, &job_id);
+    const auto r = acme::util::run_bounded({config.ckpt_finder, "--dir", g_remote_ckpt_dir, "--rules",
+                                            config.ckpt_rules, "--uid", std::to_string(uid), "--gid",
+                                            std::to_string(gid)},
+                                           {"PATH=/usr/bin:/bin"}, "", config.ckpt_timeout);
+    std::string path;
+    if (r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0) {
+        path = r.output.substr(0, r.output.find('\t'));
+    } else {
+        const std::string why = r.timed_out ? fmt::format("took over {} s", config.ckpt_timeout) : r.output;
+        slurm_error("%s: job %u: cannot look for checkpoints in %s: %s", kPlugin, job_id, g_remote_ckpt_dir.c_str(),
+                    why.c_str());
+        // Say so in the job's environment: starting over silently would throw away days of work.
+        spank_setenv(sp, "ACME_RESUME_ERROR", why.c_str(), 1);
+    }
+    spank_setenv(sp, "ACME_RESUME_CKPT", path.c_str(), 1);
+    return 0;
 }
 
 // The --llm-job-type value in job_script context (only spank_option_getopt sees it there).
@@ -114,6 +222,35 @@ int task_exit(spank_t sp, int ac, char** av) {
     return 0;
 }
 
+// The pre-job health gate: bounded, and a gate that cannot run lets the job through.
+int job_prolog(spank_t sp, int ac, char** av) {
+    const auto config = load_config(ac, av).config;
+    const std::string gpus = getenv_str("SLURM_JOB_GPUS");
+    if (!config.health_gate || gpus.empty()) return 0;
+    uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    const std::string node = getenv_str("SLURMD_NODENAME");
+    if (!plain_node_name(node)) return 0;
+    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
+    if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
+    mkdir(config.spool.c_str(), 0755);
+    const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
+                                            gpus, "--spool", config.spool, "--nvml", config.nvml},
+                                           env, fmt::format("{}/{}.faultguard.log", config.spool, node),
+                                           config.gate_timeout);
+    if (!r.started)
+        slurm_error("%s: job %u: cannot run the health gate %s: %s", kPlugin, job_id, config.gate_helper.c_str(),
+                    r.output.c_str());
+    else if (r.timed_out)
+        slurm_error("%s: job %u: the health gate took over %g s and was stopped; letting the job run", kPlugin, job_id,
+                    config.gate_timeout);
+    else if (WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 1)
+        slurm_error("%s: %s", kPlugin, r.output.c_str());
+    else
+        slurm_info("%s: %s", kPlugin, r.output.c_str());
+    return 0;
+}
+
 int job_epilog(spank_t sp, int ac, char** av) {
     const auto [config, errors] = load_config(ac, av);
     for (const auto& e : errors) slurm_error("%s", e.c_str());
@@ -146,7 +283,12 @@ int job_epilog(spank_t sp, int ac, char** av) {
         "--log-bytes", std::to_string(config.log_bytes),
         "--read-timeout", fmt::format("{}", config.timeout / 4),
         "--job-type", job_type_option(sp),
+        "--auto-recover", std::to_string(auto_recover_option(sp)),
     };
+    if (!config.gpucheck.empty()) {
+        argv.push_back("--gpucheck");
+        argv.push_back(config.gpucheck);
+    }
     if (config.admin_comment) argv.push_back("--admin-comment");
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
@@ -171,10 +313,22 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
     return guarded(kPlugin, "init", 0, [&] {
         const spank_context_t ctx = spank_context();
         if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
-        if (spank_option_register(sp, &g_job_type) != ESPANK_SUCCESS)
-            slurm_error("%s: cannot register --llm-job-type in %s context", kPlugin, acme::spank::context_name(ctx));
+        for (auto* opt : {&g_job_type, &g_auto_recover, &g_ckpt_dir})
+            if (spank_option_register(sp, opt) != ESPANK_SUCCESS)
+                slurm_error("%s: cannot register --%s in %s context", kPlugin, opt->name, acme::spank::context_name(ctx));
+        if (ctx != S_CTX_REMOTE)
+            for (const auto& alias : kEnvAliases)
+                if (const char* v = getenv(alias.ours); v && *v) setenv(alias.slurms, v, 0);
         return 0;
     });
+}
+
+ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) noexcept {
+    return guarded(kPlugin, "init_post_opt", 0, [&] { return spank_remote(sp) ? set_resume_env(sp, ac, av) : 0; });
+}
+
+ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {
+    return guarded(kPlugin, "job_prolog", 0, [&] { return job_prolog(sp, ac, av); });
 }
 
 ACME_SPANK_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char** av) noexcept {

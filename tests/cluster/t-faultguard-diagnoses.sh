@@ -39,7 +39,8 @@ d=$ACME_TEST_TMP
 exit3=$(submit -o "$d/exit3.out" --wrap 'echo starting; exit 3')
 killed=$(submit -o "$d/killed.out" --wrap 'echo starting; kill -9 $$')
 value=$(submit -o "$d/value.out" --wrap 'python3 -c "import sys; print(\"loading\"); int(\"x\")"')
-xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$d/xid.out" --wrap \
+# --auto-recover=0: drain the node on the hardware evidence, but requeue nothing.
+xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=0 -o "$d/xid.out" --wrap \
   'sleep 3; echo "RuntimeError: NCCL communicator was aborted on rank 0" >&2; exit 1')
 
 assert_eq FAILED "$(wait_job "$exit3")" "exit-3 job"
@@ -65,7 +66,10 @@ check "$xid" "infrastructure|gpu_lost|drain" "1:0" "XID 79"
 node=$(job_nodes "$killed")
 assert_eq "9" "$(spool_query "$node" "SELECT signal FROM task_exits WHERE job_id = $killed AND step_id = 4294967291")" "SIGKILL: batch task signal"
 assert_contains "$(spool_query "$node" "SELECT evidence FROM diagnoses WHERE job_id = $killed")" "signal 9" "SIGKILL: evidence"
-assert_contains "$(spool_query "$(job_nodes "$xid")" "SELECT evidence FROM diagnoses WHERE job_id = $xid")" "79" "XID: evidence"
+xid_node=$(job_nodes "$xid")
+assert_contains "$(spool_query "$xid_node" "SELECT evidence FROM diagnoses WHERE job_id = $xid")" "79" "XID: evidence"
+assert_eq "1|0" "$(spool_query "$xid_node" "SELECT drained || '|' || requeued FROM recoveries WHERE job_id = $xid")" "XID: drained, not requeued (cap 0)"
+assert_contains "$(sinfo -h -N -n "$xid_node" -o '%T %E')" "acme: gpu_lost XID 79 on GPU" "drain reason of $xid_node"
 # A job that succeeds gets no diagnosis.
 ok=$(submit -o /dev/null --wrap true)
 assert_eq COMPLETED "$(wait_job "$ok")" "successful job"

@@ -18,19 +18,19 @@ util = 90
 [[xid]]
 at = 1.0
 minor = 0
-code = 79
+code = 13
 [[xid]]
 at = 1.0
 minor = 1
-code = 79
+code = 13
 [[xid]]
 at = 1.0
 minor = 2
-code = 79
+code = 13
 [[xid]]
 at = 1.0
 minor = 3
-code = 79
+code = 13
 TOML
 
 out=$ACME_TEST_TMP/job.out
@@ -40,5 +40,5 @@ node=$(job_nodes "$id")
 gpu=$(head -n 1 "$out")
 events=$(spool_query "$node" "SELECT gpu || ':' || kind || ':' || code FROM gpu_events WHERE job_id = $id")
 # Only the job's own GPU is watched: one XID, on that GPU.
-assert_eq "$gpu:xid:79" "$events" "XID events of job $id on $node"
+assert_eq "$gpu:xid:13" "$events" "XID events of job $id on $node"
 assert_eq 1 "$(spool_query "$node" "SELECT xids FROM gpu_summaries WHERE job_id = $id AND gpu = $gpu")" "summary XID count"

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             start = i + 1;
         }
     }
-    const auto config = acme::faultguard::parse_plugstack_args(words, "/etc/rules.d", "/libexec/helper");
+    const auto config =
+        acme::faultguard::parse_plugstack_args(words, {"/etc/rules.d", "/libexec/helper", "", "/f", "/c", "/g"});
     for (const auto& e : config.errors)
         if (e.find('\n') != std::string::npos) __builtin_trap();
 

@@ -39,8 +39,10 @@ TEST_CASE("task exit hand-off lines round-trip; torn and garbage lines are skipp
 }
 
 TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for the rest") {
-    const auto ok = parse_plugstack_args({"spool=/s", "rules=/r", "labels=/l.db", "helper=/h", "timeout=5", "log_bytes=4096"},
-                                         "/default/rules", "/default/helper");
+    const Defaults defaults{"/default/rules", "/default/helper", "", "/f", "/c.toml", "/g"};
+    const auto ok = parse_plugstack_args({"spool=/s", "rules=/r", "labels=/l.db", "helper=/h", "timeout=5", "log_bytes=4096",
+                                          "health_gate=yes", "gpucheck=/usr/bin/gpucheck", "ckpt_timeout=3"},
+                                         defaults);
     CHECK(ok.errors.empty());
     CHECK(ok.config.spool == "/s");
     CHECK(ok.config.rules == "/r");
@@ -48,7 +50,12 @@ TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for t
     CHECK(ok.config.helper == "/h");
     CHECK(ok.config.timeout == 5);
     CHECK(ok.config.log_bytes == 4096);
-    const auto bad = parse_plugstack_args({"rules=relative", "timeout=0", "log_bytes=12", "colour=red"}, "/d/r", "/d/h");
+    CHECK(ok.config.health_gate);
+    CHECK(ok.config.gpucheck == "/usr/bin/gpucheck");
+    CHECK(ok.config.ckpt_timeout == 3);
+    CHECK(ok.config.ckpt_rules == "/c.toml");
+    const Defaults d2{"/d/r", "/d/h", "", "", "", ""};
+    const auto bad = parse_plugstack_args({"rules=relative", "timeout=0", "log_bytes=12", "colour=red"}, d2);
     CHECK(bad.errors.size() == 4);
     CHECK(bad.config.rules == "/d/r");
     CHECK(bad.config.timeout == 20);

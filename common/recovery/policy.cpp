@@ -1,0 +1,55 @@
+#include "common/recovery/policy.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+namespace acme::recovery {
+
+bool fatal_xid(long long code) {
+    constexpr std::array<long long, 13> fatal = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140};
+    return std::find(fatal.begin(), fatal.end(), code) != fatal.end();
+}
+
+Plan plan(const Inputs& in) {
+    Plan p;
+    const auto& d = in.diagnosis;
+    if (d.category != diagnose::Category::infrastructure) {
+        p.why = fmt::format("{} failure ({}): not requeued, it would fail again", diagnose::to_string(d.category),
+                            d.reason);
+        return p;
+    }
+    // Hardware evidence on this node: an event on one of the job's GPUs here.
+    const diagnose::GpuEvent* culprit = nullptr;
+    for (const auto& e : in.gpu_events) {
+        const bool job_gpu =
+            in.job_gpus.empty() || std::find(in.job_gpus.begin(), in.job_gpus.end(), e.gpu) != in.job_gpus.end();
+        if (!job_gpu) continue;
+        const bool bad = e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && e.code && fatal_xid(*e.code));
+        if (bad && !culprit) culprit = &e;
+    }
+    if (culprit) {
+        p.drain = true;
+        p.drain_reason = culprit->kind == "xid"
+                             ? fmt::format("acme: {} XID {} on GPU {}", d.reason, culprit->code.value_or(0), culprit->gpu)
+                             : fmt::format("acme: {} ({}) on GPU {}", d.reason, culprit->kind, culprit->gpu);
+    } else if (in.gpucheck_healthy && !*in.gpucheck_healthy) {
+        p.drain = true;
+        p.drain_reason = fmt::format("acme: {}; gpucheck failed: {}", d.reason, in.gpucheck_detail);
+    }
+    std::string where = p.drain ? fmt::format("drained ({})", p.drain_reason)
+                                : in.gpucheck_healthy ? std::string("gpucheck found this node healthy: not drained")
+                                                      : std::string("no hardware evidence on this node: not drained");
+    if (in.restarts >= in.max_restarts) {
+        p.why = fmt::format("infrastructure failure ({}); {}; restart cap reached ({} of {}): not requeued", d.reason,
+                            where, in.restarts, in.max_restarts);
+        return p;
+    }
+    p.requeue = true;
+    p.why = fmt::format("infrastructure failure ({}); {}; requeued (restart {} of {})", d.reason, where,
+                        in.restarts + 1, in.max_restarts);
+    return p;
+}
+
+}  // namespace acme::recovery

@@ -1,0 +1,37 @@
+// What recovery does about one failed job on one node: drain this node (only on hardware
+// evidence here, never on a guess), requeue the job (only for infrastructure causes, under the
+// restart cap). Pure, so every branch is unit-tested.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnose/engine.hpp"
+
+namespace acme::recovery {
+
+struct Inputs {
+    diagnose::Diagnosis diagnosis;
+    std::vector<diagnose::GpuEvent> gpu_events;  // this node's, during the job
+    std::vector<int> job_gpus;                   // this node's GPU ids for the job
+    int max_restarts = 0;                        // --auto-recover
+    int restarts = 0;                            // Slurm's restart count of this run
+    std::optional<bool> gpucheck_healthy;        // gpucheck's verdict when one was run
+    std::string gpucheck_detail;
+};
+
+struct Plan {
+    bool drain = false;
+    std::string drain_reason;   // "acme: gpu_lost XID 79 on GPU 2"
+    bool requeue = false;
+    std::string why;            // one line: what was decided and why
+};
+
+// XIDs that mean the GPU itself is bad (NVIDIA's catalog: drain/reset/reboot), as opposed to
+// the application's own faults (13, 31, 43, 45, 68).
+bool fatal_xid(long long code);
+
+Plan plan(const Inputs& in);
+
+}  // namespace acme::recovery

@@ -1,0 +1,76 @@
+#include "common/slurm/actions.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+namespace acme::slurm {
+namespace {
+
+void init_once() {
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+}
+
+std::string last_error() { return slurm_strerror(slurm_get_errno()); }
+
+}  // namespace
+
+std::string drain_node(const std::string& node, const std::string& reason) {
+    init_once();
+    update_node_msg_t msg;
+    slurm_init_update_node_msg(&msg);
+    msg.node_names = const_cast<char*>(node.c_str());
+    msg.node_state = NODE_STATE_DRAIN;
+    msg.reason = const_cast<char*>(reason.c_str());
+    msg.reason_uid = getuid();
+    return slurm_update_node(&msg) == SLURM_SUCCESS ? std::string() : last_error();
+}
+
+std::string requeue_job(unsigned job_id) {
+    init_once();
+    if (slurm_requeue(job_id, 0) != SLURM_SUCCESS) {
+        const int err = slurm_get_errno();
+        // Another node of the same job asked first: the job is already on its way back.
+        if (err != ESLURM_JOB_PENDING) return slurm_strerror(err);
+    }
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    desc.job_id = job_id;
+    desc.begin_time = time(nullptr);
+    // Best effort: without it the job still runs, 120 s later.
+    slurm_update_job(&desc);
+    return {};
+}
+
+std::optional<int> node_gpu_count(const std::string& node) {
+    init_once();
+    node_info_msg_t* msg = nullptr;
+    if (slurm_load_node_single(&msg, const_cast<char*>(node.c_str()), SHOW_DETAIL) != SLURM_SUCCESS) return std::nullopt;
+    std::optional<int> count;
+    for (uint32_t i = 0; msg && i < msg->record_count; ++i) {
+        const char* gres = msg->node_array[i].gres;  // "gpu:4", "gpu:h100:8(S:0-1)", "gpu:2,nic:1"
+        int total = 0;
+        for (const char* p = gres; p && *p;) {
+            const char* end = std::strchr(p, ',');
+            const std::string item(p, end ? static_cast<std::size_t>(end - p) : std::strlen(p));
+            if (item.rfind("gpu", 0) == 0) {
+                const auto paren = item.find('(');
+                const auto colon = item.rfind(':', paren == std::string::npos ? std::string::npos : paren);
+                if (colon != std::string::npos) total += std::atoi(item.c_str() + colon + 1);
+            }
+            p = end ? end + 1 : nullptr;
+        }
+        count = total;
+    }
+    slurm_free_node_info_msg(msg);
+    return count;
+}
+
+}  // namespace acme::slurm

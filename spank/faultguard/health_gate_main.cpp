@@ -1,0 +1,109 @@
+// acme-health-gate: faultguard's pre-job check, run from the job prolog (bounded by the plugin).
+// Through NVML: the node shows the GPUs slurmctld says it has; none of the job's GPUs has an
+// uncorrected ECC error, a pending row remap or retired page, or a failed row remap; no fatal
+// XID was recorded on the node since its last check. A failing node is drained with the reason
+// and the job is requeued, so it runs elsewhere. Exit 0: passed (or cannot tell: never drain on
+// a guess); 1: failed and acted on.
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/faultguard/spool_records.hpp"
+#include "common/nvml/library.hpp"
+#include "common/recovery/policy.hpp"
+#include "common/slurm/actions.hpp"
+#include "common/store/spool.hpp"
+#include "common/telemetry/sampler.hpp"
+#include "common/util/parse.hpp"
+
+namespace {
+
+using namespace acme;
+
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Fatal XIDs recorded on this node since its previous check (a drained node an admin resumed
+// is not failed again for the same old XID).
+std::vector<std::string> recent_fatal_xids(store::Database& db) {
+    std::vector<std::string> out;
+    auto q = db.prepare(
+        "SELECT gpu, code, job_id FROM gpu_events WHERE kind = 'xid' AND "
+        "ts > COALESCE((SELECT MAX(ts) FROM health_checks), 0) ORDER BY ts");
+    while (q.step())
+        if (recovery::fatal_xid(q.column_int(1)))
+            out.push_back(fmt::format("XID {} on GPU {}", q.column_int(1), q.column_int(0)));
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string node, gpus, spool, nvml_path;
+    long long job = 0;
+    CLI::App app{"acme-health-gate: pre-job GPU health check (run by faultguard.so's job prolog)"};
+    app.add_option("--node", node)->required();
+    app.add_option("--job", job)->required()->check(CLI::PositiveNumber);
+    app.add_option("--gpus", gpus, "the job's GPU ids on this node")->required();
+    app.add_option("--spool", spool)->required();
+    app.add_option("--nvml", nvml_path)->required();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        auto db = store::open_spool(store::spool_path(spool, node));
+        std::vector<std::string> problems;
+
+        std::string error;
+        auto nvml = nvml::Library::open(nvml_path, error);
+        if (!nvml) {
+            faultguard::record_health_check(db, node, wall_now(), job, true, "cannot check: " + error);
+            fmt::print("health gate on {}: cannot check ({}); letting job {} run\n", node, error, job);
+            return 0;
+        }
+        const auto devices = nvml->devices(error);
+        if (const auto promised = slurm::node_gpu_count(node); promised && static_cast<int>(devices.size()) < *promised)
+            problems.push_back(fmt::format("NVML shows {} GPUs, Slurm promises {}", devices.size(), *promised));
+        const auto ids = util::parse_id_list(gpus).value_or(std::vector<int>{});
+        const auto selection = telemetry::select_devices(devices, ids);
+        for (int missing : selection.missing) problems.push_back(fmt::format("GPU {} not found by NVML", missing));
+        for (const auto& d : selection.devices) {
+            const auto r = nvml->read(d.handle);
+            if (r.lost) problems.push_back(fmt::format("GPU {} is lost", d.minor));
+            if (r.remap_failure.value_or(0)) problems.push_back(fmt::format("GPU {} row-remap failure", d.minor));
+            if (r.remap_pending.value_or(0)) problems.push_back(fmt::format("GPU {} row remap pending", d.minor));
+            if (r.retired_pending.value_or(0)) problems.push_back(fmt::format("GPU {} page retirement pending", d.minor));
+            if (r.ecc_uncorrected.value_or(0) > 0)
+                problems.push_back(fmt::format("GPU {} {} uncorrected ECC errors", d.minor, *r.ecc_uncorrected));
+        }
+        for (auto& x : recent_fatal_xids(db)) problems.push_back(std::move(x));
+
+        if (problems.empty()) {
+            faultguard::record_health_check(db, node, wall_now(), job, true, "ok");
+            fmt::print("health gate on {}: ok for job {}\n", node, job);
+            return 0;
+        }
+        std::string detail;
+        for (const auto& p : problems) detail += (detail.empty() ? "" : "; ") + p;
+        const std::string reason = "acme: health gate: " + detail.substr(0, 200);
+        std::string outcome = fmt::format("failed ({})", detail);
+        if (const auto err = slurm::drain_node(node, reason); !err.empty()) outcome += "; drain failed: " + err;
+        else outcome += "; node drained";
+        if (const auto err = slurm::requeue_job(static_cast<unsigned>(job)); !err.empty()) outcome += "; requeue failed: " + err;
+        else outcome += fmt::format("; job {} requeued to run elsewhere", job);
+        faultguard::record_health_check(db, node, wall_now(), job, false, outcome);
+        fmt::print("health gate on {}: {}\n", node, outcome);
+        return 1;
+    } catch (const std::exception& e) {
+        fmt::print("health gate on {}: error: {}; letting job {} run\n", node, e.what(), job);
+        return 0;
+    }
+}
