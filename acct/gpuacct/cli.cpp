@@ -1,0 +1,269 @@
+#include "acct/gpuacct/cli.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "acct/gpuacct/report.hpp"
+#include "acct/gpuacct/slurm_view.hpp"
+#include "acct/gpuacct/views.hpp"
+#include "common/acct/job_states.hpp"
+#include "common/acct/job_type.hpp"
+#include "common/acct/sacct_time.hpp"
+
+namespace acme::gpuacct {
+namespace {
+
+// Bad input: one line naming the thing and what to do; exit 1 with nothing on stdout.
+struct Failure {
+    std::string message;
+};
+
+struct Options {
+    std::string jobs, users, accounts, partitions, states, types, start, end, format, spool_dir;
+    std::string html, evalsched_db;
+    bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
+    bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
+};
+
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= list.size()) {
+        const auto comma = list.find(',', pos);
+        std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (!item.empty()) out.push_back(std::move(item));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::vector<std::int64_t> parse_job_ids(const std::string& list) {
+    std::vector<std::int64_t> ids;
+    for (const auto& item : split(list)) {
+        // sacct accepts JOBID.STEP; the job is what a spool records.
+        const std::string id = item.substr(0, item.find('.'));
+        std::int64_t value = 0;
+        const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
+        if (id.empty() || ec != std::errc() || end != id.data() + id.size() || value <= 0)
+            throw Failure{fmt::format("Invalid job id: \"{}\": give JOBID[,JOBID...]", item.substr(0, 64))};
+        ids.push_back(value);
+    }
+    if (ids.empty()) throw Failure{"No job id given to --jobs: give JOBID[,JOBID...]"};
+    return ids;
+}
+
+double parse_time(const std::string& text, const char* option, double now) {
+    std::string error;
+    const auto t = acct::parse_sacct_time(text, static_cast<std::time_t>(now), error);
+    if (!t) throw Failure{fmt::format("Invalid time for {}: \"{}\": {}", option, text.substr(0, 64), error)};
+    return static_cast<double>(*t);
+}
+
+ViewKind view_of(const Options& o) {
+    if (o.failures) return ViewKind::failures;
+    if (o.nodes) return ViewKind::nodes;
+    if (o.summary) return ViewKind::summary;
+    return ViewKind::jobs;
+}
+
+struct Period {
+    std::optional<double> start, end;
+};
+
+// sacct: without -j the period starts at 00:00 today and ends now; with -j it is unbounded
+// unless given.
+Period period_of(const Options& o, const std::vector<std::int64_t>& ids, double now) {
+    Period p;
+    if (!o.start.empty()) p.start = parse_time(o.start, "--starttime", now);
+    else if (ids.empty()) p.start = parse_time("today", "--starttime", now);
+    if (!o.end.empty()) p.end = parse_time(o.end, "--endtime", now);
+    else if (ids.empty()) p.end = now;
+    if (p.start && p.end && *p.start > *p.end)
+        throw Failure{fmt::format("Start time ({}) requested is after end time ({}): fix -S or -E",
+                                  acct::format_sacct_time(*p.start), acct::format_sacct_time(*p.end))};
+    return p;
+}
+
+acct::JobFilter filter_of(const Options& o, const Environment& env) {
+    acct::JobFilter f;
+    f.users = split(o.users);
+    if (f.users.empty() && !env.is_root && !o.allusers && !env.user.empty()) f.users.push_back(env.user);
+    f.accounts = split(o.accounts);
+    f.partitions = split(o.partitions);
+    if (!o.states.empty()) {
+        std::string error;
+        auto states = acct::parse_state_list(o.states, error);
+        if (!states) throw Failure{error};
+        f.states = *states;
+    }
+    for (const auto& t : split(o.types)) {
+        const auto type = acct::parse_job_type(t);
+        if (!type) throw Failure{fmt::format("Invalid job type: \"{}\" (valid: pretrain, sft, eval, debug, mllm, other)", t.substr(0, 64))};
+        f.types.emplace_back(*type);
+    }
+    return f;
+}
+
+nlohmann::json period_json(const Period& p) {
+    return {{"start", p.start ? nlohmann::json(static_cast<std::int64_t>(*p.start)) : nlohmann::json()},
+            {"end", p.end ? nlohmann::json(static_cast<std::int64_t>(*p.end)) : nlohmann::json()}};
+}
+
+Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
+             const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter) {
+    acct::ReadOptions read;
+    read.start = period.start;
+    read.end = period.end;
+    read.job_ids = ids;
+    read.full_jobs = everything || kind == ViewKind::jobs || !filter.users.empty() || !filter.accounts.empty() ||
+                     !filter.partitions.empty();
+    read.summaries = everything || kind == ViewKind::jobs;
+    read.diagnoses = everything || kind != ViewKind::summary;
+    read.events = everything || kind == ViewKind::nodes;
+    Context context;
+    context.now = env.now;
+    context.allocations = o.allocations;
+    try {
+        context.data = acct::read_spools(o.spool_dir, read);
+    } catch (const std::runtime_error& error) {
+        throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
+    }
+    for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
+    for (auto& job : context.data.jobs)
+        if (acct::matches(job, filter)) context.jobs.push_back(std::move(job));
+    context.data.jobs.clear();
+    if (env.ask_slurm && (everything || kind == ViewKind::nodes)) context.slurm_nodes = slurm_nodes(err);
+    if (env.ask_slurm && (everything || kind == ViewKind::jobs))
+        check_accounting(context.jobs, ids, period.start.value_or(0), period.end.value_or(env.now), err);
+    return context;
+}
+
+int report(const Options& o, const Environment& env, std::ostream& out, std::ostream& err) {
+    const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
+    const Period period = period_of(o, ids, env.now);
+    const auto filter = filter_of(o, env);
+    Context context = load(o, env, ViewKind::jobs, true, err, ids, period, filter);
+    ReportInput input;
+    input.period = period_json(period);
+    input.generated = env.now;
+    input.spool_dir = o.spool_dir;
+    for (auto kind : {ViewKind::jobs, ViewKind::failures, ViewKind::nodes, ViewKind::summary}) {
+        auto json = render_json(build_view(kind, context), {});
+        json["period"] = input.period;
+        input.views.push_back(std::move(json));
+    }
+    for (const auto& e : context.data.events)
+        input.events.push_back({{"node", e.node}, {"ts", e.ts}, {"kind", e.kind}, {"code", e.code}, {"gpu", e.gpu}});
+    if (!o.evalsched_db.empty()) input.trials = load_trials(o.evalsched_db, err);
+    const std::string html = render_report(input);
+    std::ofstream file(o.html, std::ios::binary | std::ios::trunc);
+    if (!(file << html) || !file.flush())
+        throw Failure{fmt::format("cannot write {}: check the path and its directory", o.html)};
+    fmt::print(out, "gpuacct: report written to {}\n", o.html);
+    return 0;
+}
+
+int query(const Options& o, const Environment& env, std::ostream& out, std::ostream& err) {
+    const ViewKind kind = view_of(o);
+    const Table shape = view_shape(kind);
+    if (o.helpformat) {
+        out << render_helpformat(shape);
+        return 0;
+    }
+    RenderOptions render;
+    render.parsable2 = o.parsable2;
+    render.parsable = o.parsable;
+    render.noheader = o.noheader;
+    if (!o.format.empty()) {
+        std::string error;
+        const auto names = field_names(shape);
+        auto spec = acct::parse_format_spec(o.format, names, error);
+        if (!spec) throw Failure{fmt::format("{} (gpuacct{} --helpformat lists the fields)", error,
+                                             kind == ViewKind::jobs ? "" : kind == ViewKind::failures ? " --failures"
+                                                                         : kind == ViewKind::nodes  ? " --nodes"
+                                                                                                    : " --summary")};
+        render.format = *spec;
+    }
+    const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
+    const Period period = period_of(o, ids, env.now);
+    const auto filter = filter_of(o, env);
+    const Context context = load(o, env, kind, false, err, ids, period, filter);
+    const Table table = build_view(kind, context);
+    if (o.json) {
+        auto json = render_json(table, render);
+        json["period"] = period_json(period);
+        json["skipped"] = context.data.problems;
+        out << json.dump(2) << '\n';
+    } else {
+        out << render_text(table, render);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, const Environment& env, std::ostream& out, std::ostream& err) {
+    Options o;
+    o.spool_dir = env.spool_dir;
+    CLI::App app{"gpuacct: sacct-style reports of GPU use, failures and node health from the acme node spools",
+                 "gpuacct"};
+    app.set_help_flag("-h,--help", "print this help and exit");
+    // As sacct (getopt): an option given twice takes its last value.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_option("-j,--jobs", o.jobs, "JOBID[,JOBID...]: only these jobs (no default period)");
+    app.add_option("-u,--user,--uid", o.users, "USER[,USER...]: only their jobs");
+    app.add_flag("-a,--allusers", o.allusers, "every user's jobs (the default for root)");
+    app.add_option("-A,--accounts", o.accounts, "ACCOUNT[,ACCOUNT...]");
+    app.add_option("-r,--partition", o.partitions, "PARTITION[,PARTITION...]");
+    app.add_option("-s,--state", o.states, "STATE[,STATE...]: final states, sacct's names or codes (CD, F, TO, NF, OOM, CA ...)");
+    app.add_option("--type", o.types, "TYPE[,TYPE...]: pretrain, sft, eval, debug, mllm, other");
+    app.add_option("-S,--starttime", o.start, "period start, sacct's formats (default: 00:00 today, none with -j)");
+    app.add_option("-E,--endtime", o.end, "period end, sacct's formats (default: now)");
+    app.add_flag("-X,--allocations", o.allocations, "jobs only, no steps (what the spool records)");
+    app.add_option("-o,--format", o.format, "FIELD[%WIDTH],...: the fields to show (-e lists them)");
+    app.add_flag("-P,--parsable2", o.parsable2, "fields separated by '|', no trailing '|'");
+    app.add_flag("-p,--parsable", o.parsable, "fields separated by '|', with a trailing '|'");
+    app.add_flag("-n,--noheader", o.noheader, "no header line");
+    app.add_flag("--json", o.json, "the rows as JSON (man/gpuacct.1; schema: gpuacct.schema.json)");
+    app.add_flag("-e,--helpformat", o.helpformat, "list the view's fields");
+    auto* failures = app.add_flag("--failures", o.failures, "failures by category and reason (Table 3 order)");
+    auto* nodes = app.add_flag("--nodes", o.nodes, "per node XID/ECC counts and failures attributed");
+    auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
+    failures->excludes(nodes)->excludes(summary);
+    nodes->excludes(summary);
+    app.add_option("--spool-dir", o.spool_dir, "telemetry directory: every <node>.db in it ($ACME_SPOOL_DIR)")
+        ->capture_default_str();
+    auto* report_cmd = app.add_subcommand("report", "write a self-contained HTML report");
+    report_cmd->add_option("--html", o.html, "the HTML file to write")->required();
+    report_cmd->add_option("--evalsched-db", o.evalsched_db, "evalschedd's state file, for the trial timeline");
+    report_cmd->fallthrough();
+
+    try {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        app.parse(std::move(reversed));
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e, out, err);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(err, "gpuacct: error: {}: see gpuacct --help\n", e.what());
+        return 1;
+    }
+    try {
+        if (*report_cmd) return report(o, env, out, err);
+        return query(o, env, out, err);
+    } catch (const Failure& failure) {
+        fmt::print(err, "gpuacct: error: {}\n", failure.message);
+        return 1;
+    } catch (const std::exception& error) {
+        fmt::print(err, "gpuacct: error: {}\n", error.what());
+        return 1;
+    }
+}
+
+}  // namespace acme::gpuacct

@@ -1,0 +1,26 @@
+// gpuacct: the command. Everything but the process environment lives in cli.cpp.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "acct/gpuacct/cli.hpp"
+#include "common/store/spool.hpp"
+
+int main(int argc, char** argv) {
+    acme::gpuacct::Environment env;
+    const char* dir = std::getenv("ACME_SPOOL_DIR");
+    env.spool_dir = dir && *dir ? dir : std::string(acme::store::kDefaultSpoolDir);
+    env.now = static_cast<double>(std::time(nullptr));
+    env.is_root = geteuid() == 0;
+    if (const passwd* pw = getpwuid(getuid())) env.user = pw->pw_name;
+    // libslurm exits the process when it finds no slurm.conf: ask it only where one exists.
+    const char* conf = std::getenv("SLURM_CONF");
+    std::error_code ec;
+    env.ask_slurm = std::filesystem::exists(conf && *conf ? conf : ACME_SLURM_CONF, ec);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return acme::gpuacct::run(args, env, std::cout, std::cerr);
+}

@@ -1,0 +1,160 @@
+#include "acct/gpuacct/table.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "common/acct/sacct_time.hpp"
+
+namespace acme::gpuacct {
+namespace {
+
+// sacct's convert_num_unit: the largest unit that keeps the value >= 1, two decimals unless whole.
+std::string with_unit(double value, double base, std::string_view units) {
+    size_t unit = 0;
+    while (std::fabs(value) >= base && unit + 1 < units.size()) {
+        value /= base;
+        ++unit;
+    }
+    const std::string suffix = units[unit] == ' ' ? "" : std::string(1, units[unit]);
+    if (value == std::floor(value)) return fmt::format("{:.0f}{}", value, suffix);
+    return fmt::format("{:.2f}{}", value, suffix);
+}
+
+std::vector<acct::FieldSpec> selected(const Table& table, const RenderOptions& options) {
+    if (!options.format.empty()) return options.format;
+    std::vector<acct::FieldSpec> out;
+    for (auto name : table.defaults) out.push_back({name, std::nullopt});
+    return out;
+}
+
+size_t index_of(const Table& table, std::string_view name) {
+    for (size_t i = 0; i < table.fields.size(); ++i)
+        if (table.fields[i].name == name) return i;
+    throw std::logic_error(fmt::format("gpuacct: view {} has no field {}", table.view, name));
+}
+
+// sacct marks a cut value with a trailing '+'; a cut header is just cut.
+std::string fit(std::string_view value, int width, bool header) {
+    const size_t w = static_cast<size_t>(std::abs(width));
+    std::string v(value);
+    if (v.size() > w) {
+        v.resize(w);
+        if (!header) v.back() = '+';
+    }
+    const std::string pad(w - v.size(), ' ');
+    return width < 0 ? v + pad : pad + v;
+}
+
+}  // namespace
+
+Cell text_cell(std::string text) {
+    Cell c;
+    c.value = text.empty() ? nlohmann::json() : nlohmann::json(text);
+    c.text = std::move(text);
+    return c;
+}
+
+Cell int_cell(std::optional<std::int64_t> value) {
+    if (!value) return {};
+    return {std::to_string(*value), *value};
+}
+
+Cell real_cell(std::optional<double> value, int decimals) {
+    if (!value || !std::isfinite(*value)) return {};
+    const double scale = std::pow(10.0, decimals);
+    const double rounded = std::round(*value * scale) / scale;
+    return {fmt::format("{:.{}f}", *value, decimals), rounded};
+}
+
+Cell time_cell(double epoch) {
+    if (!(epoch > 0)) return {"Unknown", nullptr};
+    return {acct::format_sacct_time(epoch), static_cast<std::int64_t>(epoch)};
+}
+
+Cell elapsed_cell(std::optional<double> s) {
+    if (!s) return {};
+    return {acct::format_elapsed(*s), static_cast<std::int64_t>(std::llround(*s))};
+}
+
+Cell bytes_cell(std::optional<std::int64_t> bytes) {
+    if (!bytes) return {};
+    return {with_unit(static_cast<double>(*bytes), 1024, " KMGTP"), *bytes};
+}
+
+Cell energy_cell(std::optional<double> joules) {
+    if (!joules) return {};
+    return {with_unit(*joules, 1000, " KMGTP"), std::llround(*joules)};
+}
+
+std::string render_text(const Table& table, const RenderOptions& options) {
+    const auto specs = selected(table, options);
+    std::vector<size_t> columns;
+    std::vector<int> widths;
+    for (const auto& s : specs) {
+        columns.push_back(index_of(table, s.name));
+        widths.push_back(s.width.value_or(table.fields[columns.back()].width));
+    }
+    const bool parsable = options.parsable || options.parsable2;
+    std::string out;
+    auto line = [&](auto&& value_of, bool header) {
+        for (size_t i = 0; i < columns.size(); ++i) {
+            const std::string v = value_of(i);
+            if (parsable) {
+                out += v;
+                if (i + 1 < columns.size() || options.parsable) out += '|';
+            } else {
+                out += fit(v, widths[i], header);
+                out += ' ';
+            }
+        }
+        out += '\n';
+    };
+    if (!options.noheader) {
+        line([&](size_t i) { return std::string(table.fields[columns[i]].name); }, true);
+        if (!parsable) line([&](size_t i) { return std::string(static_cast<size_t>(std::abs(widths[i])), '-'); }, true);
+    }
+    for (const auto& row : table.rows) line([&](size_t i) { return row[columns[i]].text; }, false);
+    return out;
+}
+
+nlohmann::json render_json(const Table& table, const RenderOptions& options) {
+    const auto specs = options.format.empty() ? std::vector<acct::FieldSpec>() : options.format;
+    std::vector<size_t> columns;
+    if (specs.empty())
+        for (size_t i = 0; i < table.fields.size(); ++i) columns.push_back(i);
+    else
+        for (const auto& s : specs) columns.push_back(index_of(table, s.name));
+    nlohmann::json fields = nlohmann::json::array(), rows = nlohmann::json::array();
+    for (size_t c : columns) fields.push_back(table.fields[c].name);
+    for (const auto& row : table.rows) {
+        nlohmann::json object = nlohmann::json::object();
+        for (size_t c : columns) object[std::string(table.fields[c].name)] = row[c].value;
+        rows.push_back(std::move(object));
+    }
+    return {{"view", table.view}, {"fields", fields}, {"rows", rows}};
+}
+
+std::string render_helpformat(const Table& table) {
+    std::string out;
+    size_t n = 0;
+    for (const auto& f : table.fields) {
+        out += fmt::format("{:<20}", f.name);
+        if (++n % 4 == 0) {
+            while (!out.empty() && out.back() == ' ') out.pop_back();
+            out += '\n';
+        }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    if (n % 4) out += '\n';
+    return out;
+}
+
+std::vector<std::string_view> field_names(const Table& table) {
+    std::vector<std::string_view> out;
+    for (const auto& f : table.fields) out.push_back(f.name);
+    return out;
+}
+
+}  // namespace acme::gpuacct

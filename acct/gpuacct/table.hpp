@@ -1,0 +1,58 @@
+// A view's output: named fields with sacct's default widths, rows of cells that carry both the
+// text a table shows and the typed value --json gives. Rendering follows sacct's print_fields:
+// a header and a dashed line, right-justified unless the width is negative, values longer than
+// the width cut with a trailing '+'; -P/--parsable2 joins fields with '|' untouched.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/acct/format_spec.hpp"
+
+namespace acme::gpuacct {
+
+struct Field {
+    std::string_view name;
+    int width;               // sacct's default: negative is left-justified
+    std::string_view help;   // one line for --helpformat and the man page
+};
+
+struct Cell {
+    std::string text;
+    nlohmann::json value;  // null when empty
+};
+
+Cell text_cell(std::string text);
+Cell int_cell(std::optional<std::int64_t> value);
+Cell real_cell(std::optional<double> value, int decimals);
+Cell time_cell(double epoch);                // sacct's YYYY-MM-DDTHH:MM:SS; JSON: epoch seconds
+Cell elapsed_cell(std::optional<double> s);  // [DD-]HH:MM:SS; JSON: seconds
+Cell bytes_cell(std::optional<std::int64_t> bytes);   // 1.50G (base 1024); JSON: bytes
+Cell energy_cell(std::optional<double> joules);      // 12.30K (base 1000); JSON: joules
+
+struct Table {
+    std::string view;                      // jobs | failures | nodes | summary
+    std::vector<Field> fields;             // every field the view has
+    std::vector<std::string_view> defaults;
+    std::vector<std::vector<Cell>> rows;   // cells in `fields` order
+};
+
+struct RenderOptions {
+    std::vector<acct::FieldSpec> format;   // empty: the view's defaults
+    bool parsable2 = false, parsable = false, noheader = false;
+};
+
+std::string render_text(const Table& table, const RenderOptions& options);
+// {"view": ..., "fields": [...], "rows": [{field: value}]}, only the selected fields.
+nlohmann::json render_json(const Table& table, const RenderOptions& options);
+// --helpformat: the field names, several a line, as sacct -e prints them.
+std::string render_helpformat(const Table& table);
+std::vector<std::string_view> field_names(const Table& table);
+
+}  // namespace acme::gpuacct

@@ -1,0 +1,132 @@
+// Default view: one line per job, what sacct shows plus what the GPUs did and why the job failed.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "acct/gpuacct/views.hpp"
+#include "common/acct/job_states.hpp"
+
+namespace acme::gpuacct {
+namespace {
+
+constexpr std::array<Field, 36> kFields = {{
+    {"JobID", -12, "job id; steps as JOBID.batch, JOBID.extern, JOBID.STEP"},
+    {"JobName", 10, "job name (sbatch -J)"},
+    {"User", 9, "user name"},
+    {"UID", 6, "user id"},
+    {"Account", 10, "account"},
+    {"Partition", 10, "partition"},
+    {"Type", 8, "job type: pretrain, sft, eval, debug, mllm, other"},
+    {"TypeSource", 10, "where Type came from: tag, comment, evalsched, name, default"},
+    {"State", 10, "final state, in sacct's words"},
+    {"ExitCode", 8, "EXIT:SIGNAL of the batch script"},
+    {"DerivedExitCode", 15, "highest EXIT:SIGNAL of the job's steps"},
+    {"Restarts", 8, "times Slurm requeued the job"},
+    {"Submit", 19, "submit time"},
+    {"Start", 19, "start time (of the last run)"},
+    {"End", 19, "end time"},
+    {"Elapsed", 10, "run time [DD-]HH:MM:SS"},
+    {"Reserved", 10, "time queued: Start - Submit"},
+    {"NNodes", 8, "nodes allocated"},
+    {"NodeList", 15, "nodes allocated"},
+    {"AllocGPUS", 9, "GPUs allocated (the job's gres/gpu TRES)"},
+    {"GPUIDs", 15, "GPU ids per node, NODE:IDS;..."},
+    {"GPUHours", 9, "AllocGPUS x Elapsed, in hours"},
+    {"GPUUtil", 7, "mean GPU utilisation, percent (mean over GPUs of each GPU's average)"},
+    {"GPUUtilMax", 10, "highest GPU utilisation seen, percent"},
+    {"GPUMemMax", 9, "highest GPU memory used on one GPU (base 1024)"},
+    {"GPUMemTotal", 11, "memory of that GPU (base 1024)"},
+    {"GPUEnergy", 9, "energy the job's GPUs used, joules (base 1000)"},
+    {"GPUPowerAvg", 11, "mean power of a GPU, watts"},
+    {"GPUPowerMax", 11, "highest power of one GPU, watts"},
+    {"GPUTempMax", 10, "highest GPU temperature, Celsius"},
+    {"XIDs", 5, "XID events during the job"},
+    {"Samples", 8, "telemetry samples, all GPUs"},
+    {"Verdict", 8, "ok, low-util, idle, no-data (see VERDICT in gpuacct(1))"},
+    {"Reason", 20, "diagnosed failure reason of the last run (faultdiag --reasons)"},
+    {"Category", 14, "infrastructure, framework, script, unknown"},
+    {"TelemetryErr", 20, "why the job has no telemetry, when it has none"},
+}};
+
+constexpr std::array<std::string_view, 13> kDefaults = {"JobID",   "JobName", "User",       "Type",      "State",
+                                                        "AllocGPUS", "Elapsed", "GPUUtil", "GPUUtilMax", "GPUMemMax",
+                                                        "GPUHours", "Verdict", "Reason"};
+
+std::string gpu_ids(const acct::Job& job) {
+    std::string out;
+    for (const auto& n : job.nodes) {
+        if (n.gpus.empty()) continue;
+        out += fmt::format("{}{}:{}", out.empty() ? "" : ";", n.node, n.gpus);
+    }
+    return out;
+}
+
+std::string nodelist(const acct::Job& job) {
+    if (!job.nodelist.empty()) return job.nodelist;
+    std::string out;
+    for (const auto& n : job.nodes) out += (out.empty() ? "" : ",") + n.node;
+    return out;
+}
+
+}  // namespace
+
+Table jobs_view(const Context& context) {
+    Table table{"jobs", {kFields.begin(), kFields.end()}, {kDefaults.begin(), kDefaults.end()}, {}};
+    const auto use = acct::gpu_use_by_job(context.data.summaries);
+    const auto diagnoses = acct::diagnoses_by_job(context.data.diagnoses);
+    for (const auto& job : context.jobs) {
+        const auto u = use.find(job.job_id);
+        const acct::GpuUse* g = u == use.end() ? nullptr : &u->second;
+        const auto d_it = diagnoses.find(job.job_id);
+        const acct::Diagnosis* d = d_it == diagnoses.end() ? nullptr : acct::final_diagnosis(job, d_it->second);
+        // A diagnosis explains a run that ended badly; a job that completed after a requeue keeps none.
+        if (d && !acct::state_is_failure(job.state) && d->restart >= job.restarts) d = nullptr;
+        const double elapsed = acct::job_elapsed(job, context.now);
+        const int gpus = acct::job_gpus(job);
+        std::vector<Cell> row;
+        row.push_back({std::to_string(job.job_id), job.job_id});
+        row.push_back(text_cell(job.name));
+        row.push_back(text_cell(job.user));
+        row.push_back(int_cell(job.uid >= 0 ? std::optional(job.uid) : std::nullopt));
+        row.push_back(text_cell(job.account));
+        row.push_back(text_cell(job.partition));
+        row.push_back(text_cell(job.job_type));
+        row.push_back(text_cell(job.job_type_source));
+        row.push_back(text_cell(job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state));
+        row.push_back(text_cell(job.exit_code));
+        row.push_back(text_cell(job.derived_exit_code));
+        row.push_back(int_cell(job.restarts));
+        row.push_back(time_cell(job.submit));
+        row.push_back(time_cell(job.start));
+        row.push_back(job.end > 0 ? time_cell(job.end) : Cell{job.start > 0 ? "Unknown" : "", nullptr});
+        row.push_back(elapsed_cell(elapsed));
+        row.push_back(elapsed_cell(job.start > 0 && job.submit > 0 ? std::optional(std::max(0.0, job.start - job.submit))
+                                                                   : std::nullopt));
+        row.push_back(int_cell(job.num_nodes > 0 ? job.num_nodes : static_cast<std::int64_t>(job.nodes.size())));
+        row.push_back(text_cell(nodelist(job)));
+        row.push_back(int_cell(gpus));
+        row.push_back(text_cell(gpu_ids(job)));
+        row.push_back(real_cell(gpus * elapsed / 3600.0, 2));
+        row.push_back(real_cell(g ? g->util_avg : std::nullopt, 1));
+        row.push_back(real_cell(g ? g->util_max : std::nullopt, 1));
+        row.push_back(bytes_cell(g ? g->mem_max : std::nullopt));
+        row.push_back(bytes_cell(g ? g->mem_total : std::nullopt));
+        row.push_back(energy_cell(g ? g->energy_j : std::nullopt));
+        row.push_back(real_cell(g ? g->power_avg_w : std::nullopt, 1));
+        row.push_back(real_cell(g ? g->power_max_w : std::nullopt, 1));
+        row.push_back(int_cell(g ? g->temp_max : std::nullopt));
+        row.push_back(int_cell(g ? std::optional(g->xids) : std::nullopt));
+        row.push_back(int_cell(g ? std::optional(g->samples) : std::nullopt));
+        row.push_back(text_cell(g ? g->verdict : (job.telemetry_error.empty() ? "" : "no-data")));
+        row.push_back(text_cell(d ? d->reason : ""));
+        row.push_back(text_cell(d ? d->category : ""));
+        row.push_back(text_cell(job.telemetry_error));
+        table.rows.push_back(std::move(row));
+    }
+    return table;
+}
+
+}  // namespace acme::gpuacct

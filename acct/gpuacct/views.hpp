@@ -1,0 +1,39 @@
+// The four views of gpuacct, one file each (view_jobs.cpp, view_failures.cpp, view_nodes.cpp,
+// view_summary.cpp). Fields are static so --format and --helpformat are checked before any
+// spool is read: bad input never leaves partial output.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "acct/gpuacct/table.hpp"
+#include "common/acct/aggregate.hpp"
+#include "common/acct/spool_set.hpp"
+
+namespace acme::gpuacct {
+
+struct SlurmNode {
+    std::string name, state, reason;
+};
+
+struct Context {
+    acct::SpoolSet data;
+    std::vector<acct::Job> jobs;  // after the filter
+    double now = 0;
+    bool allocations = false;     // -X: no step rows
+    std::optional<std::vector<SlurmNode>> slurm_nodes;  // nullopt: slurmctld not reachable
+};
+
+enum class ViewKind { jobs, failures, nodes, summary };
+
+// An empty table of the view: its fields and defaults, no rows.
+Table view_shape(ViewKind kind);
+Table build_view(ViewKind kind, const Context& context);
+
+Table jobs_view(const Context& context);
+Table failures_view(const Context& context);
+Table nodes_view(const Context& context);
+Table summary_view(const Context& context);
+
+}  // namespace acme::gpuacct

@@ -1,0 +1,302 @@
+#include "common/acct/aggregate.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+#include "common/acct/job_states.hpp"
+#include "common/acct/job_type.hpp"
+#include "common/diagnose/taxonomy.hpp"
+
+namespace acme::acct {
+namespace {
+
+bool any_of_or_empty(const std::vector<std::string>& wanted, const std::string& value) {
+    return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
+}
+
+int count_ids(const std::string& ids) {
+    if (ids.empty()) return 0;
+    return static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
+}
+
+// The taxonomy's position of a reason: Table 3 order, unknown (and anything not in it) last.
+size_t reason_rank(const std::string& reason) {
+    const auto all = diagnose::reasons();
+    for (size_t i = 0; i < all.size(); ++i)
+        if (all[i].name == reason) return i;
+    return all.size();
+}
+
+size_t category_rank(const std::string& category) {
+    constexpr std::array order = {"infrastructure", "framework", "script", "unknown"};
+    for (size_t i = 0; i < order.size(); ++i)
+        if (category == order[i]) return i;
+    return order.size();
+}
+
+}  // namespace
+
+bool matches(const Job& job, const JobFilter& f) {
+    if (!any_of_or_empty(f.users, job.user) || !any_of_or_empty(f.accounts, job.account) ||
+        !any_of_or_empty(f.partitions, job.partition) || !any_of_or_empty(f.types, job.job_type))
+        return false;
+    if (f.states.empty()) return true;
+    return std::any_of(f.states.begin(), f.states.end(), [&](const std::string& s) { return state_is(job.state, s); });
+}
+
+int job_gpus(const Job& job) {
+    if (job.gpus_total > 0) return job.gpus_total;
+    int n = 0;
+    for (const auto& node : job.nodes) n += count_ids(node.gpus);
+    return n;
+}
+
+double job_elapsed(const Job& job, double now) {
+    if (!(job.start > 0)) return 0;
+    const double end = job.end > 0 ? job.end : now;
+    return end > job.start ? end - job.start : 0;
+}
+
+double job_gpu_hours(const Job& job, double now) { return job_gpus(job) * job_elapsed(job, now) / 3600.0; }
+
+std::unordered_map<std::int64_t, GpuUse> gpu_use_by_job(std::span<const GpuSummary> summaries) {
+    struct Acc {
+        GpuUse use;
+        double util_sum = 0;
+        int with_util = 0, idle = 0, ok = 0;
+        double power_sum = 0;
+        int with_power = 0;
+    };
+    std::unordered_map<std::int64_t, Acc> acc;
+    for (const auto& s : summaries) {
+        auto& a = acc[s.job_id];
+        a.use.gpus++;
+        a.use.samples += s.samples;
+        a.use.xids += s.xids;
+        if (s.samples == 0 || s.verdict == "no-data") continue;
+        if (s.util_avg) {
+            a.util_sum += *s.util_avg;
+            a.with_util++;
+        }
+        if (s.util_max) a.use.util_max = std::max(a.use.util_max.value_or(0), *s.util_max);
+        if (s.mem_max && *s.mem_max >= a.use.mem_max.value_or(-1)) {
+            a.use.mem_max = s.mem_max;
+            a.use.mem_total = s.mem_total;
+        }
+        if (s.energy_mj) a.use.energy_j = a.use.energy_j.value_or(0) + static_cast<double>(*s.energy_mj) / 1000.0;
+        if (s.power_avg_mw) {
+            a.power_sum += *s.power_avg_mw / 1000.0;
+            a.with_power++;
+        }
+        if (s.power_max_mw) a.use.power_max_w = std::max(a.use.power_max_w.value_or(0), static_cast<double>(*s.power_max_mw) / 1000.0);
+        if (s.temp_max) a.use.temp_max = std::max(a.use.temp_max.value_or(0), *s.temp_max);
+        a.idle += s.verdict == "idle";
+        a.ok += s.verdict == "ok";
+    }
+    std::unordered_map<std::int64_t, GpuUse> out;
+    for (auto& [job, a] : acc) {
+        if (a.with_util) a.use.util_avg = a.util_sum / a.with_util;
+        if (a.with_power) a.use.power_avg_w = a.power_sum / a.with_power;
+        const int with_data = a.with_util;
+        if (with_data == 0) a.use.verdict = "no-data";
+        else if (a.ok == with_data) a.use.verdict = "ok";
+        else if (a.idle == with_data) a.use.verdict = "idle";
+        else a.use.verdict = "low-util";
+        out.emplace(job, a.use);
+    }
+    return out;
+}
+
+std::unordered_map<std::int64_t, std::vector<const Diagnosis*>> diagnoses_by_job(std::span<const Diagnosis> all) {
+    std::unordered_map<std::int64_t, std::vector<const Diagnosis*>> out;
+    for (const auto& d : all) out[d.job_id].push_back(&d);
+    return out;
+}
+
+const Diagnosis* final_diagnosis(const Job& job, std::span<const Diagnosis* const> of_job) {
+    const Diagnosis* best = nullptr;
+    for (const Diagnosis* d : of_job) {
+        if (!best || d->restart > best->restart) {
+            best = d;
+            continue;
+        }
+        if (d->restart < best->restart) continue;
+        if (d->confidence > best->confidence || (d->confidence == best->confidence && d->node == job.batch_host)) best = d;
+    }
+    return best;
+}
+
+std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now) {
+    const auto by_job = diagnoses_by_job(diagnoses);
+    struct Acc {
+        FailureRow row;
+        double gpu_sum = 0;
+        std::vector<double> ttf;
+    };
+    std::map<std::string, Acc> acc;
+    auto add = [&](const std::string& category, const std::string& reason, int gpus, double run_s) {
+        auto& a = acc[reason];
+        a.row.category = category;
+        a.row.reason = reason;
+        a.row.num++;
+        a.gpu_sum += gpus;
+        a.row.gpu_hours += gpus * run_s / 3600.0;
+        a.ttf.push_back(run_s);
+    };
+    static const std::vector<const Diagnosis*> none;
+    for (const auto& job : jobs) {
+        const auto it = by_job.find(job.job_id);
+        const auto& of_job = it == by_job.end() ? none : it->second;
+        const int gpus = job_gpus(job);
+        // One failure per run: every diagnosed restart before the last (it was requeued, so it
+        // failed), and the last run when the job ended badly.
+        std::map<std::int64_t, std::vector<const Diagnosis*>> runs;
+        for (const Diagnosis* d : of_job) runs[d->restart].push_back(d);
+        const std::int64_t last = runs.empty() ? job.restarts : std::max<std::int64_t>(job.restarts, runs.rbegin()->first);
+        double previous = job.submit;
+        for (const auto& [restart, ds] : runs) {
+            const Diagnosis* d = final_diagnosis(job, ds);
+            if (restart == last) break;
+            // An earlier run's own start is not recorded: it ran at most since the previous failure.
+            add(d->category, d->reason, gpus, previous > 0 && d->ts > previous ? d->ts - previous : 0);
+            previous = d->ts;
+        }
+        if (!state_is_failure(job.state)) continue;
+        const auto final_run = runs.find(last);
+        const Diagnosis* d = final_run == runs.end() ? nullptr : final_diagnosis(job, final_run->second);
+        if (d) add(d->category, d->reason, gpus, job_elapsed(job, now));
+        else add("unknown", "unknown", gpus, job_elapsed(job, now));
+    }
+    double total = 0;
+    for (const auto& [_, a] : acc) total += a.row.gpu_hours;
+    std::vector<FailureRow> out;
+    for (auto& [_, a] : acc) {
+        a.row.gpu_demand = a.row.num ? a.gpu_sum / static_cast<double>(a.row.num) : 0;
+        a.row.gpu_time_pct = total > 0 ? 100.0 * a.row.gpu_hours / total : 0;
+        a.row.ttf_median_s = median(a.ttf);
+        out.push_back(a.row);
+    }
+    std::sort(out.begin(), out.end(), [](const FailureRow& a, const FailureRow& b) {
+        const auto ka = std::make_pair(category_rank(a.category), reason_rank(a.reason));
+        const auto kb = std::make_pair(category_rank(b.category), reason_rank(b.reason));
+        return ka != kb ? ka < kb : a.reason < b.reason;
+    });
+    return out;
+}
+
+std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::span<const Job> jobs,
+                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events) {
+    std::map<std::string, NodeRow> rows;
+    for (const auto& n : nodes) rows[n].node = n;
+    for (const auto& job : jobs)
+        for (const auto& n : job.nodes) {
+            auto& row = rows[n.node];
+            row.node = n.node;
+            row.jobs++;
+        }
+    // A node is blamed for a failure only by its own diagnosis of it (its GPU events decided it).
+    std::map<std::tuple<std::string, std::int64_t, std::int64_t>, bool> failed_runs;
+    for (const auto& d : diagnoses) {
+        auto& infra = failed_runs[{d.node, d.job_id, d.restart}];
+        infra = infra || d.category == "infrastructure";
+    }
+    for (const auto& [key, infra] : failed_runs) {
+        auto& row = rows[std::get<0>(key)];
+        row.node = std::get<0>(key);
+        row.failures++;
+        row.infra_failures += infra;
+    }
+    for (const auto& e : events) {
+        auto& row = rows[e.node];
+        row.node = e.node;
+        if (e.kind == "xid") row.xids++;
+        else if (e.kind == "ecc_sbe") row.ecc_sbe += std::max<std::int64_t>(e.code, 1);
+        else if (e.kind == "ecc_dbe") row.ecc_dbe += std::max<std::int64_t>(e.code, 1);
+        else if (e.kind == "gpu_lost") row.gpu_lost++;
+        row.last_event = std::max(row.last_event.value_or(0), e.ts);
+    }
+    std::vector<NodeRow> out;
+    for (auto& [_, row] : rows) out.push_back(std::move(row));
+    return out;
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    const size_t mid = values.size() / 2;
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+    const double upper = values[mid];
+    if (values.size() % 2) return upper;
+    const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+    return (lower + upper) / 2;
+}
+
+std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now) {
+    struct Acc {
+        SummaryRow row;
+        std::vector<double> duration, queue, gpus;
+    };
+    std::vector<Acc> groups;
+    std::map<std::pair<std::string, std::string>, size_t> index;
+    auto group = [&](const std::string& dim, const std::string& value) -> Acc& {
+        auto [it, inserted] = index.try_emplace({dim, value}, groups.size());
+        if (inserted) {
+            groups.emplace_back();
+            groups.back().row.dimension = dim;
+            groups.back().row.value = value;
+        }
+        return groups[it->second];
+    };
+    // Fixed rows first, so every type and bucket shows even at zero.
+    group("all", "all");
+    for (auto type : job_types()) group("type", std::string(type));
+    constexpr std::array<std::pair<int, const char*>, 6> buckets = {
+        {{1, "1"}, {4, "2-4"}, {8, "5-8"}, {64, "9-64"}, {256, "65-256"}, {1 << 30, "257+"}}};
+    for (const auto& [_, name] : buckets) group("gpus", name);
+    double total_gpu_h = 0;
+    std::int64_t total_jobs = 0;
+    for (const auto& job : jobs) {
+        const int gpus = job_gpus(job);
+        if (gpus <= 0) continue;
+        const double elapsed = job_elapsed(job, now);
+        const double gpu_h = gpus * elapsed / 3600.0;
+        const double queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
+        const char* bucket = "257+";
+        for (const auto& [limit, name] : buckets)
+            if (gpus <= limit) {
+                bucket = name;
+                break;
+            }
+        const std::string state(job.state.substr(0, job.state.find(' ')));
+        for (Acc* a : {&group("all", "all"), &group("type", job.job_type.empty() ? "other" : job.job_type),
+                       &group("state", state.empty() ? "UNKNOWN" : state), &group("gpus", bucket)}) {
+            a->row.jobs++;
+            a->row.gpu_hours += gpu_h;
+            if (job.start > 0) a->duration.push_back(elapsed);
+            if (job.start > 0) a->queue.push_back(queue);
+            a->gpus.push_back(gpus);
+        }
+        total_gpu_h += gpu_h;
+        total_jobs++;
+    }
+    std::vector<SummaryRow> out;
+    for (auto& a : groups) {
+        a.row.jobs_pct = total_jobs ? 100.0 * static_cast<double>(a.row.jobs) / static_cast<double>(total_jobs) : 0;
+        a.row.gpu_time_pct = total_gpu_h > 0 ? 100.0 * a.row.gpu_hours / total_gpu_h : 0;
+        a.row.duration_median_s = median(std::move(a.duration));
+        a.row.queue_median_s = median(std::move(a.queue));
+        a.row.gpus_median = median(std::move(a.gpus));
+        out.push_back(std::move(a.row));
+    }
+    // States after types and before GPU buckets, by count: the paper's state shares.
+    std::stable_sort(out.begin(), out.end(), [](const SummaryRow& a, const SummaryRow& b) {
+        auto rank = [](const std::string& d) { return d == "all" ? 0 : d == "type" ? 1 : d == "state" ? 2 : 3; };
+        if (rank(a.dimension) != rank(b.dimension)) return rank(a.dimension) < rank(b.dimension);
+        if (a.dimension == "state") return a.jobs > b.jobs;
+        return false;
+    });
+    return out;
+}
+
+}  // namespace acme::acct

@@ -1,0 +1,80 @@
+// The numbers gpuacct reports, computed from a SpoolSet: per-job GPU use and verdict, failures
+// by reason (the paper's Table 3), node health, and the workload characterization (the paper's
+// section 3). Pure functions: no I/O, no Slurm, no printing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/acct/spool_set.hpp"
+
+namespace acme::acct {
+
+struct JobFilter {
+    std::vector<std::string> users, accounts, partitions, states, types;  // empty: any
+};
+bool matches(const Job& job, const JobFilter& filter);
+
+// GPUs the job held: its TRES count, else the GPU ids its node rows list.
+int job_gpus(const Job& job);
+// Run time, up to `now` for a job still running; 0 when it never started.
+double job_elapsed(const Job& job, double now);
+double job_gpu_hours(const Job& job, double now);
+
+struct GpuUse {
+    int gpus = 0;                                    // GPUs with a summary
+    std::optional<double> util_avg, util_max;        // percent; avg is the mean over GPUs of their averages
+    std::optional<std::int64_t> mem_max, mem_total;  // bytes, the busiest GPU
+    std::optional<double> energy_j, power_avg_w, power_max_w;
+    std::optional<std::int64_t> temp_max;
+    std::int64_t xids = 0, samples = 0;
+    // ok only when every GPU with data is ok, idle when every one is idle, low-util in between,
+    // no-data when no GPU had a sample.
+    std::string verdict = "no-data";
+};
+std::unordered_map<std::int64_t, GpuUse> gpu_use_by_job(std::span<const GpuSummary> summaries);
+
+// The diagnosis that explains the job's last run: among its nodes' diagnoses of the highest
+// restart, the most confident (the batch host on a tie, it read the log). nullptr: none.
+const Diagnosis* final_diagnosis(const Job& job, std::span<const Diagnosis* const> of_job);
+std::unordered_map<std::int64_t, std::vector<const Diagnosis*>> diagnoses_by_job(std::span<const Diagnosis> all);
+
+struct FailureRow {
+    std::string category, reason;
+    std::int64_t num = 0;          // failed runs (a requeued job counts each run)
+    double gpu_demand = 0;         // mean GPUs per failed run
+    double gpu_hours = 0;          // GPU time of the failed runs
+    double gpu_time_pct = 0;       // share of all failed runs' GPU time
+    double ttf_median_s = 0;       // median time from a run's start to its failure
+};
+// Ordered like the paper's Table 3: category, then the taxonomy's reason order; unknown last.
+// Failed jobs without a diagnosis count as unknown.
+std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now);
+
+struct NodeRow {
+    std::string node;
+    std::int64_t xids = 0, ecc_sbe = 0, ecc_dbe = 0, gpu_lost = 0;
+    std::int64_t jobs = 0, failures = 0, infra_failures = 0;
+    std::optional<double> last_event;
+};
+std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::span<const Job> jobs,
+                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events);
+
+struct SummaryRow {
+    std::string dimension;  // all | type | state | gpus
+    std::string value;      // "pretrain", "COMPLETED", "2-8" ...
+    std::int64_t jobs = 0;
+    double jobs_pct = 0, gpu_hours = 0, gpu_time_pct = 0;
+    double duration_median_s = 0, queue_median_s = 0, gpus_median = 0;
+};
+// GPU jobs only (the paper's characterization is of GPU jobs); rows: all, each type in the
+// paper's order, each state, each GPU-count bucket (1, 2-4, 5-8, 9-64, 65-256, 257+).
+std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now);
+
+double median(std::vector<double> values);
+
+}  // namespace acme::acct

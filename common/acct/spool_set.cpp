@@ -1,0 +1,251 @@
+#include "common/acct/spool_set.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/store/spool.hpp"
+
+namespace acme::acct {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::set<std::string> table_columns(store::Database& db, std::string_view table) {
+    std::set<std::string> columns;
+    auto q = db.prepare("SELECT name FROM pragma_table_info(?)");
+    q.bind(1, table);
+    while (q.step()) columns.insert(q.column_text(0));
+    return columns;
+}
+
+// A spool written by an older plugin lacks the newer columns: read them as NULL instead of
+// skipping the node (its telemetry is still worth reporting).
+std::string select_list(const std::set<std::string>& have, std::initializer_list<std::string_view> wanted) {
+    std::string out;
+    for (auto name : wanted) {
+        if (!out.empty()) out += ", ";
+        // Expressions are only asked of a v4 spool (read_jobs falls back before that).
+        const bool expression = name.find('(') != std::string_view::npos;
+        out += expression || have.count(std::string(name)) ? std::string(name) : "NULL";
+    }
+    return out;
+}
+
+std::string text_or_empty(store::Statement& q, int column) { return q.is_null(column) ? std::string() : q.column_text(column); }
+
+struct Reader {
+    const ReadOptions& options;
+    SpoolSet& out;
+    std::unordered_map<std::int64_t, size_t> job_index;
+
+    // sacct's window: a job counts when it ended at or after start and began (or, pending, was
+    // submitted) at or before end. Bound values only.
+    std::string window_sql() const {
+        std::string where = " WHERE 1";
+        if (options.start) where += " AND (COALESCE(NULLIF(end_time, 0), ended_at) IS NULL OR COALESCE(NULLIF(end_time, 0), ended_at) >= :start)";
+        if (options.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= :end";
+        if (!options.job_ids.empty()) where += " AND job_id IN (SELECT value FROM json_each(:ids))";
+        return where;
+    }
+
+    void bind_window(store::Statement& q, store::Database& db, std::string_view sql) const {
+        (void)db;
+        if (options.start) q.bind(index_of(sql, ":start"), *options.start);
+        if (options.end) q.bind(index_of(sql, ":end"), *options.end);
+        if (!options.job_ids.empty()) {
+            std::string ids = "[";
+            for (size_t i = 0; i < options.job_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(options.job_ids[i]);
+            ids += "]";
+            q.bind(index_of(sql, ":ids"), ids);
+        }
+    }
+
+    // Named parameters are numbered by first appearance, in text order.
+    static int index_of(std::string_view sql, std::string_view name) {
+        int index = 0;
+        for (auto n : {":start", ":end", ":ids"}) {
+            if (sql.find(n) == std::string_view::npos) continue;
+            ++index;
+            if (n == name) return index;
+        }
+        return 0;
+    }
+
+    void read_jobs(store::Database& db, const std::string& node) {
+        const auto have = table_columns(db, "jobs");
+        const bool full = options.full_jobs;
+        const std::string sql = fmt::format(
+            "SELECT job_id, {}, {} FROM jobs{}",
+            select_list(have, {"node", "gpus", "job_type", "state", "num_nodes", "gpus_total", "restarts",
+                               "COALESCE(submit_time, 0)", "COALESCE(start_time, started_at, 0)",
+                               "COALESCE(end_time, ended_at, 0)", "batch_host"}),
+            full ? select_list(have, {"uid", "user", "account", "partition", "name", "nodelist", "exit_code",
+                                      "derived_exit_code", "telemetry_error", "job_type_source"})
+                 : std::string("NULL"),
+            window_sql());
+        // The COALESCE expressions name v4 columns; on an older spool fall back to the sampler's.
+        std::string effective = sql;
+        if (!have.count("start_time")) {
+            effective = fmt::format("SELECT job_id, node, gpus, NULL, NULL, NULL, NULL, NULL, 0, COALESCE(started_at, 0), "
+                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{}",
+                                    full ? "uid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, " +
+                                               std::string(have.count("telemetry_error") ? "telemetry_error" : "NULL") + ", NULL"
+                                         : std::string("NULL"),
+                                    options.job_ids.empty() ? "" : " AND job_id IN (SELECT value FROM json_each(:ids))");
+        }
+        auto q = db.prepare(effective);
+        bind_window(q, db, effective);
+        while (q.step()) {
+            const std::int64_t id = q.column_int(0);
+            auto [it, inserted] = job_index.try_emplace(id, out.jobs.size());
+            if (inserted) out.jobs.emplace_back().job_id = id;
+            Job& job = out.jobs[it->second];
+            job.nodes.push_back({q.is_null(1) ? node : q.column_text(1), text_or_empty(q, 2)});
+            // The batch host's row wins for job-wide fields; any row fills what is still unknown.
+            const std::string batch_host = text_or_empty(q, 11);
+            const bool authoritative = inserted || (!batch_host.empty() && batch_host == job.nodes.back().node);
+            auto take = [&](std::string& field, int column) {
+                if (!q.is_null(column) && (authoritative || field.empty())) field = q.column_text(column);
+            };
+            auto take_int = [&](int& field, int column) {
+                if (!q.is_null(column) && (authoritative || field == 0)) field = static_cast<int>(q.column_int(column));
+            };
+            auto take_time = [&](double& field, int column) {
+                const double v = q.column_double(column);
+                if (v > 0 && (authoritative || field == 0)) field = v;
+            };
+            take(job.job_type, 3);
+            take(job.state, 4);
+            take_int(job.num_nodes, 5);
+            take_int(job.gpus_total, 6);
+            take_int(job.restarts, 7);
+            take_time(job.submit, 8);
+            take_time(job.start, 9);
+            take_time(job.end, 10);
+            take(job.batch_host, 11);
+            if (full) {
+                if (!q.is_null(12) && (authoritative || job.uid < 0)) job.uid = q.column_int(12);
+                take(job.user, 13);
+                take(job.account, 14);
+                take(job.partition, 15);
+                take(job.name, 16);
+                take(job.nodelist, 17);
+                take(job.exit_code, 18);
+                take(job.derived_exit_code, 19);
+                take(job.telemetry_error, 20);
+                take(job.job_type_source, 21);
+            }
+        }
+    }
+
+    bool wanted(std::int64_t job_id) const { return job_index.count(job_id) != 0; }
+
+    void read_summaries(store::Database& db, const std::string& node) {
+        if (table_columns(db, "gpu_summaries").empty()) return;
+        auto q = db.prepare(
+            "SELECT job_id, node, gpu, samples, util_avg, util_max, mem_max, mem_total, energy_mj, power_avg_mw, "
+            "power_max_mw, temp_max, xids, ecc_uncorrected_delta, verdict FROM gpu_summaries");
+        while (q.step()) {
+            GpuSummary s;
+            s.job_id = q.column_int(0);
+            if (!wanted(s.job_id)) continue;
+            s.node = q.is_null(1) ? node : q.column_text(1);
+            s.gpu = static_cast<int>(q.column_int(2));
+            s.samples = q.column_int(3);
+            s.util_avg = q.column_optional_double(4);
+            s.util_max = q.column_optional_double(5);
+            s.mem_max = q.column_optional_int(6);
+            s.mem_total = q.column_optional_int(7);
+            s.energy_mj = q.column_optional_int(8);
+            s.power_avg_mw = q.column_optional_double(9);
+            s.power_max_mw = q.column_optional_int(10);
+            s.temp_max = q.column_optional_int(11);
+            s.xids = q.column_int(12);
+            s.ecc_uncorrected = q.column_optional_int(13);
+            s.verdict = text_or_empty(q, 14);
+            out.summaries.push_back(std::move(s));
+        }
+    }
+
+    void read_diagnoses(store::Database& db) {
+        const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
+        auto q = db.prepare(fmt::format(
+            "SELECT job_id, restart, node, ts, category, reason, confidence, action, {} FROM diagnoses", has_rule ? "rule" : "NULL"));
+        while (q.step()) {
+            Diagnosis d;
+            d.job_id = q.column_int(0);
+            if (!wanted(d.job_id)) continue;
+            d.restart = q.column_int(1);
+            d.node = q.column_text(2);
+            d.ts = q.column_double(3);
+            d.category = q.column_text(4);
+            d.reason = q.column_text(5);
+            d.confidence = q.column_double(6);
+            d.action = q.column_text(7);
+            d.rule = text_or_empty(q, 8);
+            out.diagnoses.push_back(std::move(d));
+        }
+    }
+
+    void read_events(store::Database& db, const std::string& node) {
+        auto q = db.prepare("SELECT job_id, gpu, ts, kind, COALESCE(code, 0) FROM gpu_events WHERE ts >= ? AND ts <= ? ORDER BY ts");
+        q.bind_all(options.start.value_or(0.0), options.end.value_or(1e18));
+        while (q.step()) {
+            GpuEvent e;
+            e.node = node;
+            e.job_id = q.column_optional_int(0);
+            e.gpu = static_cast<int>(q.column_int(1));
+            e.ts = q.column_double(2);
+            e.kind = q.column_text(3);
+            e.code = q.column_int(4);
+            out.events.push_back(std::move(e));
+        }
+    }
+};
+
+}  // namespace
+
+SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".db") files.push_back(it->path());
+    if (ec) throw std::runtime_error(fmt::format("cannot read telemetry directory {}: {}", dir, ec.message()));
+    std::sort(files.begin(), files.end());
+
+    SpoolSet out;
+    Reader reader{options, out, {}};
+    // Jobs first, from every file, so summaries and diagnoses are kept only for jobs in the set.
+    std::vector<std::pair<std::string, store::Database>> open;
+    for (const auto& path : files) {
+        const std::string node = path.stem().string();
+        try {
+            auto db = store::open_spool_read_only(path.string());
+            reader.read_jobs(db, node);
+            open.emplace_back(node, std::move(db));
+        } catch (const std::exception& error) {
+            out.problems.push_back(fmt::format("{}: {}", path.filename().string(), error.what()));
+        }
+    }
+    for (auto& [node, db] : open) {
+        try {
+            if (options.summaries) reader.read_summaries(db, node);
+            if (options.diagnoses) reader.read_diagnoses(db);
+            if (options.events) reader.read_events(db, node);
+            out.nodes.push_back(node);
+        } catch (const std::exception& error) {
+            out.problems.push_back(fmt::format("{}.db: {}", node, error.what()));
+        }
+    }
+    std::sort(out.jobs.begin(), out.jobs.end(), [](const Job& a, const Job& b) { return a.job_id < b.job_id; });
+    return out;
+}
+
+}  // namespace acme::acct

@@ -1,0 +1,77 @@
+// Reading a telemetry directory: every <node>.db node spool in it, merged into one view of the
+// jobs (a job has one row per node it ran on), their per-GPU summaries, diagnoses and GPU
+// events. A file that cannot be read is reported in `problems` and skipped, never fatal: one
+// broken node must not hide the rest of the cluster.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace acme::acct {
+
+struct NodeGpus {
+    std::string node;
+    std::string gpus;  // SLURM_JOB_GPUS on that node, "0,1"
+};
+
+struct Job {
+    std::int64_t job_id = 0;
+    std::string user, account, partition, name, job_type, job_type_source, nodelist, state, exit_code, derived_exit_code, batch_host;
+    std::string telemetry_error;
+    std::int64_t uid = -1;
+    int num_nodes = 0, gpus_total = 0, restarts = 0;
+    double submit = 0, start = 0, end = 0;  // epoch seconds, 0: unknown
+    std::vector<NodeGpus> nodes;            // every node with a row for this job, in file order
+};
+
+struct GpuSummary {
+    std::int64_t job_id = 0;
+    std::string node;
+    int gpu = 0;
+    std::int64_t samples = 0;
+    std::optional<double> util_avg, util_max, power_avg_mw;
+    std::optional<std::int64_t> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected;
+    std::int64_t xids = 0;
+    std::string verdict;  // idle | low-util | ok | no-data
+};
+
+struct Diagnosis {
+    std::int64_t job_id = 0, restart = 0;
+    std::string node, category, reason, action, rule;
+    double ts = 0, confidence = 0;
+};
+
+struct GpuEvent {
+    std::string node;
+    std::optional<std::int64_t> job_id;
+    int gpu = 0;
+    double ts = 0;
+    std::string kind;  // xid | ecc_dbe | ecc_sbe | gpu_lost
+    std::int64_t code = 0;
+};
+
+struct ReadOptions {
+    // Jobs that overlap [start, end] (sacct's rule: ended after start, began before end; a job
+    // still running has no end). nullopt: unbounded.
+    std::optional<double> start, end;
+    std::vector<std::int64_t> job_ids;  // empty: all
+    bool full_jobs = true;  // false: only what aggregates need (no names, users, exit codes)
+    bool summaries = false, diagnoses = false, events = false;
+};
+
+struct SpoolSet {
+    std::vector<Job> jobs;  // merged across nodes, by job id
+    std::vector<GpuSummary> summaries;
+    std::vector<Diagnosis> diagnoses;
+    std::vector<GpuEvent> events;  // in [start, end]
+    std::vector<std::string> nodes;     // one per readable spool file, sorted
+    std::vector<std::string> problems;  // "n3.db: file is not a database", one per skipped file
+};
+
+// Reads every *.db file directly in dir. Throws std::runtime_error (one line) only when the
+// directory itself cannot be listed.
+SpoolSet read_spools(const std::string& dir, const ReadOptions& options);
+
+}  // namespace acme::acct
