@@ -71,9 +71,7 @@ std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error) {
         const uint32_t base = n.node_state & NODE_STATE_BASE;
         const uint32_t bad = NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND | NODE_STATE_FAIL | NODE_STATE_MAINT | NODE_STATE_RES;
         g.usable = base != NODE_STATE_DOWN && base != NODE_STATE_FUTURE && base != NODE_STATE_UNKNOWN && !(n.node_state & bad);
-        char* s = slurm_node_state_string_complete(n.node_state);
-        g.state = str(s);
-        free(s);
+        g.raw_state = n.node_state;
         out.push_back(std::move(g));
     }
     slurm_free_node_info_msg(msg);
@@ -103,6 +101,10 @@ std::optional<std::vector<JobView>> load_jobs(std::string& error) {
         v.user_id = j.user_id;
         v.state = j.job_state & JOB_STATE_BASE;
         v.exit_code = j.exit_code;
+        v.timeout = v.state == JOB_TIMEOUT || v.state == JOB_DEADLINE;
+        v.cancelled = v.state == JOB_CANCELLED || v.state == JOB_PREEMPTED;
+        v.node_fail = v.state == JOB_NODE_FAIL || v.state == JOB_BOOT_FAIL;
+        v.oom = v.state == JOB_OOM;
         v.start_time = j.start_time;
         v.end_time = j.end_time;
         out.push_back(std::move(v));
@@ -158,6 +160,5 @@ bool cancel_job(std::uint32_t job_id, std::string& error) {
     return false;
 }
 
-std::string job_state_name(std::uint32_t state) { return str(job_state_string(state)); }
 
 }  // namespace acme::slurm

@@ -24,7 +24,7 @@ struct NodeGpus {
     // False when drained, draining, down, failing, in maintenance, reserved, not responding or
     // future: the planner must not place work there.
     bool usable = true;
-    std::string state;  // e.g. "IDLE", "MIXED+DRAIN", for logs
+    std::uint32_t raw_state = 0;
 };
 
 // Count of GPUs in a gres string as slurmctld prints it: "gpu:4", "gpu:a100:4(S:0-1)",
@@ -43,6 +43,7 @@ struct JobView {
     std::uint32_t exit_code = 0;     // raw wait status
     std::time_t start_time = 0;      // actual, or the backfill plan's expected start when pending
     std::time_t end_time = 0;
+    bool timeout = false, cancelled = false, node_fail = false, oom = false;  // how it ended
     bool pending() const;
     bool active() const;             // pending, running, suspended or completing
     bool succeeded() const;          // COMPLETED with exit status 0
@@ -67,7 +68,5 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
 
 // slurm_kill_job(SIGKILL): true when it is gone or was never known.
 bool cancel_job(std::uint32_t job_id, std::string& error);
-
-std::string job_state_name(std::uint32_t state);
 
 }  // namespace acme::slurm

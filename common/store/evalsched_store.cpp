@@ -31,8 +31,95 @@ CREATE TABLE model_loads (
 CREATE INDEX model_loads_by_node ON model_loads (node, finished_at);
 )sql";
 
+// v2: the daemon's state. Every row changes only inside a transaction, so after kill -9 the
+// file holds a consistent picture: an attempt is 'submitting' from just before
+// slurm_submit_batch_job until its job id is recorded, and the restart reconciles exactly those
+// by their tag (the Slurm job name) instead of submitting them again.
+constexpr std::string_view kEvalschedV2 = R"sql(
+CREATE TABLE evaluations (
+    id               INTEGER PRIMARY KEY,
+    name             TEXT NOT NULL,              -- the training run, e.g. "run7"
+    checkpoint       TEXT NOT NULL,              -- e.g. "step-12000"
+    path             TEXT NOT NULL,              -- on shared storage
+    suite_name       TEXT NOT NULL,
+    suite_file       TEXT NOT NULL,
+    uid              INTEGER NOT NULL,
+    gid              INTEGER NOT NULL,
+    user             TEXT NOT NULL,
+    priority         INTEGER NOT NULL DEFAULT 0,
+    params_b         REAL NOT NULL,
+    checkpoint_bytes REAL NOT NULL,
+    output_dir       TEXT NOT NULL,
+    state            TEXT NOT NULL CHECK (state IN ('active', 'done', 'failed', 'cancelled')),
+    submitted_at     REAL NOT NULL,
+    finished_at      REAL
+);
+CREATE INDEX evaluations_by_name ON evaluations (name, submitted_at);
+CREATE TABLE trials (
+    id              INTEGER PRIMARY KEY,
+    evaluation      INTEGER NOT NULL REFERENCES evaluations (id),
+    trial_key       TEXT NOT NULL,               -- evalsched core's Trial::id
+    datasets        TEXT NOT NULL,               -- comma-separated parts
+    shard           INTEGER NOT NULL DEFAULT 0,
+    num_shards      INTEGER NOT NULL DEFAULT 1,
+    gpus            INTEGER NOT NULL CHECK (gpus > 0),
+    median_s        REAL NOT NULL,
+    p90_s           REAL NOT NULL,
+    startup_s       REAL NOT NULL,
+    metric_s        REAL NOT NULL DEFAULT 0,
+    conservative    INTEGER NOT NULL DEFAULT 0,
+    command         TEXT NOT NULL,
+    metric_command  TEXT NOT NULL DEFAULT '',
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'submitting', 'queued', 'running', 'done', 'failed', 'cancelled')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    excluded_nodes  TEXT NOT NULL DEFAULT '',
+    reason          TEXT NOT NULL DEFAULT '',
+    UNIQUE (evaluation, trial_key)
+);
+CREATE INDEX trials_by_state ON trials (state, evaluation);
+CREATE TABLE attempts (
+    id           INTEGER PRIMARY KEY,
+    trial        INTEGER NOT NULL REFERENCES trials (id),
+    number       INTEGER NOT NULL,
+    tag          TEXT NOT NULL UNIQUE,           -- the Slurm job name; reconciliation key
+    job_id       INTEGER,
+    metric_job   INTEGER,
+    node         TEXT NOT NULL DEFAULT '',
+    time_limit_s REAL NOT NULL DEFAULT 0,
+    state        TEXT NOT NULL CHECK (state IN ('submitting', 'queued', 'running', 'done', 'failed', 'cancelled', 'lost')),
+    submitted_at REAL,
+    ended_at     REAL,
+    exit_code    INTEGER,
+    category     TEXT NOT NULL DEFAULT '',       -- diagnosis: infrastructure, framework, script, unknown
+    reason       TEXT NOT NULL DEFAULT '',
+    UNIQUE (trial, number)
+);
+CREATE TABLE results (
+    evaluation  INTEGER NOT NULL REFERENCES evaluations (id),
+    dataset     TEXT NOT NULL,
+    metric      TEXT NOT NULL,
+    value       REAL NOT NULL,
+    PRIMARY KEY (evaluation, dataset, metric)
+);
+CREATE TABLE stagings (
+    id          INTEGER PRIMARY KEY,
+    evaluation  INTEGER NOT NULL REFERENCES evaluations (id),
+    node        TEXT NOT NULL,
+    copied      INTEGER NOT NULL,                -- 1: this trial copied from shared storage
+    bytes       REAL NOT NULL DEFAULT 0,         -- read from shared storage (0 when reused)
+    seconds     REAL NOT NULL DEFAULT 0,
+    at          REAL NOT NULL
+);
+CREATE INDEX stagings_by_evaluation ON stagings (evaluation, node);
+-- Slurm job names carry it, so two evalschedd databases (a reinstall, a test) never adopt
+-- each other's jobs by tag.
+CREATE TABLE instance (id TEXT NOT NULL);
+INSERT INTO instance (id) VALUES (lower(hex(randomblob(4))));
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
+    Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
 };
 
 }  // namespace
