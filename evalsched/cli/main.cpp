@@ -1,0 +1,171 @@
+// evalsched: the command users type (man evalsched(1)). Each subcommand is one API call to
+// evalschedd over its Unix socket; the daemon decides what the caller may see. Errors are one
+// line on stderr, naming the thing and what to do; nothing is submitted after one.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evalsched/cli/client.hpp"
+#include "evalsched/cli/render.hpp"
+#include "evalsched/core/suite.hpp"
+#include "evalsched/daemon/config.hpp"
+
+namespace {
+
+using namespace acme::evalsched;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "evalsched: %s\n", message.c_str());
+    return 1;
+}
+
+// 1 on an API error (the daemon's line printed), 0 otherwise.
+int check(const Response& r) {
+    if (r.status >= 400) return fail(r.error());
+    return 0;
+}
+
+double tree_bytes(const fs::path& dir) {
+    double total = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec)) total += static_cast<double>(it->file_size(ec));
+    return total;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"evalsched: evaluate checkpoints on the cluster's idle GPUs, per dataset, as soon as they are saved"};
+    app.require_subcommand(1);
+    // One line for a bad argument, like every other error of this command.
+    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("evalsched: ") + e.what() + ": see evalsched --help\n"; });
+    std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(kDefaultSocket);
+    app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(kDefaultSocket) + ")");
+
+    auto* submit = app.add_subcommand("submit", "evaluate a checkpoint on a suite");
+    std::string ckpt, suite_path, name, label;
+    int priority = 0;
+    double params_b = 0;
+    submit->add_option("CHECKPOINT", ckpt, "checkpoint directory on shared storage")->required();
+    submit->add_option("--suite", suite_path, "suite file (evalsched-suite(5))")->required();
+    submit->add_option("--name", name, "training run the checkpoint belongs to (default: its parent directory's name)");
+    submit->add_option("--label", label, "checkpoint label (default: its directory name)");
+    submit->add_option("--priority", priority, "0-1000; higher goes first")->check(CLI::Range(0, 1000));
+    submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the checkpoint's size, bf16)")
+        ->check(CLI::PositiveNumber);
+
+    auto* status = app.add_subcommand("status", "evaluations (yours; all for admins), or one in detail");
+    long status_id = 0;
+    bool status_json = false;
+    status->add_option("ID", status_id, "evaluation id");
+    status->add_flag("--json", status_json, "print the daemon's JSON");
+
+    auto* watch = app.add_subcommand("watch", "a live progress bar until the evaluation ends");
+    long watch_id = 0;
+    double interval = 2;
+    watch->add_option("ID", watch_id, "evaluation id")->required();
+    watch->add_option("--interval", interval, "seconds between updates")->check(CLI::Range(0.1, 3600.0));
+
+    auto* cancel = app.add_subcommand("cancel", "cancel an evaluation: its queued and running trials are killed");
+    long cancel_id = 0;
+    cancel->add_option("ID", cancel_id, "evaluation id")->required();
+
+    auto* report = app.add_subcommand("report", "scores per dataset and checkpoint of a run (or one evaluation)");
+    std::string report_arg, format = "table";
+    report->add_option("NAME|ID", report_arg, "training run name or evaluation id")->required();
+    report->add_option("--format", format, "table, csv, json or md")->check(CLI::IsMember({"table", "csv", "json", "md"}));
+
+    auto* priors = app.add_subcommand("priors", "measured run times per dataset");
+    std::string prior_dataset;
+    priors->add_option("DATASET", prior_dataset, "one dataset");
+
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        if (*submit) {
+            std::error_code ec;
+            const fs::path path = fs::absolute(ckpt, ec);
+            if (ec || !fs::exists(path, ec)) return fail(fmt::format("checkpoint {} does not exist: give the checkpoint directory", ckpt));
+            if (!fs::is_directory(path, ec)) return fail(fmt::format("checkpoint {} is not a directory: give the checkpoint directory", ckpt));
+            if (access(path.c_str(), R_OK | X_OK) != 0) return fail(fmt::format("checkpoint {} is not readable by you: fix its permissions", ckpt));
+            std::ifstream in(suite_path);
+            if (!in) return fail(fmt::format("suite {} cannot be read: give a readable suite file", suite_path));
+            std::stringstream ss;
+            ss << in.rdbuf();
+            // Checked here too, so a bad suite fails before the daemon is even asked.
+            parse_suite(ss.str(), suite_path);
+            json body{{"checkpoint", fs::weakly_canonical(path).string()}, {"suite", ss.str()}, {"suite_file", suite_path},
+                      {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}};
+            if (!name.empty()) body["name"] = name;
+            if (!label.empty()) body["label"] = label;
+            if (params_b > 0) body["params_b"] = params_b;
+            const Response r = call(socket, "POST", "/v1/evaluations", body.dump());
+            if (check(r)) return 1;
+            fmt::print("evaluation {} submitted: {}/{}, {} trials\n", r.body["id"].get<long>(), r.body["name"].get<std::string>(),
+                       r.body["checkpoint"].get<std::string>(), r.body["trial_list"].size());
+            return 0;
+        }
+        if (*status) {
+            const Response r = status_id ? call(socket, "GET", fmt::format("/v1/evaluations/{}", status_id)) : call(socket, "GET", "/v1/evaluations");
+            if (check(r)) return 1;
+            if (status_json) fmt::print("{}\n", r.body.dump(2));
+            else fmt::print("{}", status_id ? render_evaluation(r.body) : render_status(r.body));
+            return 0;
+        }
+        if (*watch) {
+            const bool tty = isatty(STDOUT_FILENO);
+            for (;;) {
+                const Response r = call(socket, "GET", fmt::format("/v1/evaluations/{}", watch_id));
+                if (check(r)) return 1;
+                const std::string line = render_progress(r.body);
+                const bool over = r.body["state"] != "active";
+                if (tty) fmt::print("\r{}\033[K", line);
+                else fmt::print("{}\n", line);
+                std::fflush(stdout);
+                if (over) {
+                    if (tty) fmt::print("\n");
+                    return r.body["state"] == "done" ? 0 : 1;
+                }
+                std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+            }
+        }
+        if (*cancel) {
+            const Response r = call(socket, "POST", fmt::format("/v1/evaluations/{}/cancel", cancel_id));
+            if (check(r)) return 1;
+            fmt::print("evaluation {} cancelled\n", cancel_id);
+            return 0;
+        }
+        if (*report) {
+            const Response r = call(socket, "GET", "/v1/report/" + report_arg);
+            if (check(r)) return 1;
+            fmt::print("{}", render_report(r.body, format));
+            return 0;
+        }
+        if (*priors) {
+            const Response r = call(socket, "GET", "/v1/priors" + (prior_dataset.empty() ? "" : "/" + prior_dataset));
+            if (check(r)) return 1;
+            fmt::print("{}", render_priors(r.body));
+            return 0;
+        }
+    } catch (const SuiteError& e) {
+        return fail(e.what());
+    } catch (const DaemonUnreachable& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    return 0;
+}

@@ -1,0 +1,20 @@
+// What the evalsched CLI prints: tables for status, an evaluation's trials, the report
+// (datasets x checkpoints) in table, csv, json or markdown, priors, and watch's progress line.
+// Pure: JSON from the daemon in, text out, so the unit tests check what a user sees.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace acme::evalsched {
+
+std::string render_status(const nlohmann::json& evaluations);
+std::string render_evaluation(const nlohmann::json& evaluation);
+// format: table, csv, json, md. Throws std::invalid_argument for another.
+std::string render_report(const nlohmann::json& report, const std::string& format);
+std::string render_priors(const nlohmann::json& priors);
+// "[#########.........] 9/20 done, 4 running, 7 pending, 0 failed, ETA 2m10s"
+std::string render_progress(const nlohmann::json& evaluation, int width = 30);
+
+}  // namespace acme::evalsched

@@ -1,0 +1,134 @@
+#include "evalsched/daemon/api_request.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace acme::evalsched {
+namespace {
+
+std::optional<std::int64_t> parse_id(std::string_view s) {
+    std::int64_t v = 0;
+    if (s.empty() || s.size() > 18) return std::nullopt;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v <= 0) return std::nullopt;
+    return v;
+}
+
+std::string last_component(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string parent_component(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) return {};
+    return last_component(path.substr(0, slash));
+}
+
+}  // namespace
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+    return true;
+}
+
+std::optional<RouteMatch> match_route(std::string_view method, std::string_view path) {
+    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+    constexpr std::string_view evals = "/v1/evaluations";
+    const bool get = method == "GET", post = method == "POST";
+    if (path == evals || path == "/v1/evaluations/") {
+        if (get) return RouteMatch{Route::list, 0, {}};
+        if (post) return RouteMatch{Route::submit, 0, {}};
+        return std::nullopt;
+    }
+    if (path == "/v1/health" && get) return RouteMatch{Route::health, 0, {}};
+    if (path.starts_with("/v1/evaluations/")) {
+        std::string_view rest = path.substr(evals.size() + 1);
+        bool cancel = false;
+        if (rest.ends_with("/cancel")) {
+            cancel = true;
+            rest.remove_suffix(7);
+        }
+        auto id = parse_id(rest);
+        if (!id) throw RequestError(fmt::format("evaluation id '{}' is not a number: use the ID evalsched status prints", rest.substr(0, 40)));
+        if (cancel && post) return RouteMatch{Route::cancel, *id, {}};
+        if (!cancel && get) return RouteMatch{Route::show, *id, {}};
+        return std::nullopt;
+    }
+    if (path.starts_with("/v1/report/") && get) {
+        std::string arg(path.substr(11));
+        if (!valid_name(arg)) throw RequestError("report: name a run ([A-Za-z0-9._-]) or an evaluation id");
+        return RouteMatch{Route::report, 0, arg};
+    }
+    if ((path == "/v1/priors" || path.starts_with("/v1/priors/")) && get) {
+        std::string arg = path.size() > 11 ? std::string(path.substr(11)) : std::string();
+        if (!arg.empty() && !valid_name(arg)) throw RequestError("priors: name a dataset ([A-Za-z0-9._-])");
+        return RouteMatch{Route::priors, 0, arg};
+    }
+    return std::nullopt;
+}
+
+SubmitRequest parse_submit(std::string_view body) {
+    using nlohmann::json;
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw RequestError("request body is not a JSON object: send {\"checkpoint\": ..., \"suite\": ...}");
+    auto text = [&](const char* key, bool required) -> std::string {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) {
+            if (required) throw RequestError(fmt::format("field '{}' is missing: send it as a string", key));
+            return {};
+        }
+        if (!it->is_string()) throw RequestError(fmt::format("field '{}' must be a string", key));
+        return it->get<std::string>();
+    };
+    auto number = [&](const char* key) -> double {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return 0;
+        if (!it->is_number()) throw RequestError(fmt::format("field '{}' must be a number", key));
+        const double v = it->get<double>();
+        if (!(v >= 0 && v < 1e18)) throw RequestError(fmt::format("field '{}' must be a non-negative number", key));
+        return v;
+    };
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        static constexpr std::string_view known[] = {"checkpoint", "name", "label", "suite", "suite_file", "priority", "params_b", "checkpoint_bytes"};
+        if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known))
+            throw RequestError(fmt::format("unknown field '{}': use checkpoint, name, label, suite, suite_file, priority, params_b, checkpoint_bytes",
+                                           it.key().substr(0, 40)));
+    }
+    SubmitRequest r;
+    r.checkpoint_path = text("checkpoint", true);
+    if (r.checkpoint_path.empty() || r.checkpoint_path[0] != '/' || r.checkpoint_path.size() > 4096)
+        throw RequestError("checkpoint must be an absolute path: give the checkpoint directory on shared storage");
+    for (unsigned char c : r.checkpoint_path)
+        if (c < 0x20 || c == 0x7f) throw RequestError("checkpoint path holds a control character: rename the directory");
+    r.name = text("name", false);
+    r.checkpoint = text("label", false);
+    if (r.name.empty()) r.name = parent_component(r.checkpoint_path);
+    if (r.checkpoint.empty()) r.checkpoint = last_component(r.checkpoint_path);
+    if (!valid_name(r.name)) throw RequestError(fmt::format("run name '{}' is not usable: pass --name with letters, digits, '.', '_', '-'", r.name.substr(0, 64)));
+    if (!valid_name(r.checkpoint)) throw RequestError(fmt::format("checkpoint label '{}' is not usable: rename the directory or pass --label", r.checkpoint.substr(0, 64)));
+    r.suite_file = text("suite_file", false);
+    if (r.suite_file.empty()) r.suite_file = "suite";
+    if (r.suite_file.size() > 4096) throw RequestError("suite_file is longer than 4096 bytes");
+    const std::string suite = text("suite", true);
+    if (suite.size() > (1 << 20)) throw RequestError("suite is larger than 1 MiB: split it");
+    const double priority = number("priority");
+    if (priority > 1000) throw RequestError("priority must be between 0 and 1000");
+    r.priority = static_cast<int>(priority);
+    r.params_b = number("params_b");
+    r.checkpoint_bytes = number("checkpoint_bytes");
+    if (r.params_b == 0) r.params_b = r.checkpoint_bytes > 0 ? r.checkpoint_bytes / 2e9 : 7;
+    if (r.params_b < 0.001) r.params_b = 0.001;
+    if (r.checkpoint_bytes == 0) r.checkpoint_bytes = r.params_b * 2e9;
+    r.suite = parse_suite(suite, r.suite_file);
+    if (r.suite.datasets.empty()) throw SuiteError(r.suite_file, 0, "the suite has no [[dataset]]: add at least one");
+    return r;
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,59 @@
+// The API's requests: the route a method and URI name, and the JSON body of a submission,
+// checked down to every field before anything is stored. Pure (no sockets, no Slurm), so the
+// fuzz target runs the same code the daemon does. Every refusal is one line naming the field
+// and what to send instead; the daemon answers it with 400.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "evalsched/core/suite.hpp"
+
+namespace acme::evalsched {
+
+class RequestError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Route {
+    list,        // GET  /v1/evaluations
+    submit,      // POST /v1/evaluations
+    show,        // GET  /v1/evaluations/<id>
+    cancel,      // POST /v1/evaluations/<id>/cancel
+    report,      // GET  /v1/report/<name or id>
+    priors,      // GET  /v1/priors[/<dataset>]
+    health,      // GET  /v1/health
+};
+
+struct RouteMatch {
+    Route route;
+    std::int64_t id = 0;   // show, cancel
+    std::string arg;       // report, priors
+};
+
+// nullopt: no such route (404); RequestError: a route with a bad argument (400).
+std::optional<RouteMatch> match_route(std::string_view method, std::string_view path);
+
+struct SubmitRequest {
+    std::string checkpoint_path;   // absolute, as the user sees it on shared storage
+    std::string name;              // the training run ("run7"); default: the parent directory's name
+    std::string checkpoint;        // its label ("step-12000"); default: the path's last component
+    std::string suite_file;        // for messages
+    Suite suite;                   // parsed from the body's suite text
+    int priority = 0;
+    double params_b = 0;           // 0: estimated from checkpoint_bytes (bf16)
+    double checkpoint_bytes = 0;
+};
+
+// Throws RequestError (bad JSON, a missing or mistyped field) or SuiteError (the suite text).
+SubmitRequest parse_submit(std::string_view body);
+
+// Run and checkpoint names go into paths and Slurm job names: [A-Za-z0-9._-], 1-64 chars, not
+// starting with '.'.
+bool valid_name(std::string_view name);
+
+}  // namespace acme::evalsched

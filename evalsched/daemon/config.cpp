@@ -1,0 +1,116 @@
+#include "evalsched/daemon/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "evalsched/core/duration.hpp"
+
+namespace acme::evalsched {
+namespace {
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t\r");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+// "64G", "500M", "1T", "123" (bytes, powers of 1000 like df -H: checkpoints are sized so).
+std::optional<double> parse_bytes(const std::string& v) {
+    if (v.empty()) return std::nullopt;
+    std::size_t used = 0;
+    double n = 0;
+    try {
+        n = std::stod(v, &used);
+    } catch (...) {
+        return std::nullopt;
+    }
+    std::string unit = v.substr(used);
+    double mult = 1;
+    if (unit == "" || unit == "B") mult = 1;
+    else if (unit == "K") mult = 1e3;
+    else if (unit == "M") mult = 1e6;
+    else if (unit == "G") mult = 1e9;
+    else if (unit == "T") mult = 1e12;
+    else return std::nullopt;
+    if (!(n > 0)) return std::nullopt;
+    return n * mult;
+}
+
+}  // namespace
+
+DaemonConfig parse_config(std::string_view text, const std::string& file) {
+    DaemonConfig c;
+    std::istringstream in{std::string(text)};
+    std::string raw;
+    int line = 0;
+    auto fail = [&](const std::string& what) { throw ConfigError(fmt::format("{}:{}: {}", file, line, what)); };
+    while (std::getline(in, raw)) {
+        ++line;
+        if (auto hash = raw.find('#'); hash != std::string::npos) raw.resize(hash);
+        const std::string l = trim(raw);
+        if (l.empty()) continue;
+        const auto eq = l.find('=');
+        if (eq == std::string::npos) fail(fmt::format("'{}' is not key=value: write it as key=value", l));
+        const std::string key = trim(std::string_view(l).substr(0, eq));
+        const std::string value = trim(std::string_view(l).substr(eq + 1));
+        auto seconds = [&]() {
+            auto d = parse_duration(value);
+            if (!d) fail(fmt::format("{}={} is not a duration: use e.g. 5, 5s, 2m, 1h", key, value));
+            return *d;
+        };
+        auto path = [&]() {
+            if (value.empty() || value[0] != '/') fail(fmt::format("{}={} is not an absolute path: give one starting with /", key, value));
+            return value;
+        };
+        if (key == "socket") c.socket = path();
+        else if (key == "database") c.database = path();
+        else if (key == "results_dir") c.results_dir = path();
+        else if (key == "stage_dir") c.stage_dir = path();
+        else if (key == "stage_helper") c.stage_helper = path();
+        else if (key == "rules_dir") c.rules_dir = path();
+        else if (key == "log_file") c.log_file = path();
+        else if (key == "admin_group") c.admin_group = value;
+        else if (key == "partition") c.partition = value;
+        else if (key == "metrics_listen") {
+            if (value.find(':') == std::string::npos) fail(fmt::format("metrics_listen={} lacks a port: use host:port, e.g. 127.0.0.1:9817", value));
+            c.metrics_listen = value;
+        } else if (key == "stage_cache_bytes") {
+            auto b = parse_bytes(value);
+            if (!b) fail(fmt::format("stage_cache_bytes={} is not a size: use e.g. 64G, 500M", value));
+            c.stage_cache_bytes = *b;
+        } else if (key == "poll_interval") c.poll_interval_s = seconds();
+        else if (key == "bf_window") c.bf_window_s = seconds();
+        else if (key == "margin") c.margin_s = seconds();
+        else if (key == "margin_fraction" || key == "max_attempts") {
+            double v = 0;
+            std::size_t used = 0;
+            try {
+                v = std::stod(value, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != value.size() || value.empty() || v < 0 || (key == "max_attempts" && (v < 1 || v > 20 || v != static_cast<int>(v))))
+                fail(fmt::format("{}={} is out of range: use {}", key, value, key == "max_attempts" ? "a whole number 1-20" : "a fraction such as 0.2"));
+            if (key == "max_attempts") c.max_attempts = static_cast<int>(v);
+            else c.margin_fraction = v;
+        } else {
+            fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
+                             "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
+                             "poll_interval, bf_window, max_attempts, margin, margin_fraction", key));
+        }
+    }
+    return c;
+}
+
+DaemonConfig load_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError(fmt::format("{}: cannot read the configuration file: create it or pass --config", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_config(ss.str(), path);
+}
+
+}  // namespace acme::evalsched

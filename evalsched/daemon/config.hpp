@@ -1,0 +1,44 @@
+// evalschedd's configuration file (/etc/slurm/acme/evalsched.conf, man evalsched.conf(5)):
+// key=value lines like slurm.conf. Strict: an unknown key or a bad value refuses to start with
+// file:line, because a daemon that silently ignores "admin_grup=" hands no one admin rights
+// and says nothing.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace acme::evalsched {
+
+inline constexpr std::string_view kDefaultConfigPath = "/etc/slurm/acme/evalsched.conf";
+inline constexpr std::string_view kDefaultSocket = "/run/evalschedd/evalschedd.sock";
+
+struct DaemonConfig {
+    std::string socket{kDefaultSocket};                  // the API, HTTP/JSON, SO_PEERCRED
+    std::string database = "/var/lib/acme/evalsched.db";
+    std::string results_dir = "/var/lib/acme/evalsched/results";  // per evaluation, owned by its user
+    std::string admin_group;                             // members see and cancel every evaluation
+    std::string stage_dir = "/dev/shm";                  // node-local, world-writable and sticky
+    double stage_cache_bytes = 64e9;                     // LRU-evicted above this, per node and user
+    std::string stage_helper;                            // evalsched-stage; default: installed one
+    std::string rules_dir = "/etc/slurm/acme/rules.d";   // faultdiag's rules, for retry decisions
+    std::string partition;                               // empty: the cluster's default
+    std::string metrics_listen;                          // "127.0.0.1:9817": /metrics only
+    std::string log_file;                                // empty: stderr
+    double poll_interval_s = 5;
+    double bf_window_s = 3600;                           // caps a node's "free until" horizon
+    int max_attempts = 3;
+    double margin_fraction = 0.2;
+    double margin_s = 120;
+};
+
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Throws ConfigError: "<file>:<line>: <problem>: <what to do>".
+DaemonConfig parse_config(std::string_view text, const std::string& file);
+DaemonConfig load_config(const std::string& path);
+
+}  // namespace acme::evalsched

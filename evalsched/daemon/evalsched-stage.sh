@@ -1,0 +1,54 @@
+# evalsched-stage.sh: sourced by every evalschedd trial script (bash). Defines evalsched_stage,
+# which copies a checkpoint from shared storage into a node-local cache once per node, however
+# many trials start there at once, and evicts least-recently-used copies above a size.
+#
+#   evalsched_stage CHECKPOINT CACHE_DIR MAX_BYTES RECORD_JSON
+#
+# Sets EVALSCHED_STAGED to the local copy and keeps a shared lock on it (fd 9) until the trial
+# exits, so eviction never removes a copy a running trial reads. RECORD_JSON gets
+# {"copied": 0|1, "bytes": N, "seconds": S}: bytes read from shared storage by this trial.
+
+evalsched_stage() {
+  local src=$1 cache=$2 max=$3 record=$4 key dest start end bytes=0 copied=0
+  [ -d "$src" ] || { echo "evalsched: checkpoint $src is not a directory" >&2; return 1; }
+  mkdir -p "$cache" && chmod 700 "$cache" || return 1
+  key=$(printf '%s' "$src" | sha256sum | cut -c1-16)
+  dest=$cache/$key
+  exec 9>"$dest.lock" || return 1
+  # Exclusive while copying: concurrent trials on this node wait here for the one copy.
+  flock -x 9 || return 1
+  start=$(date +%s.%N)
+  if [ -f "$dest/.evalsched-complete" ]; then
+    touch "$dest/.evalsched-complete"
+  else
+    rm -rf "$dest" "$dest.tmp"
+    cp -R "$src" "$dest.tmp" || { rm -rf "$dest.tmp"; return 1; }
+    # File bytes only: what was read from shared storage, not directory blocks.
+    bytes=$(find "$dest.tmp" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+    mv "$dest.tmp" "$dest" && touch "$dest/.evalsched-complete" || return 1
+    copied=1
+  fi
+  end=$(date +%s.%N)
+  flock -s 9 || return 1
+  printf '{"copied": %d, "bytes": %s, "seconds": %s}\n' "$copied" "$bytes" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" > "$record"
+  EVALSCHED_STAGED=$dest
+  _evalsched_evict "$cache" "$max" "$dest"
+  return 0
+}
+
+# Least recently used first; a copy some trial holds (shared lock) is skipped.
+_evalsched_evict() {
+  local cache=$1 max=$2 keep=$3 total entry
+  total=$(du -sb "$cache" 2>/dev/null | cut -f1)
+  [ "${total:-0}" -le "$max" ] && return 0
+  for entry in $(ls -1tr "$cache"/*/.evalsched-complete 2>/dev/null | xargs -r -n1 dirname); do
+    [ "$entry" = "$keep" ] && continue
+    (
+      flock -n -x 8 || exit 0
+      rm -rf "$entry"
+    ) 8>"$entry.lock"
+    total=$(du -sb "$cache" 2>/dev/null | cut -f1)
+    [ "${total:-0}" -le "$max" ] && break
+  done
+  return 0
+}

@@ -1,0 +1,59 @@
+#include "evalsched/daemon/job_script.hpp"
+
+#include <fmt/format.h>
+
+namespace acme::evalsched {
+
+std::string shell_quote(std::string_view s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+std::string trial_script(const TrialScript& t) {
+    std::string rm;
+    for (const auto& f : t.result_files) rm += " " + shell_quote(f);
+    return fmt::format(
+        R"sh(#!/bin/bash
+# Submitted by evalschedd. Runs as the evaluation's owner.
+set -u
+attempt_dir={attempt}
+mkdir -p "$attempt_dir" || exit 1
+rm -f{rm}
+. {helper} || exit {stage_exit}
+# The first trial on a node copies the checkpoint; the others wait for that copy and reuse it.
+# Per user (a user's copy is theirs alone), then per node (nodes may share a host in tests).
+evalsched_stage {ckpt} {cache}/evalsched-"$(id -un)"/"${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" ||
+  {{ echo "evalsched: staging {ckpt_text} failed" >&2; exit {stage_exit}; }}
+export EVALSCHED_STAGED
+start=$(date +%s.%N)
+( {command} )
+rc=$?
+end=$(date +%s.%N)
+printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "$attempt_dir/run.json"
+exit "$rc"
+)sh",
+        fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("helper", shell_quote(t.stage_helper)),
+        fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
+        fmt::arg("ckpt_text", t.checkpoint_path), fmt::arg("cache", shell_quote(t.stage_dir)),
+        fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
+}
+
+std::string metric_script(const std::string& output_dir, const std::string& command) {
+    return fmt::format(
+        R"sh(#!/bin/bash
+# Submitted by evalschedd: the CPU metric job of one dataset, after its inference trial.
+set -u
+if [ -z "$(ls -A {out} 2>/dev/null)" ]; then
+  echo "evalsched: no predictions in {out_text}: inference failed, nothing to score" >&2
+  exit 66
+fi
+{command}
+)sh",
+        fmt::arg("out", shell_quote(output_dir)), fmt::arg("out_text", output_dir), fmt::arg("command", command));
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,487 @@
+#include "evalsched/daemon/state.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/store/evalsched_store.hpp"
+
+namespace acme::evalsched {
+namespace {
+
+using nlohmann::json;
+using store::Database;
+
+constexpr const char* kEvalColumns =
+    "id, name, checkpoint, path, user, output_dir, uid, gid, checkpoint_bytes, params_b, submitted_at, priority";
+
+EvalInfo eval_from(store::Statement& q) {
+    EvalInfo e;
+    e.id = q.column_int(0);
+    e.name = q.column_text(1);
+    e.checkpoint = q.column_text(2);
+    e.path = q.column_text(3);
+    e.user = q.column_text(4);
+    e.output_dir = q.column_text(5);
+    e.uid = static_cast<std::uint32_t>(q.column_int(6));
+    e.gid = static_cast<std::uint32_t>(q.column_int(7));
+    e.checkpoint_bytes = q.column_double(8);
+    e.params_b = q.column_double(9);
+    e.submitted_at = q.column_double(10);
+    e.priority = static_cast<int>(q.column_int(11));
+    return e;
+}
+
+constexpr const char* kTrialColumns =
+    "id, evaluation, trial_key, datasets, command, metric_command, excluded_nodes, state, shard, num_shards, gpus, attempts,"
+    " median_s, p90_s, startup_s, metric_s, conservative";
+
+TrialRow trial_from(store::Statement& q) {
+    TrialRow t;
+    t.id = q.column_int(0);
+    t.evaluation = q.column_int(1);
+    t.trial_key = q.column_text(2);
+    t.datasets = q.column_text(3);
+    t.command = q.column_text(4);
+    t.metric_command = q.column_text(5);
+    t.excluded_nodes = q.column_text(6);
+    t.state = q.column_text(7);
+    t.shard = static_cast<int>(q.column_int(8));
+    t.num_shards = static_cast<int>(q.column_int(9));
+    t.gpus = static_cast<int>(q.column_int(10));
+    t.attempts = static_cast<int>(q.column_int(11));
+    t.median_s = q.column_double(12);
+    t.p90_s = q.column_double(13);
+    t.startup_s = q.column_double(14);
+    t.metric_s = q.column_double(15);
+    t.conservative = q.column_int(16) != 0;
+    return t;
+}
+
+constexpr const char* kAttemptColumns = "id, trial, number, tag, node, state, job_id, metric_job, submitted_at";
+
+AttemptRow attempt_from(store::Statement& q) {
+    AttemptRow a;
+    a.id = q.column_int(0);
+    a.trial = q.column_int(1);
+    a.number = static_cast<int>(q.column_int(2));
+    a.tag = q.column_text(3);
+    a.node = q.column_text(4);
+    a.state = q.column_text(5);
+    a.job_id = q.column_optional_int(6);
+    a.metric_job = q.column_optional_int(7);
+    a.submitted_at = q.column_optional_double(8).value_or(0);
+    return a;
+}
+
+// Whether the caller may see evaluation `id`; false also when it does not exist.
+bool visible(Database& db, std::int64_t id, const Caller& c) {
+    auto q = db.prepare("SELECT uid FROM evaluations WHERE id = ?");
+    q.bind(1, id);
+    if (!q.step()) return false;
+    return c.admin || static_cast<std::uint32_t>(q.column_int(0)) == c.uid;
+}
+
+// Closes the evaluation when none of its trials can change any more.
+void maybe_close(Database& db, std::int64_t evaluation, double now) {
+    auto q = db.prepare(
+        "SELECT SUM(state NOT IN ('done', 'failed', 'cancelled')), SUM(state = 'failed'), SUM(state = 'cancelled')"
+        " FROM trials WHERE evaluation = ?");
+    q.bind(1, evaluation);
+    if (!q.step() || q.column_int(0) > 0) return;
+    const char* state = q.column_int(2) > 0 ? "cancelled" : q.column_int(1) > 0 ? "failed" : "done";
+    db.prepare("UPDATE evaluations SET state = ?, finished_at = ? WHERE id = ? AND state = 'active'").bind_all(state, now, evaluation).run();
+}
+
+json trial_counts(Database& db, std::int64_t evaluation) {
+    json counts = {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
+    auto q = db.prepare("SELECT state, COUNT(*) FROM trials WHERE evaluation = ? GROUP BY state");
+    q.bind(1, evaluation);
+    while (q.step()) counts[q.column_text(0)] = q.column_int(1);
+    return counts;
+}
+
+json eval_summary(Database& db, store::Statement& q) {
+    // columns: id, name, checkpoint, path, user, state, submitted_at, finished_at, suite_name, priority
+    const std::int64_t id = q.column_int(0);
+    json e = {{"id", id},
+              {"name", q.column_text(1)},
+              {"checkpoint", q.column_text(2)},
+              {"path", q.column_text(3)},
+              {"user", q.column_text(4)},
+              {"state", q.column_text(5)},
+              {"submitted_at", q.column_double(6)},
+              {"finished_at", q.is_null(7) ? json(nullptr) : json(q.column_double(7))},
+              {"suite", q.column_text(8)},
+              {"priority", q.column_int(9)}};
+    e["trials"] = trial_counts(db, id);
+    // ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
+    auto r = db.prepare(
+        "SELECT COALESCE(SUM(gpus * (startup_s + median_s)), 0), COALESCE(SUM(CASE WHEN state IN ('running') THEN gpus END), 0)"
+        " FROM trials WHERE evaluation = ? AND state IN ('pending', 'submitting', 'queued', 'running')");
+    r.bind(1, id);
+    r.step();
+    e["remaining_gpu_s"] = r.column_double(0);
+    e["running_gpus"] = r.column_int(1);
+    auto b = db.prepare("SELECT COALESCE(SUM(bytes), 0), COUNT(*) FILTER (WHERE copied = 1) FROM stagings WHERE evaluation = ?");
+    b.bind(1, id);
+    b.step();
+    e["shared_bytes_read"] = b.column_double(0);
+    e["copies"] = b.column_int(1);
+    return e;
+}
+
+constexpr const char* kSummaryColumns =
+    "SELECT e.id, e.name, e.checkpoint, e.path, e.user, e.state, e.submitted_at, e.finished_at, e.suite_name, e.priority FROM evaluations e";
+
+}  // namespace
+
+std::vector<std::string> TrialRow::parts() const {
+    std::vector<std::string> out;
+    std::stringstream ss(datasets);
+    std::string d;
+    while (std::getline(ss, d, ',')) out.push_back(d);
+    return out;
+}
+
+std::string attempt_tag(const std::string& instance, std::int64_t evaluation, std::int64_t trial, int number) {
+    return fmt::format("evalsched-{}-{}-{}-{}", instance, evaluation, trial, number);
+}
+
+std::string instance_id(Database& db) {
+    auto q = db.prepare("SELECT id FROM instance LIMIT 1");
+    return q.step() ? q.column_text(0) : std::string("0");
+}
+
+std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Caller& caller, const std::string& results_dir,
+                               const std::function<TrialSet(const std::string&)>& make, double now) {
+    return db.transaction([&] {
+        db.prepare(
+              "INSERT INTO evaluations (name, checkpoint, path, suite_name, suite_file, uid, gid, user, priority, params_b,"
+              " checkpoint_bytes, output_dir, state, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)")
+            .bind_all(req.name, req.checkpoint, req.checkpoint_path, req.suite.name, req.suite_file, caller.uid, caller.gid,
+                      caller.user, req.priority, req.params_b, req.checkpoint_bytes, results_dir, now)
+            .run();
+        const std::int64_t id = db.last_insert_rowid();
+        const std::string output_dir = fmt::format("{}/{}", results_dir, id);
+        db.prepare("UPDATE evaluations SET output_dir = ? WHERE id = ?").bind_all(output_dir, id).run();
+        const TrialSet set = make(output_dir);
+        auto ins = db.prepare(
+            "INSERT INTO trials (evaluation, trial_key, datasets, shard, num_shards, gpus, median_s, p90_s, startup_s, metric_s,"
+            " conservative, command, metric_command, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
+        for (const auto& t : set.trials) {
+            std::string datasets;
+            for (const auto& p : t.parts) datasets += (datasets.empty() ? "" : ",") + p.dataset;
+            std::string metric;
+            // A single-dataset, unsharded trial chains its dataset's CPU metric job.
+            if (t.parts.size() == 1 && t.parts[0].num_shards == 1)
+                for (const auto& m : set.metrics)
+                    if (m.dataset == t.parts[0].dataset) metric = m.command;
+            ins.reset();
+            ins.bind_all(id, t.id, datasets, t.parts.front().shard, t.parts.front().num_shards, t.gpus, t.prior.median_s,
+                         t.prior.p90_s, t.startup_s, t.metric_s, t.prior.conservative() ? 1 : 0, t.command, metric)
+                .run();
+        }
+        return id;
+    });
+}
+
+std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller& caller) {
+    if (!visible(db, id, caller)) return std::nullopt;
+    auto q = db.prepare(std::string(kSummaryColumns) + " WHERE e.id = ?");
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    json e = eval_summary(db, q);
+    json trials = json::array();
+    auto t = db.prepare(
+        "SELECT t.id, t.trial_key, t.datasets, t.gpus, t.state, t.attempts, t.median_s, t.p90_s, t.conservative, t.reason,"
+        " (SELECT node FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1),"
+        " (SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)"
+        " FROM trials t WHERE t.evaluation = ? ORDER BY t.id");
+    t.bind(1, id);
+    while (t.step()) {
+        json a = json::array();
+        auto aq = db.prepare("SELECT number, node, state, job_id, category, reason FROM attempts WHERE trial = ? ORDER BY number");
+        aq.bind(1, t.column_int(0));
+        while (aq.step())
+            a.push_back({{"number", aq.column_int(0)},
+                         {"node", aq.column_text(1)},
+                         {"state", aq.column_text(2)},
+                         {"job_id", aq.is_null(3) ? json(nullptr) : json(aq.column_int(3))},
+                         {"category", aq.column_text(4)},
+                         {"reason", aq.column_text(5)}});
+        trials.push_back({{"id", t.column_int(0)},
+                          {"trial", t.column_text(1)},
+                          {"datasets", t.column_text(2)},
+                          {"gpus", t.column_int(3)},
+                          {"state", t.column_text(4)},
+                          {"attempts", t.column_int(5)},
+                          {"median_s", t.column_double(6)},
+                          {"p90_s", t.column_double(7)},
+                          {"conservative", t.column_int(8) != 0},
+                          {"reason", t.column_text(9)},
+                          {"node", t.column_optional_text(10).value_or("")},
+                          {"job_id", t.is_null(11) ? json(nullptr) : json(t.column_int(11))},
+                          {"attempt_list", a}});
+    }
+    e["trial_list"] = trials;
+    return e;
+}
+
+json list_json(Database& db, const Caller& caller) {
+    json out = json::array();
+    auto q = db.prepare(std::string(kSummaryColumns) + " WHERE (? OR e.uid = ?) ORDER BY e.id");
+    q.bind_all(caller.admin ? 1 : 0, caller.uid);
+    while (q.step()) out.push_back(eval_summary(db, q));
+    return out;
+}
+
+std::optional<json> report_json(Database& db, const std::string& name_or_id, const Caller& caller) {
+    std::vector<std::pair<std::int64_t, std::string>> evals;  // id, checkpoint
+    auto q = db.prepare(
+        "SELECT id, checkpoint, uid FROM evaluations WHERE (name = ? OR CAST(id AS TEXT) = ?) AND (? OR uid = ?)"
+        " ORDER BY submitted_at, id");
+    q.bind_all(name_or_id, name_or_id, caller.admin ? 1 : 0, caller.uid);
+    while (q.step()) evals.emplace_back(q.column_int(0), q.column_text(1));
+    if (evals.empty()) return std::nullopt;
+    json checkpoints = json::array();
+    std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {checkpoint: value}
+    for (const auto& [id, ckpt] : evals) {
+        checkpoints.push_back({{"id", id}, {"checkpoint", ckpt}});
+        auto r = db.prepare("SELECT dataset, metric, value FROM results WHERE evaluation = ? ORDER BY dataset, metric");
+        r.bind(1, id);
+        while (r.step()) rows[{r.column_text(0), r.column_text(1)}][std::to_string(id)] = r.column_double(2);
+        // Datasets without a score say why (failed, still running), so a gap is never silent.
+        auto f = db.prepare("SELECT datasets, state, reason FROM trials WHERE evaluation = ? AND state != 'done'");
+        f.bind(1, id);
+        while (f.step()) {
+            TrialRow t;
+            t.datasets = f.column_text(0);
+            for (const auto& d : t.parts()) {
+                auto& cell = rows[{d, ""}][std::to_string(id)];
+                cell = f.column_text(1) == "failed" ? "failed: " + f.column_text(2) : f.column_text(1);
+            }
+        }
+    }
+    json out_rows = json::array();
+    for (auto& [key, cells] : rows) {
+        // A dataset with scores needs no placeholder row for its pending state.
+        if (key.second.empty()) {
+            auto it = rows.lower_bound({key.first, std::string(1, '\x01')});
+            if (it != rows.end() && it->first.first == key.first) {
+                for (auto& [k, v] : cells.items()) it->second.emplace(k, v);
+                continue;
+            }
+        }
+        out_rows.push_back({{"dataset", key.first}, {"metric", key.second}, {"values", cells}});
+    }
+    return json{{"name", name_or_id}, {"checkpoints", checkpoints}, {"rows", out_rows}};
+}
+
+json priors_json(Database& db, const std::string& dataset) {
+    json out = json::array();
+    std::map<std::tuple<std::string, std::string, int>, std::deque<double>> runs;
+    for (const auto& r : store::recent_prior_runs(db))
+        if (dataset.empty() || r.dataset == dataset) runs[{r.dataset, r.size_class, r.gpus}].push_back(r.seconds / r.fraction);
+    for (auto& [k, v] : runs) {
+        auto [median, p90] = median_p90(v);
+        out.push_back({{"dataset", std::get<0>(k)}, {"size_class", std::get<1>(k)}, {"gpus", std::get<2>(k)}, {"runs", v.size()},
+                       {"median_s", median}, {"p90_s", p90}});
+    }
+    return out;
+}
+
+CancelResult cancel_evaluation(Database& db, std::int64_t id, const Caller& caller, double now) {
+    return db.transaction([&] {
+        if (!visible(db, id, caller)) return CancelResult::not_found;
+        auto q = db.prepare("SELECT state FROM evaluations WHERE id = ?");
+        q.bind(1, id);
+        q.step();
+        if (q.column_text(0) != "active") return CancelResult::already_finished;
+        // Jobs of queued and running attempts are killed by the scheduler thread (the only one
+        // that talks to slurmctld); it finds them through attempts_to_cancel.
+        db.prepare("UPDATE trials SET state = 'cancelled', reason = 'cancelled by ' || ? WHERE evaluation = ? AND state NOT IN ('done', 'failed')")
+            .bind_all(caller.user, id)
+            .run();
+        db.prepare("UPDATE evaluations SET state = 'cancelled', finished_at = ? WHERE id = ?").bind_all(now, id).run();
+        return CancelResult::cancelled;
+    });
+}
+
+std::vector<EvalInfo> active_evaluations(Database& db) {
+    std::vector<EvalInfo> out;
+    auto q = db.prepare(fmt::format("SELECT {} FROM evaluations WHERE state = 'active' ORDER BY priority DESC, submitted_at, id", kEvalColumns));
+    while (q.step()) out.push_back(eval_from(q));
+    return out;
+}
+
+std::optional<EvalInfo> load_evaluation(Database& db, std::int64_t id) {
+    auto q = db.prepare(fmt::format("SELECT {} FROM evaluations WHERE id = ?", kEvalColumns));
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return eval_from(q);
+}
+
+std::vector<TrialRow> trials_in_state(Database& db, const std::vector<std::string>& states) {
+    std::vector<TrialRow> out;
+    for (const auto& s : states) {
+        auto q = db.prepare(fmt::format("SELECT {} FROM trials WHERE state = ? ORDER BY id", kTrialColumns));
+        q.bind(1, s);
+        while (q.step()) out.push_back(trial_from(q));
+    }
+    return out;
+}
+
+std::optional<TrialRow> load_trial(Database& db, std::int64_t id) {
+    auto q = db.prepare(fmt::format("SELECT {} FROM trials WHERE id = ?", kTrialColumns));
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return trial_from(q);
+}
+
+std::vector<AttemptRow> open_attempts(Database& db) {
+    std::vector<AttemptRow> out;
+    auto q = db.prepare(fmt::format("SELECT {} FROM attempts WHERE state IN ('submitting', 'queued', 'running') ORDER BY id", kAttemptColumns));
+    while (q.step()) out.push_back(attempt_from(q));
+    return out;
+}
+
+std::vector<std::pair<std::int64_t, std::string>> staged_nodes(Database& db) {
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    auto q = db.prepare(
+        "SELECT DISTINCT evaluation, node FROM stagings"
+        " UNION SELECT DISTINCT t.evaluation, a.node FROM attempts a JOIN trials t ON t.id = a.trial"
+        "   WHERE a.state IN ('submitting', 'queued', 'running') AND a.node != ''");
+    while (q.step()) out.emplace_back(q.column_int(0), q.column_text(1));
+    return out;
+}
+
+AttemptRow begin_attempt(Database& db, const TrialRow& t, const std::string& node, double time_limit_s, double now) {
+    return db.transaction([&] {
+        AttemptRow a;
+        a.trial = t.id;
+        a.number = t.attempts + 1;
+        a.tag = attempt_tag(instance_id(db), t.evaluation, t.id, a.number);
+        a.node = node;
+        a.state = "submitting";
+        a.submitted_at = now;
+        db.prepare("INSERT INTO attempts (trial, number, tag, node, time_limit_s, state, submitted_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?)")
+            .bind_all(a.trial, a.number, a.tag, node, time_limit_s, now)
+            .run();
+        a.id = db.last_insert_rowid();
+        db.prepare("UPDATE trials SET state = 'submitting', attempts = ? WHERE id = ?").bind_all(a.number, t.id).run();
+        return a;
+    });
+}
+
+void attempt_submitted(Database& db, const AttemptRow& a, std::int64_t job_id, std::optional<std::int64_t> metric_job) {
+    db.transaction([&] {
+        db.prepare("UPDATE attempts SET job_id = ?, metric_job = ?, state = 'queued' WHERE id = ? AND state = 'submitting'")
+            .bind_all(job_id, metric_job, a.id)
+            .run();
+        db.prepare("UPDATE trials SET state = 'queued' WHERE id = ? AND state = 'submitting'").bind(1, a.trial).run();
+    });
+}
+
+void attempt_never_submitted(Database& db, const AttemptRow& a, const std::string& why) {
+    db.transaction([&] {
+        db.prepare("DELETE FROM attempts WHERE id = ?").bind(1, a.id).run();
+        db.prepare("UPDATE trials SET state = 'pending', attempts = attempts - 1, reason = ? WHERE id = ? AND state = 'submitting'")
+            .bind_all(why, a.trial)
+            .run();
+    });
+}
+
+void attempt_running(Database& db, const AttemptRow& a, const std::string& node) {
+    db.transaction([&] {
+        db.prepare("UPDATE attempts SET state = 'running', node = ? WHERE id = ? AND state IN ('queued', 'submitting')").bind_all(node, a.id).run();
+        db.prepare("UPDATE trials SET state = 'running' WHERE id = ? AND state IN ('queued', 'submitting')").bind(1, a.trial).run();
+    });
+}
+
+void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const std::string& size_class, double now) {
+    db.transaction([&] {
+        auto tq = db.prepare(fmt::format("SELECT {} FROM trials WHERE id = ?", kTrialColumns));
+        tq.bind(1, a.trial);
+        if (!tq.step()) return;
+        const TrialRow t = trial_from(tq);
+        auto eq = db.prepare("SELECT checkpoint, name FROM evaluations WHERE id = ?");
+        eq.bind(1, t.evaluation);
+        eq.step();
+        const std::string checkpoint = eq.column_text(1) + "/" + eq.column_text(0);
+        const char* astate = o.cancelled ? "cancelled" : o.success ? "done" : "failed";
+        db.prepare("UPDATE attempts SET state = ?, ended_at = ?, exit_code = ?, category = ?, reason = ?, node = CASE WHEN ? = '' THEN node ELSE ? END"
+                   " WHERE id = ?")
+            .bind_all(astate, now, o.exit_code, o.category, o.reason, o.node, o.node, a.id)
+            .run();
+        if (o.stage)
+            db.prepare("INSERT INTO stagings (evaluation, node, copied, bytes, seconds, at) VALUES (?, ?, ?, ?, ?, ?)")
+                .bind_all(t.evaluation, o.node, o.stage->copied ? 1 : 0, o.stage->bytes, o.stage->seconds, now)
+                .run();
+        if (o.stage && o.stage->copied && o.stage->bytes > 0 && o.stage->seconds > 0)
+            store::record_model_load(db, {o.node, o.stage->bytes, o.stage->seconds, checkpoint, now});
+        if (t.state == "cancelled" || o.cancelled) {
+            db.prepare("UPDATE trials SET state = 'cancelled' WHERE id = ?").bind(1, t.id).run();
+        } else if (o.success) {
+            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value) VALUES (?, ?, ?, ?)");
+            for (const auto& s : o.scores) {
+                ins.reset();
+                // A shard's score is averaged into the dataset's: shards are equal slices.
+                const double v = t.num_shards > 1 ? s.value / t.num_shards : s.value;
+                if (t.num_shards > 1) {
+                    auto cur = db.prepare("SELECT value FROM results WHERE evaluation = ? AND dataset = ? AND metric = ?");
+                    cur.bind_all(t.evaluation, s.dataset, s.metric);
+                    ins.bind_all(t.evaluation, s.dataset, s.metric, v + (cur.step() ? cur.column_double(0) : 0)).run();
+                } else {
+                    ins.bind_all(t.evaluation, s.dataset, s.metric, v).run();
+                }
+            }
+            if (o.run_s && *o.run_s > 0 && t.parts().size() == 1)
+                store::record_prior_run(db, {t.parts().front(), size_class, t.gpus, *o.run_s, 1.0 / t.num_shards, checkpoint, o.node, now});
+            db.prepare("UPDATE trials SET state = 'done', reason = '' WHERE id = ?").bind(1, t.id).run();
+        } else if (o.retry) {
+            std::string excluded = t.excluded_nodes;
+            if (!o.exclude_node.empty() && (',' + excluded + ',').find(',' + o.exclude_node + ',') == std::string::npos)
+                excluded += (excluded.empty() ? "" : ",") + o.exclude_node;
+            db.prepare("UPDATE trials SET state = 'pending', excluded_nodes = ?, reason = ? WHERE id = ?")
+                .bind_all(excluded, fmt::format("retrying after {} ({})", o.reason, o.category), t.id)
+                .run();
+        } else {
+            db.prepare("UPDATE trials SET state = 'failed', reason = ? WHERE id = ?").bind_all(fmt::format("{} ({})", o.reason, o.category), t.id).run();
+        }
+        maybe_close(db, t.evaluation, now);
+    });
+}
+
+std::vector<AttemptRow> attempts_to_cancel(Database& db) {
+    std::vector<AttemptRow> out;
+    auto q = db.prepare(
+        "SELECT a.id, a.trial, a.number, a.tag, a.node, a.state, a.job_id, a.metric_job, a.submitted_at FROM attempts a"
+        " JOIN trials t ON t.id = a.trial WHERE t.state = 'cancelled' AND a.state IN ('submitting', 'queued', 'running')");
+    while (q.step()) out.push_back(attempt_from(q));
+    return out;
+}
+
+void attempt_cancelled(Database& db, const AttemptRow& a, double now) {
+    db.transaction([&] {
+        db.prepare("UPDATE attempts SET state = 'cancelled', ended_at = ? WHERE id = ?").bind_all(now, a.id).run();
+    });
+}
+
+Counts counts(Database& db) {
+    Counts c;
+    auto q = db.prepare("SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state");
+    while (q.step()) c.trials_by_state.emplace_back(q.column_text(0), q.column_int(1));
+    auto e = db.prepare("SELECT COUNT(*) FROM evaluations WHERE state = 'active'");
+    e.step();
+    c.evaluations_active = e.column_int(0);
+    auto b = db.prepare("SELECT COALESCE(SUM(bytes), 0) FROM stagings");
+    b.step();
+    c.shared_bytes = b.column_double(0);
+    return c;
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,128 @@
+// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v2): the writes
+// that move evaluations, trials and attempts between states, each one transaction, and the
+// reads the API serves. Both the API thread and the scheduler thread use it, each with its
+// own connection (WAL lets readers run beside the one writer).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/store/database.hpp"
+#include "evalsched/core/trials.hpp"
+#include "evalsched/daemon/api_request.hpp"
+
+namespace acme::evalsched {
+
+struct Caller {
+    std::uint32_t uid = 0, gid = 0;
+    std::string user;
+    bool admin = false;   // root or a member of admin_group: sees every evaluation
+};
+
+// A new evaluation and all its trials, in one transaction. Its output directory is
+// <results_dir>/<id>, so the trials (whose commands name it) are made once the id is known.
+// Returns the id.
+std::int64_t create_evaluation(store::Database& db, const SubmitRequest& req, const Caller& caller,
+                               const std::string& results_dir, const std::function<TrialSet(const std::string& output_dir)>& make,
+                               double now);
+
+// nullopt: no such evaluation, or another user's (the caller cannot tell which: no leak).
+std::optional<nlohmann::json> evaluation_json(store::Database& db, std::int64_t id, const Caller& caller);
+nlohmann::json list_json(store::Database& db, const Caller& caller);
+// Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
+std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);
+nlohmann::json priors_json(store::Database& db, const std::string& dataset);
+
+enum class CancelResult { cancelled, not_found, already_finished };
+CancelResult cancel_evaluation(store::Database& db, std::int64_t id, const Caller& caller, double now);
+
+// --- the scheduler's side -------------------------------------------------------------------
+
+struct EvalInfo {
+    std::int64_t id = 0;
+    std::string name, checkpoint, path, user, output_dir;
+    std::uint32_t uid = 0, gid = 0;
+    double checkpoint_bytes = 0, params_b = 0, submitted_at = 0;
+    int priority = 0;
+    std::string key() const { return name + "/" + checkpoint; }  // the core's Checkpoint::name
+};
+
+struct TrialRow {
+    std::int64_t id = 0, evaluation = 0;
+    std::string trial_key, datasets, command, metric_command, excluded_nodes, state;
+    int shard = 0, num_shards = 1, gpus = 1, attempts = 0;
+    double median_s = 0, p90_s = 0, startup_s = 0, metric_s = 0;
+    bool conservative = false;
+    std::vector<std::string> parts() const;  // datasets split on ','
+};
+
+struct AttemptRow {
+    std::int64_t id = 0, trial = 0;
+    int number = 0;
+    std::string tag, node, state;
+    std::optional<std::int64_t> job_id, metric_job;
+    double submitted_at = 0;
+};
+
+std::vector<EvalInfo> active_evaluations(store::Database& db);
+std::optional<EvalInfo> load_evaluation(store::Database& db, std::int64_t id);
+std::vector<TrialRow> trials_in_state(store::Database& db, const std::vector<std::string>& states);
+std::optional<TrialRow> load_trial(store::Database& db, std::int64_t id);
+// Attempts Slurm may still hold a job for: submitting, queued, running.
+std::vector<AttemptRow> open_attempts(store::Database& db);
+// Nodes holding (or copying) each evaluation's checkpoint: finished stagings and open attempts.
+std::vector<std::pair<std::int64_t, std::string>> staged_nodes(store::Database& db);
+
+// The Slurm job name of an attempt: evalschedd finds its jobs by it after a restart.
+// "evalsched-<instance>-<evaluation>-<trial>-<attempt>".
+std::string attempt_tag(const std::string& instance, std::int64_t evaluation, std::int64_t trial, int number);
+// This database's instance id (created with the schema).
+std::string instance_id(store::Database& db);
+
+// Before slurm_submit_batch_job: a new attempt in 'submitting', the trial with it.
+AttemptRow begin_attempt(store::Database& db, const TrialRow& trial, const std::string& node, double time_limit_s, double now);
+void attempt_submitted(store::Database& db, const AttemptRow& a, std::int64_t job_id, std::optional<std::int64_t> metric_job);
+// The submission did not happen (slurmctld refused, or a restart found no job by the tag):
+// the attempt is forgotten and the trial is pending again.
+void attempt_never_submitted(store::Database& db, const AttemptRow& a, const std::string& why);
+void attempt_running(store::Database& db, const AttemptRow& a, const std::string& node);
+
+struct Outcome {
+    bool success = false;
+    std::string node;
+    std::optional<int> exit_code;
+    std::string category, reason;    // the diagnosis when it failed
+    bool retry = false;
+    std::string exclude_node;        // on an infrastructure cause
+    bool cancelled = false;
+    // On success:
+    struct Score { std::string dataset, metric; double value; };
+    std::vector<Score> scores;
+    std::optional<double> run_s;     // inference seconds, for the priors
+    struct Stage { bool copied; double bytes, seconds; };
+    std::optional<Stage> stage;
+};
+
+// Ends an attempt and moves its trial on (done, pending for a retry, failed, cancelled), stores
+// scores, priors and staging, and closes the evaluation when its last trial ends. One
+// transaction.
+void finish_attempt(store::Database& db, const AttemptRow& a, const Outcome& o, const std::string& size_class, double now);
+
+// Attempts of cancelled trials whose jobs may still run.
+std::vector<AttemptRow> attempts_to_cancel(store::Database& db);
+void attempt_cancelled(store::Database& db, const AttemptRow& a, double now);
+
+// Counters for /metrics.
+struct Counts {
+    std::vector<std::pair<std::string, std::int64_t>> trials_by_state;
+    std::int64_t evaluations_active = 0;
+    double shared_bytes = 0;
+};
+Counts counts(store::Database& db);
+
+}  // namespace acme::evalsched

@@ -1,0 +1,70 @@
+# Helpers for the evalsched cluster tests (sourced after lib.sh): a private evalschedd on the
+# minicluster, a checkpoint, the fake20 suite wired to tests/fakes/fake-eval.
+es_setup() {
+  ES=$ACME_TEST_TMP/es
+  mkdir -p "$ES"/{ckpt/run7/step-100,results,stage,fail,rules}
+  chmod 755 "$ES" "$ES"/results "$ES"/ckpt "$ES"/ckpt/run7 "$ES"/ckpt/run7/step-100
+  chmod 1777 "$ES"/stage "$ES"/fail
+  head -c 200000 /dev/urandom >"$ES"/ckpt/run7/step-100/model.bin
+  chmod 644 "$ES"/ckpt/run7/step-100/model.bin
+  # Only the shipped rules: the daemon's retry decisions must not depend on work in progress.
+  cp "$ACME_SRC_DIR"/rules/[0-9][0-9]-*.toml "$ES"/rules/
+  sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+    "$ACME_SRC_DIR"/tests/data/suites/fake20.toml >"$ES"/suite.toml
+  chmod 644 "$ES"/suite.toml
+  cat >"$ES"/evalsched.conf <<CONF
+socket=$ES/evalschedd.sock
+database=$ES/evalsched.db
+results_dir=$ES/results
+stage_dir=$ES/stage
+stage_helper=$ACME_SRC_DIR/evalsched/daemon/evalsched-stage.sh
+rules_dir=$ES/rules
+poll_interval=1
+margin=60
+CONF
+  export EVALSCHED_SOCKET=$ES/evalschedd.sock
+  trap es_teardown EXIT
+}
+
+es_start() {
+  "$ACME_BUILD_DIR"/evalsched/daemon/evalschedd -D -f "$ES"/evalsched.conf >>"$ES"/daemon.log 2>&1 &
+  ES_PID=$!
+  local i
+  for i in $(seq 50); do
+    evalsched status >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  cat "$ES"/daemon.log >&2
+  fail "evalschedd did not start"
+}
+
+es_teardown() {
+  [ -n "${ES_PID:-}" ] && kill "$ES_PID" 2>/dev/null
+  local left
+  left=$(squeue -h -o %i 2>/dev/null)
+  [ -n "$left" ] && scancel $left 2>/dev/null
+  return 0
+}
+
+evalsched() { "$ACME_BUILD_DIR"/evalsched/cli/evalsched "$@"; }
+
+es_sql() { sqlite3 -batch -noheader "$ES"/evalsched.db "$1"; }
+
+# Waits until evaluation $1 leaves 'active'; prints its state.
+es_wait() { # id [timeout_s]
+  local deadline=$((SECONDS + ${2:-120})) state
+  while ((SECONDS < deadline)); do
+    state=$(es_sql "SELECT state FROM evaluations WHERE id = $1")
+    [ "$state" != active ] && { echo "$state"; return 0; }
+    sleep 0.5
+  done
+  evalsched status "$1" >&2
+  fail "evaluation $1 did not finish within ${2:-120} s"
+}
+
+# The id from "evaluation N submitted: ...".
+es_submit() {
+  local out
+  out=$(evalsched submit "$@") || fail "evalsched submit $* refused: $out"
+  echo "$out" | sed -n 's/^evaluation \([0-9]*\) submitted.*/\1/p'
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Bad suites, a missing checkpoint, bad CLI arguments and a daemon that is not running: one
+# clear line each, a non-zero exit, and no job submitted.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evalsched-lib.sh"
+es_setup
+expect_error() { # what needle command...
+  local what=$1 needle=$2 out
+  shift 2
+  out=$("$@" 2>&1) && fail "$what: accepted"
+  assert_contains "$out" "$needle" "$what"
+  assert_eq 1 "$(echo "$out" | wc -l)" "$what: lines of output"
+}
+expect_error "daemon not running" "evalschedd is not running at $ES/evalschedd.sock" evalsched status
+es_start
+printf '[suite]\nname = "x"\ncommand = "run {ckpt}"\n[[dataset]]\nname = "a"\n' >"$ES"/bad-placeholder.toml
+expect_error "unknown placeholder" "bad-placeholder.toml:3:" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/bad-placeholder.toml
+printf '[suite]\nname = "x"\ncommand = "run {checkpoint}"\n[[dataset]]\nname = "a"\n[[dataset]]\nname = "a"\n' >"$ES"/dup.toml
+expect_error "duplicate dataset" "dup.toml:" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/dup.toml
+expect_error "missing suite" "suite $ES/nope.toml cannot be read" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/nope.toml
+expect_error "missing checkpoint" "checkpoint $ES/ckpt/run7/step-999 does not exist" evalsched submit "$ES"/ckpt/run7/step-999 --suite "$ES"/suite.toml
+expect_error "bad priority" "priority" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --priority 5000
+expect_error "bad id" "ID" evalsched status abc
+expect_error "unknown evaluation" "evaluation 99 not found" evalsched cancel 99
+expect_error "bad report format" "format" evalsched report run7 --format xml
+# A body the CLI would never send, straight to the socket.
+out=$(curl -s --unix-socket "$ES"/evalschedd.sock -d '{"checkpoint": "/x/y/z", "suite": "[suite]\n", "uid": 0}' http://e/v1/evaluations 2>&1 || true)
+[ -z "$out" ] || assert_contains "$out" "unknown field 'uid'" "raw API body"
+assert_eq 0 "$(es_sql 'SELECT COUNT(*) FROM evaluations')" "evaluations stored"
+assert_eq "" "$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-")" "jobs submitted"

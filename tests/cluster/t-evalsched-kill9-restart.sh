@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# kill -9 of evalschedd at three moments of a run (right after the submission, mid-run, near
+# the end), each time restarted: every trial finishes exactly once. Slurm's own job list is the
+# witness: one job per trial tag, no tag twice.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evalsched-lib.sh"
+es_setup
+es_start
+id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml)
+done_count() { es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND state = 'done'"; }
+for moment in 0 6 14; do
+  while [ "$(done_count)" -lt "$moment" ]; do sleep 0.2; done
+  kill -9 "$ES_PID"
+  wait "$ES_PID" 2>/dev/null
+  echo "killed at $(done_count) done"
+  es_start
+done
+assert_eq done "$(es_wait "$id" 150)" "evaluation state"
+assert_eq 20 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
+# Slurm remembers every job (MinJobAge=300): one per tag, 20 tags.
+jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-" | sort)
+assert_eq 20 "$(echo "$jobs" | wc -l)" "jobs submitted"
+assert_eq 20 "$(echo "$jobs" | uniq | wc -l)" "distinct trial tags"

@@ -1,0 +1,33 @@
+// libFuzzer target for evalschedd's request parsing: the first byte picks a route check or a
+// submission body. Any input is routed, parsed, or refused with RequestError / SuiteError;
+// nothing else may escape, crash or hang. An accepted submission is cut into trials, as the
+// daemon does next.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "evalsched/core/trials.hpp"
+#include "evalsched/daemon/api_request.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace acme::evalsched;
+    if (size == 0) return 0;
+    const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    try {
+        if (data[0] & 1) {
+            auto r = match_route(data[0] & 2 ? "POST" : "GET", text);
+            if (r && (r->route == Route::show || r->route == Route::cancel) && r->id <= 0) std::abort();
+        } else {
+            const SubmitRequest req = parse_submit(text);
+            if (!valid_name(req.name) || !valid_name(req.checkpoint) || req.checkpoint_path.empty() || req.checkpoint_path[0] != '/')
+                std::abort();
+            const PriorBook priors;
+            const Checkpoint ckpt{req.name + "/" + req.checkpoint, "\"$EVALSCHED_STAGED\"", "/out/1", ModelSpec{req.params_b, req.checkpoint_bytes}};
+            (void)make_trials(req.suite, ckpt, priors);
+        }
+    } catch (const RequestError&) {
+    } catch (const SuiteError&) {
+    }
+    return 0;
+}

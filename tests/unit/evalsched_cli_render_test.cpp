@@ -1,0 +1,35 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "evalsched/cli/render.hpp"
+
+using namespace acme::evalsched;
+using nlohmann::json;
+
+namespace {
+json report() {
+    return json{{"name", "run7"},
+                {"checkpoints", {{{"id", 1}, {"checkpoint", "step-100"}}, {{"id", 2}, {"checkpoint", "step-200"}}}},
+                {"rows", {{{"dataset", "mmlu"}, {"metric", "accuracy"}, {"values", {{"1", 0.41}, {"2", 0.47}}}},
+                          {{"dataset", "gsm8k"}, {"metric", ""}, {"values", {{"2", "failed: ValueError (framework)"}}}}}}};
+}
+}  // namespace
+
+TEST_CASE("report: datasets down, checkpoints across, in every format") {
+    const std::string t = render_report(report(), "table");
+    CHECK(t.find("dataset  metric    step-100  step-200") == 0);
+    CHECK(t.find("mmlu     accuracy  0.41      0.47") != std::string::npos);
+    CHECK(t.find("failed: ValueError") != std::string::npos);
+    CHECK(render_report(report(), "csv").find("gsm8k,,-,failed: ValueError (framework)") != std::string::npos);
+    CHECK(render_report(report(), "md").find("| --- | --- | ---: | ---: |") != std::string::npos);
+    CHECK_THROWS_AS(render_report(report(), "xml"), std::invalid_argument);
+}
+
+TEST_CASE("watch's progress line counts trials and estimates the rest") {
+    json e{{"state", "active"},
+           {"trials", {{"pending", 5}, {"queued", 1}, {"running", 4}, {"done", 10}, {"failed", 0}, {"cancelled", 0}, {"submitting", 0}}},
+           {"remaining_gpu_s", 400.0},
+           {"running_gpus", 4}};
+    CHECK(render_progress(e, 10) == "[#####.....] 10/20 done, 4 running, 6 pending, 0 failed, ETA 1m40s");
+}

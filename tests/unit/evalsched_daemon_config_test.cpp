@@ -1,0 +1,24 @@
+#include <doctest/doctest.h>
+
+#include "evalsched/daemon/config.hpp"
+
+using namespace acme::evalsched;
+
+TEST_CASE("evalsched.conf: key=value lines, comments, sizes and durations") {
+    const auto c = parse_config("# site\nsocket=/run/e.sock\nadmin_group = evaladmin\nstage_cache_bytes=2G\npoll_interval=2s\nmax_attempts=4\n",
+                                "e.conf");
+    CHECK(c.socket == "/run/e.sock");
+    CHECK(c.admin_group == "evaladmin");
+    CHECK(c.stage_cache_bytes == 2e9);
+    CHECK(c.poll_interval_s == 2);
+    CHECK(c.max_attempts == 4);
+}
+
+TEST_CASE("evalsched.conf: a typo is refused with file:line and the keys to use") {
+    CHECK_THROWS_WITH_AS(parse_config("socket=/a\nadmin_grup=x\n", "e.conf"),
+                         doctest::Contains("e.conf:2: unknown key 'admin_grup'"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_config("database=relative.db\n", "e.conf"), doctest::Contains("e.conf:1: database=relative.db is not an absolute path"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(parse_config("max_attempts=0\n", "e.conf"), doctest::Contains("a whole number 1-20"), ConfigError);
+    CHECK_THROWS_AS(parse_config("stage_cache_bytes=lots\n", "e.conf"), ConfigError);
+}
