@@ -136,8 +136,8 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
         throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
     }
     for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
-    for (auto& job : context.data.jobs)
-        if (acct::matches(job, filter)) context.jobs.push_back(std::move(job));
+    std::erase_if(context.data.jobs, [&](const acct::Job& job) { return !acct::matches(job, filter); });
+    context.jobs = std::move(context.data.jobs);
     context.data.jobs.clear();
     if (env.ask_slurm && (everything || kind == ViewKind::nodes)) context.slurm_nodes = slurm_nodes(err);
     if (env.ask_slurm && (everything || kind == ViewKind::jobs))

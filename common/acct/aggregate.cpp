@@ -167,7 +167,8 @@ std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<
         const auto final_run = runs.find(last);
         const Diagnosis* d = final_run == runs.end() ? nullptr : final_diagnosis(job, final_run->second);
         if (d) add(d->category, d->reason, gpus, job_elapsed(job, now));
-        else add("unknown", "unknown", gpus, job_elapsed(job, now));
+        // A cancellation nobody diagnosed is a user's choice, not a failure (the paper counts them apart).
+        else if (!state_is(job.state, "CANCELLED")) add("unknown", "unknown", gpus, job_elapsed(job, now));
     }
     double total = 0;
     for (const auto& [_, a] : acc) total += a.row.gpu_hours;
@@ -237,23 +238,18 @@ std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now)
         SummaryRow row;
         std::vector<double> duration, queue, gpus;
     };
-    std::vector<Acc> groups;
-    std::map<std::pair<std::string, std::string>, size_t> index;
-    auto group = [&](const std::string& dim, const std::string& value) -> Acc& {
-        auto [it, inserted] = index.try_emplace({dim, value}, groups.size());
-        if (inserted) {
-            groups.emplace_back();
-            groups.back().row.dimension = dim;
-            groups.back().row.value = value;
-        }
-        return groups[it->second];
-    };
-    // Fixed rows first, so every type and bucket shows even at zero.
-    group("all", "all");
-    for (auto type : job_types()) group("type", std::string(type));
+    // Groups are found by index, not by a keyed map: this loop runs once per job of six months.
     constexpr std::array<std::pair<int, const char*>, 6> buckets = {
         {{1, "1"}, {4, "2-4"}, {8, "5-8"}, {64, "9-64"}, {256, "65-256"}, {1 << 30, "257+"}}};
-    for (const auto& [_, name] : buckets) group("gpus", name);
+    const auto types = job_types();
+    std::vector<Acc> fixed(1 + types.size() + buckets.size());
+    fixed[0].row = {"all", "all"};
+    for (size_t i = 0; i < types.size(); ++i) fixed[1 + i].row = {"type", std::string(types[i])};
+    for (size_t i = 0; i < buckets.size(); ++i) fixed[1 + types.size() + i].row = {"gpus", buckets[i].second};
+    std::vector<Acc> states;
+    size_t other_type = 1;
+    for (size_t i = 0; i < types.size(); ++i)
+        if (types[i] == "other") other_type = 1 + i;
     double total_gpu_h = 0;
     std::int64_t total_jobs = 0;
     for (const auto& job : jobs) {
@@ -262,40 +258,47 @@ std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now)
         const double elapsed = job_elapsed(job, now);
         const double gpu_h = gpus * elapsed / 3600.0;
         const double queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
-        const char* bucket = "257+";
-        for (const auto& [limit, name] : buckets)
-            if (gpus <= limit) {
-                bucket = name;
-                break;
-            }
-        const std::string state(job.state.substr(0, job.state.find(' ')));
-        for (Acc* a : {&group("all", "all"), &group("type", job.job_type.empty() ? "other" : job.job_type),
-                       &group("state", state.empty() ? "UNKNOWN" : state), &group("gpus", bucket)}) {
+        size_t bucket = 0;
+        while (gpus > buckets[bucket].first) ++bucket;
+        size_t type = other_type;
+        for (size_t i = 0; i < types.size(); ++i)
+            if (types[i] == job.job_type) type = 1 + i;
+        std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
+        if (state.empty()) state = "UNKNOWN";
+        Acc* state_acc = nullptr;
+        for (auto& a : states)
+            if (a.row.value == state) state_acc = &a;
+        if (!state_acc) {
+            states.emplace_back().row = {"state", std::string(state)};
+            state_acc = &states.back();
+        }
+        for (Acc* a : {&fixed[0], &fixed[type], state_acc, &fixed[1 + types.size() + bucket]}) {
             a->row.jobs++;
             a->row.gpu_hours += gpu_h;
-            if (job.start > 0) a->duration.push_back(elapsed);
-            if (job.start > 0) a->queue.push_back(queue);
+            if (job.start > 0) {
+                a->duration.push_back(elapsed);
+                a->queue.push_back(queue);
+            }
             a->gpus.push_back(gpus);
         }
         total_gpu_h += gpu_h;
         total_jobs++;
     }
+    // The paper's state shares: by count, most common first, between types and GPU counts.
+    std::stable_sort(states.begin(), states.end(), [](const Acc& a, const Acc& b) { return a.row.jobs > b.row.jobs; });
+    std::vector<Acc*> order;
+    for (size_t i = 0; i < 1 + types.size(); ++i) order.push_back(&fixed[i]);
+    for (auto& a : states) order.push_back(&a);
+    for (size_t i = 1 + types.size(); i < fixed.size(); ++i) order.push_back(&fixed[i]);
     std::vector<SummaryRow> out;
-    for (auto& a : groups) {
-        a.row.jobs_pct = total_jobs ? 100.0 * static_cast<double>(a.row.jobs) / static_cast<double>(total_jobs) : 0;
-        a.row.gpu_time_pct = total_gpu_h > 0 ? 100.0 * a.row.gpu_hours / total_gpu_h : 0;
-        a.row.duration_median_s = median(std::move(a.duration));
-        a.row.queue_median_s = median(std::move(a.queue));
-        a.row.gpus_median = median(std::move(a.gpus));
-        out.push_back(std::move(a.row));
+    for (Acc* a : order) {
+        a->row.jobs_pct = total_jobs ? 100.0 * static_cast<double>(a->row.jobs) / static_cast<double>(total_jobs) : 0;
+        a->row.gpu_time_pct = total_gpu_h > 0 ? 100.0 * a->row.gpu_hours / total_gpu_h : 0;
+        a->row.duration_median_s = median(std::move(a->duration));
+        a->row.queue_median_s = median(std::move(a->queue));
+        a->row.gpus_median = median(std::move(a->gpus));
+        out.push_back(std::move(a->row));
     }
-    // States after types and before GPU buckets, by count: the paper's state shares.
-    std::stable_sort(out.begin(), out.end(), [](const SummaryRow& a, const SummaryRow& b) {
-        auto rank = [](const std::string& d) { return d == "all" ? 0 : d == "type" ? 1 : d == "state" ? 2 : 3; };
-        if (rank(a.dimension) != rank(b.dimension)) return rank(a.dimension) < rank(b.dimension);
-        if (a.dimension == "state") return a.jobs > b.jobs;
-        return false;
-    });
     return out;
 }
 

@@ -244,7 +244,9 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
             out.problems.push_back(fmt::format("{}.db: {}", node, error.what()));
         }
     }
-    std::sort(out.jobs.begin(), out.jobs.end(), [](const Job& a, const Job& b) { return a.job_id < b.job_id; });
+    // One file is already in job order (the primary key); only a merge needs the sort.
+    const auto by_id = [](const Job& a, const Job& b) { return a.job_id < b.job_id; };
+    if (!std::is_sorted(out.jobs.begin(), out.jobs.end(), by_id)) std::sort(out.jobs.begin(), out.jobs.end(), by_id);
     return out;
 }
 
