@@ -40,13 +40,16 @@ std::string requeue_job(unsigned job_id) {
         // Another node of the same job asked first: the job is already on its way back.
         if (err != ESLURM_JOB_PENDING) return slurm_strerror(err);
     }
+    return {};
+}
+
+std::string release_job(unsigned job_id) {
+    init_once();
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
     desc.job_id = job_id;
     desc.begin_time = time(nullptr);
-    // Best effort: without it the job still runs, 120 s later.
-    slurm_update_job(&desc);
-    return {};
+    return slurm_update_job(&desc) == SLURM_SUCCESS ? std::string() : last_error();
 }
 
 std::optional<int> node_gpu_count(const std::string& node) {

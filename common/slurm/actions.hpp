@@ -9,8 +9,12 @@
 namespace acme::slurm {
 
 std::string drain_node(const std::string& node, const std::string& reason);
-// Requeues a batch job and makes it eligible at once (a requeued job otherwise waits 120 s).
+// Asks slurmctld to requeue a batch job. From an epilog the requeue itself happens once every
+// node's epilog has finished, and the job then waits AuthInfo's cred_expire (120 s by default)
+// before it may start: see release_job.
 std::string requeue_job(unsigned job_id);
+// Makes a pending job eligible now (StartTime=now).
+std::string release_job(unsigned job_id);
 // How many GPUs slurmctld says the node has (its gres gpu count); nullopt when it cannot be asked.
 std::optional<int> node_gpu_count(const std::string& node);
 

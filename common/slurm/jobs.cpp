@@ -112,6 +112,8 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         slurm_get_job_stderr(buf, sizeof buf, &j);
         r.std_err = buf;
         r.state = j.job_state & JOB_STATE_BASE;
+        r.completing = (j.job_state & (JOB_COMPLETING | JOB_REQUEUE)) != 0;
+        r.begin_time = static_cast<double>(j.eligible_time ? j.eligible_time : 0);
         r.timeout = r.state == JOB_TIMEOUT;
         r.cancelled = r.state == JOB_CANCELLED;
         r.node_fail = r.state == JOB_NODE_FAIL;

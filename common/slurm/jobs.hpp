@@ -21,6 +21,8 @@ struct JobRecord {
     std::string work_dir, batch_host, nodes;
     std::uint32_t state = 0;        // job_state & JOB_STATE_BASE
     bool timeout = false, cancelled = false, node_fail = false, oom = false, preempted = false;
+    bool completing = false;        // epilogs (or a requeue) still in progress
+    double begin_time = 0;          // when it may start (a requeue pushes it out)
     std::uint32_t restart_count = 0;
     std::uint32_t exit_code = 0;    // raw wait status
     std::uint32_t derived_ec = 0;   // highest step exit, raw wait status

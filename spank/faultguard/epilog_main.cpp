@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -27,6 +28,7 @@
 #include "common/faultguard/spool_records.hpp"
 #include "common/faultguard/task_exit_log.hpp"
 #include "common/recovery/policy.hpp"
+#include "common/recovery/release.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
@@ -155,6 +157,13 @@ void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
         const auto err = slurm::requeue_job(static_cast<unsigned>(o.job));
         requeued = err.empty();
         if (!err.empty()) outcome += fmt::format("; requeue failed: {}", err);
+        // The requeue completes only after this epilog returns; a detached watcher then makes
+        // the job eligible at once instead of after cred_expire.
+        if (requeued) {
+            const auto err = recovery::start_release_watcher(static_cast<unsigned>(o.job), o.restart,
+                                                             fmt::format("{}/{}.faultguard.log", o.spool, o.node));
+            if (!err.empty()) outcome += fmt::format("; cannot start the release watcher: {}", err);
+        }
     }
     faultguard::record_recovery(db, o.job, o.restart, o.node, wall_now(), drained, p.drain_reason, requeued, outcome);
     fmt::print("job {} on {}: recovery: {}\n", o.job, o.node, outcome);
@@ -255,14 +264,16 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by faultguard.so)"};
-    app.add_option("--job", o.job)->required()->check(CLI::PositiveNumber);
-    app.add_option("--node", o.node)->required();
-    app.add_option("--spool", o.spool)->required();
-    app.add_option("--rules", o.rules)->required();
+    app.add_option("--job", o.job)->check(CLI::PositiveNumber);
+    app.add_option("--node", o.node);
+    app.add_option("--spool", o.spool);
+    app.add_option("--rules", o.rules);
     app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
     app.add_option("--job-type", o.job_type_tag, "the job's --llm-job-type");
     app.add_option("--auto-recover", o.auto_recover, "the job's --auto-recover restart cap (-1: not asked)");
     app.add_option("--gpucheck", o.gpucheck, "gpucheck program for localising faults");
+    long long release = 0;
+    app.add_option("--release", release, "internal: wait for this job's requeue, then make it eligible now");
     app.add_flag("--admin-comment", o.admin_comment, "put the GPU summary into the job's AdminComment");
     app.add_option("--uid", o.uid);
     app.add_option("--gid", o.gid);
@@ -280,6 +291,11 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
+    }
+    if (release > 0) return recovery::release_after_requeue(static_cast<unsigned>(release), o.restart);
+    if (o.job <= 0 || o.node.empty() || o.spool.empty() || o.rules.empty()) {
+        fmt::print(stderr, "acme-faultguard-epilog: --job, --node, --spool and --rules are required\n");
+        return 2;
     }
     if (o.node.find('/') != std::string::npos) {
         fmt::print(stderr, "acme-faultguard-epilog: --node {}: not a node name\n", util::printable(o.node));

@@ -16,6 +16,8 @@
 #include "common/faultguard/spool_records.hpp"
 #include "common/nvml/library.hpp"
 #include "common/recovery/policy.hpp"
+#include "common/recovery/release.hpp"
+#include "common/slurm/jobs.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/store/spool.hpp"
 #include "common/telemetry/sampler.hpp"
@@ -46,17 +48,24 @@ std::vector<std::string> recent_fatal_xids(store::Database& db) {
 
 int main(int argc, char** argv) {
     std::string node, gpus, spool, nvml_path;
-    long long job = 0;
+    long long job = 0, release = 0, restart = 0;
     CLI::App app{"acme-health-gate: pre-job GPU health check (run by faultguard.so's job prolog)"};
-    app.add_option("--node", node)->required();
-    app.add_option("--job", job)->required()->check(CLI::PositiveNumber);
-    app.add_option("--gpus", gpus, "the job's GPU ids on this node")->required();
-    app.add_option("--spool", spool)->required();
-    app.add_option("--nvml", nvml_path)->required();
+    app.add_option("--node", node);
+    app.add_option("--job", job)->check(CLI::PositiveNumber);
+    app.add_option("--gpus", gpus, "the job's GPU ids on this node");
+    app.add_option("--spool", spool);
+    app.add_option("--nvml", nvml_path);
+    app.add_option("--release", release, "internal: wait for this job's requeue, then make it eligible now");
+    app.add_option("--restart", restart, "internal: the restart count before the requeue");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
+    }
+    if (release > 0) return recovery::release_after_requeue(static_cast<unsigned>(release), restart);
+    if (job <= 0 || node.empty() || spool.empty() || nvml_path.empty()) {
+        fmt::print(stderr, "acme-health-gate: --node, --job, --gpus, --spool and --nvml are required\n");
+        return 2;
     }
     try {
         auto db = store::open_spool(store::spool_path(spool, node));
@@ -97,8 +106,14 @@ int main(int argc, char** argv) {
         std::string outcome = fmt::format("failed ({})", detail);
         if (const auto err = slurm::drain_node(node, reason); !err.empty()) outcome += "; drain failed: " + err;
         else outcome += "; node drained";
-        if (const auto err = slurm::requeue_job(static_cast<unsigned>(job)); !err.empty()) outcome += "; requeue failed: " + err;
-        else outcome += fmt::format("; job {} requeued to run elsewhere", job);
+        const auto before = slurm::load_job(static_cast<unsigned>(job));
+        if (const auto err = slurm::requeue_job(static_cast<unsigned>(job)); !err.empty()) {
+            outcome += "; requeue failed: " + err;
+        } else {
+            outcome += fmt::format("; job {} requeued to run elsewhere", job);
+            recovery::start_release_watcher(static_cast<unsigned>(job), before ? before->restart_count : 0,
+                                            fmt::format("{}/{}.faultguard.log", spool, node));
+        }
         faultguard::record_health_check(db, node, wall_now(), job, false, outcome);
         fmt::print("health gate on {}: {}\n", node, outcome);
         return 1;

@@ -146,14 +146,25 @@ int auto_recover_option(spank_t sp) {
     return parse_auto_recover(optarg ? optarg : "", error).value_or(-1);
 }
 
-// In slurmstepd, for every step of a job that asked for recovery: the restart count and the
-// newest complete checkpoint into the job's environment. The directory is read by a helper
-// that becomes the job's user first, bounded in time.
-int set_resume_env(spank_t sp, int ac, char** av) {
+// In slurmstepd, for every task of a job that asked for recovery: ACME_RESTART_COUNT. Slurm
+// adds SLURM_RESTART_COUNT to a requeued job's environment only after init_post_opt, so this
+// runs in task_init, just before the task starts.
+int set_restart_env(spank_t sp) {
     if (g_remote_ckpt_dir.empty() && !g_remote_recover) return 0;
     uint32_t restarts = 0;
     spank_get_item(sp, S_SLURM_RESTART_COUNT, &restarts);
+    char buf[32] = {};
+    if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof buf) == ESPANK_SUCCESS)
+        if (const auto n = acme::util::parse_int(buf); n && *n > static_cast<long long>(restarts))
+            restarts = static_cast<uint32_t>(*n);
     spank_setenv(sp, "ACME_RESTART_COUNT", std::to_string(restarts).c_str(), 1);
+    return 0;
+}
+
+// In slurmstepd, for every step of a job that gave --ckpt-dir: the newest complete checkpoint
+// into the job's environment. The directory is read by a helper
+// that becomes the job's user first, bounded in time.
+int set_resume_env(spank_t sp, int ac, char** av) {
     if (g_remote_ckpt_dir.empty()) return 0;
     const auto config = load_config(ac, av).config;
     uid_t uid = 0;
@@ -325,6 +336,10 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
 
 ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) noexcept {
     return guarded(kPlugin, "init_post_opt", 0, [&] { return spank_remote(sp) ? set_resume_env(sp, ac, av) : 0; });
+}
+
+ACME_SPANK_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) noexcept {
+    return guarded(kPlugin, "task_init", 0, [&] { return set_restart_env(sp); });
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {

@@ -96,6 +96,10 @@ TelemetryRequest job_request(spank_t sp, const GputraceConfig& config) {
         if (!from_flag) slurm_error("%s; tracing with the cluster's interval", error.c_str());
         if (!from_flag) from_flag = TelemetryRequest{true, std::nullopt};
     }
+    // A job that asked faultguard for recovery needs its GPU events to find the faulty node:
+    // trace it (at the cluster's interval) unless it said --gpu-telemetry=off.
+    if (!from_flag && getenv("SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"))
+        from_flag = TelemetryRequest{true, std::nullopt};
     return effective_request(from_flag, std::nullopt, config);
 }
 
