@@ -19,8 +19,8 @@ constexpr std::array<Field, 13> kFields = {{
     {"Jobs", 6, "jobs that ran on the node in the period"},
     {"Failures", 8, "failed runs the node's own diagnosis covers"},
     {"InfraFail", 9, "of those, diagnosed as infrastructure (attributed to the node)"},
-    {"Drains", 6, "drains by acme (empty until drain events are recorded)"},
-    {"LastHealth", 10, "last health-check result (empty until health checks are recorded)"},
+    {"Drains", 6, "times faultguard drained the node in the period"},
+    {"LastHealth", 10, "the node's last pre-job health check up to the period's end: pass, or FAIL: why"},
     {"LastEvent", 19, "time of the node's last GPU event in the period"},
 }};
 constexpr std::array<std::string_view, 12> kDefaults = {"NodeName", "State",    "XIDs",     "ECCSBE",
@@ -38,13 +38,14 @@ Table nodes_view(const Context& context) {
             slurm[n.name] = &n;
             names.push_back(n.name);
         }
-    for (const auto& r : acct::aggregate_nodes(names, context.jobs, context.data.diagnoses, context.data.events)) {
+    for (const auto& r : acct::aggregate_nodes(names, context.jobs, context.data.diagnoses, context.data.events,
+                                              context.data.drains, context.data.last_health)) {
         const auto s = slurm.find(r.node);
         const SlurmNode* sn = s == slurm.end() ? nullptr : s->second;
         table.rows.push_back({text_cell(r.node), text_cell(sn ? sn->state : ""), text_cell(sn ? sn->reason : ""),
                               int_cell(r.xids), int_cell(r.ecc_sbe), int_cell(r.ecc_dbe), int_cell(r.gpu_lost),
-                              int_cell(r.jobs), int_cell(r.failures), int_cell(r.infra_failures), text_cell(""),
-                              text_cell(""), r.last_event ? time_cell(*r.last_event) : Cell{}});
+                              int_cell(r.jobs), int_cell(r.failures), int_cell(r.infra_failures), int_cell(r.drains),
+                              text_cell(r.last_health), r.last_event ? time_cell(*r.last_event) : Cell{}});
     }
     return table;
 }

@@ -188,7 +188,8 @@ std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<
 }
 
 std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::span<const Job> jobs,
-                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events) {
+                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events,
+                                     std::span<const Drain> drains, std::span<const HealthCheck> health) {
     std::map<std::string, NodeRow> rows;
     for (const auto& n : nodes) rows[n].node = n;
     for (const auto& job : jobs)
@@ -217,6 +218,18 @@ std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::sp
         else if (e.kind == "ecc_dbe") row.ecc_dbe += std::max<std::int64_t>(e.code, 1);
         else if (e.kind == "gpu_lost") row.gpu_lost++;
         row.last_event = std::max(row.last_event.value_or(0), e.ts);
+    }
+    for (const auto& d : drains) {
+        auto& row = rows[d.node];
+        row.node = d.node;
+        row.drains++;
+    }
+    for (const auto& h : health) {
+        auto& row = rows[h.node];
+        row.node = h.node;
+        if (h.ts < row.last_health_ts) continue;
+        row.last_health_ts = h.ts;
+        row.last_health = h.passed ? "pass" : "FAIL: " + h.detail;
     }
     std::vector<NodeRow> out;
     for (auto& [_, row] : rows) out.push_back(std::move(row));

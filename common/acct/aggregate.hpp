@@ -58,11 +58,14 @@ std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<
 struct NodeRow {
     std::string node;
     std::int64_t xids = 0, ecc_sbe = 0, ecc_dbe = 0, gpu_lost = 0;
-    std::int64_t jobs = 0, failures = 0, infra_failures = 0;
+    std::int64_t jobs = 0, failures = 0, infra_failures = 0, drains = 0;
     std::optional<double> last_event;
+    std::string last_health;  // "pass" or "FAIL: detail", empty when no check was recorded
+    double last_health_ts = 0;
 };
 std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::span<const Job> jobs,
-                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events);
+                                     std::span<const Diagnosis> diagnoses, std::span<const GpuEvent> events,
+                                     std::span<const Drain> drains = {}, std::span<const HealthCheck> health = {});
 
 struct SummaryRow {
     std::string dimension;  // all | type | state | gpus

@@ -208,6 +208,25 @@ struct Reader {
             out.events.push_back(std::move(e));
         }
     }
+
+    // Spool v5 (recovery): absent on older spools, which simply have no drains or checks.
+    void read_recovery(store::Database& db, const std::string& node) {
+        if (!table_columns(db, "recoveries").empty()) {
+            auto q = db.prepare("SELECT node, job_id, ts, COALESCE(drain_reason, '') FROM recoveries "
+                                "WHERE drained = 1 AND ts >= ? AND ts <= ? ORDER BY ts");
+            q.bind_all(options.start.value_or(0.0), options.end.value_or(1e18));
+            while (q.step()) out.drains.push_back({q.column_text(0), q.column_text(3), q.column_int(1), q.column_double(2)});
+        }
+        if (!table_columns(db, "health_checks").empty()) {
+            auto q = db.prepare("SELECT node, ts, passed, detail FROM health_checks WHERE ts <= ? ORDER BY ts DESC LIMIT 1");
+            q.bind(1, options.end.value_or(1e18));
+            if (q.step()) {
+                HealthCheck h{q.column_text(0), q.column_text(3), q.column_double(1), q.column_int(2) != 0};
+                if (h.node.empty()) h.node = node;
+                out.last_health.push_back(std::move(h));
+            }
+        }
+    }
 };
 
 }  // namespace
@@ -238,7 +257,10 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
         try {
             if (options.summaries) reader.read_summaries(db, node);
             if (options.diagnoses) reader.read_diagnoses(db);
-            if (options.events) reader.read_events(db, node);
+            if (options.events) {
+                reader.read_events(db, node);
+                reader.read_recovery(db, node);
+            }
             out.nodes.push_back(node);
         } catch (const std::exception& error) {
             out.problems.push_back(fmt::format("{}.db: {}", node, error.what()));

@@ -52,13 +52,28 @@ struct GpuEvent {
     std::int64_t code = 0;
 };
 
+// recoveries rows with drained = 1 (faultguard drained the node for a job's failure).
+struct Drain {
+    std::string node, reason;
+    std::int64_t job_id = 0;
+    double ts = 0;
+};
+
+// The pre-job health gate's verdicts (health_checks).
+struct HealthCheck {
+    std::string node, detail;
+    double ts = 0;
+    bool passed = false;
+};
+
 struct ReadOptions {
     // Jobs that overlap [start, end] (sacct's rule: ended after start, began before end; a job
     // still running has no end). nullopt: unbounded.
     std::optional<double> start, end;
     std::vector<std::int64_t> job_ids;  // empty: all
     bool full_jobs = true;  // false: only what aggregates need (no names, users, exit codes)
-    bool summaries = false, diagnoses = false, events = false;
+    bool summaries = false, diagnoses = false;
+    bool events = false;  // also drains in the period and each node's last health check up to its end
 };
 
 struct SpoolSet {
@@ -66,6 +81,8 @@ struct SpoolSet {
     std::vector<GpuSummary> summaries;
     std::vector<Diagnosis> diagnoses;
     std::vector<GpuEvent> events;  // in [start, end]
+    std::vector<Drain> drains;     // in [start, end]
+    std::vector<HealthCheck> last_health;  // per node, the newest up to end
     std::vector<std::string> nodes;     // one per readable spool file, sorted
     std::vector<std::string> problems;  // "n3.db: file is not a database", one per skipped file
 };

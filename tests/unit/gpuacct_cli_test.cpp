@@ -38,6 +38,13 @@ struct Cluster {
                            .gpus_total = 1, .submit = T + 100, .start = T + 100, .end = T + 700});
         test::add_gpu(n2, 102, "n2", 3, 2, 10, 1LL << 30, "idle");
         test::add_event(n1, 101, 1, T + 7000, "xid", 74);
+        n1.prepare("INSERT INTO recoveries (job_id, restart, node, ts, drained, drain_reason, requeued, outcome) "
+                   "VALUES (101, 0, 'n1', ?, 1, 'acme: nccl_timeout', 0, 'drained')")
+            .bind(1, T + 7231)
+            .run();
+        n1.prepare("INSERT INTO health_checks (node, ts, job_id, passed, detail) VALUES ('n1', ?, 103, 0, 'GPU 1 lost')")
+            .bind(1, T + 8000)
+            .run();
     }
     Run run(std::vector<std::string> args, bool root = true) {
         args.insert(args.begin(), {"--spool-dir", dir.path().string()});
@@ -110,8 +117,8 @@ TEST_CASE("--nodes counts XIDs and attributes infrastructure failures to the nod
     const auto r = c.run({"--nodes", "-S", "2026-11-01", "-P", "-o", "NodeName,XIDs,Jobs,Failures,InfraFail,Drains,LastHealth"});
     CHECK(r.out ==
           "NodeName|XIDs|Jobs|Failures|InfraFail|Drains|LastHealth\n"
-          "n1|1|1|1|1||\n"
-          "n2|0|1|0|0||\n");
+          "n1|1|1|1|1|1|FAIL: GPU 1 lost\n"
+          "n2|0|1|0|0|0|\n");
 }
 
 TEST_CASE("--summary characterizes the period by type, state and GPU count") {
