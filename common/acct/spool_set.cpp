@@ -44,6 +44,19 @@ struct Reader {
     const ReadOptions& options;
     SpoolSet& out;
     std::unordered_map<std::int64_t, size_t> job_index;
+    struct Rank {
+        bool final = false;
+        std::int64_t restarts = 0;
+        double end = 0;
+        auto operator<=>(const Rank&) const = default;
+    };
+    std::vector<Rank> ranks;  // parallel to out.jobs while reading
+
+    static bool live_state(const std::string& state) {
+        for (auto live : {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+            if (state.rfind(live, 0) == 0) return true;
+        return false;
+    }
 
     // sacct's window: a job counts when it ended at or after start and began (or, pending, was
     // submitted) at or before end. Bound values only.
@@ -108,9 +121,16 @@ struct Reader {
             if (inserted) out.jobs.emplace_back().job_id = id;
             Job& job = out.jobs[it->second];
             job.nodes.push_back({q.is_null(1) ? node : q.column_text(1), text_or_empty(q, 2)});
-            // The batch host's row wins for job-wide fields; any row fills what is still unknown.
-            const std::string batch_host = text_or_empty(q, 11);
-            const bool authoritative = inserted || (!batch_host.empty() && batch_host == job.nodes.back().node);
+            // Job-wide fields come from the row written last in the job's life: a requeued job's
+            // nodes each recorded the run they saw (the first one "PENDING" at requeue), so a
+            // final state beats a live one, then more restarts, then a later end. Any row fills
+            // what is still unknown.
+            const std::string row_state = text_or_empty(q, 4);
+            const Rank rank{!row_state.empty() && !live_state(row_state), q.is_null(7) ? 0 : q.column_int(7),
+                            q.column_double(10)};
+            if (inserted) ranks.push_back(rank);
+            const bool authoritative = inserted || ranks[it->second] < rank;
+            if (authoritative) ranks[it->second] = rank;
             auto take = [&](std::string& field, int column) {
                 if (!q.is_null(column) && (authoritative || field.empty())) field = q.column_text(column);
             };
@@ -240,7 +260,7 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     std::sort(files.begin(), files.end());
 
     SpoolSet out;
-    Reader reader{options, out, {}};
+    Reader reader{options, out, {}, {}};
     // Jobs first, from every file, so summaries and diagnoses are kept only for jobs in the set.
     std::vector<std::pair<std::string, store::Database>> open;
     for (const auto& path : files) {
