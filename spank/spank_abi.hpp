@@ -13,8 +13,11 @@ extern "C" {
 // (and the version script spank/spank.lds lists the same names).
 #define ACME_SPANK_EXPORT __attribute__((visibility("default")))
 
+#include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace acme::spank {
 
@@ -30,6 +33,22 @@ int guarded(const char* plugin, const char* where, int on_error, Fn&& fn) noexce
         slurm_error("%s: %s: unknown exception", plugin, where);
     }
     return on_error;
+}
+
+// The process environment (job_script context: the Prolog/Epilog environment slurmd built).
+inline std::string getenv_str(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+// A Slurm node name usable in a spool path (it names a file: no '/').
+inline bool plain_node_name(const std::string& node) { return !node.empty() && node.find('/') == std::string::npos; }
+
+// plugstack.conf arguments as views (they live as long as the callback).
+inline std::vector<std::string_view> plugstack_args(int ac, char** av) {
+    std::vector<std::string_view> args;
+    for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
+    return args;
 }
 
 inline const char* context_name(spank_context_t ctx) noexcept {

@@ -34,7 +34,10 @@ ACME_SPANK_EXPORT extern const unsigned int spank_plugin_version = 1;
 
 namespace {
 
+using acme::spank::getenv_str;
 using acme::spank::guarded;
+using acme::spank::plain_node_name;
+using acme::spank::plugstack_args;
 using namespace acme::faultguard;
 
 constexpr const char* kPlugin = "faultguard";
@@ -131,9 +134,7 @@ int on_ckpt_dir(int, const char* optarg, int remote) {
 }
 
 ConfigResult load_config(int ac, char** av) {
-    std::vector<std::string_view> args;
-    for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
-    return parse_plugstack_args(args, {ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH,
+    return parse_plugstack_args(plugstack_args(ac, av), {ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH,
                                        ACME_LIBEXECDIR "/acme-ckpt-find", ACME_CKPT_RULES,
                                        ACME_LIBEXECDIR "/acme-health-gate"});
 }
@@ -197,13 +198,6 @@ std::string job_type_option(spank_t sp) {
     if (spank_option_getopt(sp, &g_job_type, &optarg) != ESPANK_SUCCESS || !optarg) return {};
     return acme::acct::parse_job_type(optarg) ? std::string(optarg) : std::string();
 }
-
-std::string getenv_str(const char* name) {
-    const char* v = getenv(name);
-    return v ? v : "";
-}
-
-bool plain_node_name(const std::string& node) { return !node.empty() && node.find('/') == std::string::npos; }
 
 int task_exit(spank_t sp, int ac, char** av) {
     uint32_t job_id = 0, step_id = 0, task_id = 0;

@@ -27,7 +27,10 @@ ACME_SPANK_EXPORT extern const unsigned int spank_plugin_version = 1;
 
 namespace {
 
+using acme::spank::getenv_str;
 using acme::spank::guarded;
+using acme::spank::plain_node_name;
+using acme::spank::plugstack_args;
 using namespace acme::telemetry;
 
 constexpr const char* kPlugin = "gputrace";
@@ -56,9 +59,7 @@ char opt_usage[] =
 struct spank_option g_option = {opt_name, opt_arginfo, opt_usage, 2, 0, on_option};
 
 ConfigResult load_config(int ac, char** av) {
-    std::vector<std::string_view> args;
-    for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
-    return parse_plugstack_args(args, ACME_LIBEXECDIR "/acme-gpu-sampler");
+    return parse_plugstack_args(plugstack_args(ac, av), ACME_LIBEXECDIR "/acme-gpu-sampler");
 }
 
 int on_option(int, const char* optarg, int remote) {
@@ -77,11 +78,6 @@ int on_option(int, const char* optarg, int remote) {
         }
         return 0;
     });
-}
-
-std::string getenv_str(const char* name) {
-    const char* v = getenv(name);
-    return v ? v : "";
 }
 
 // The request in force in the job prolog: the flag or its environment forms (through
@@ -120,7 +116,7 @@ int job_prolog(spank_t sp, int ac, char** av) {
     spank_get_item(sp, S_JOB_UID, &uid);
     spank_get_item(sp, S_JOB_GID, &gid);
     const std::string node = getenv_str("SLURMD_NODENAME");
-    if (node.empty() || node.find('/') != std::string::npos) {
+    if (!plain_node_name(node)) {
         slurm_error("%s: job %u: SLURMD_NODENAME is not usable; not tracing", kPlugin, job_id);
         return 0;
     }
@@ -156,7 +152,7 @@ int job_epilog(spank_t sp, int ac, char** av) {
     uint32_t job_id = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
     const std::string node = getenv_str("SLURMD_NODENAME");
-    if (node.empty() || node.find('/') != std::string::npos) return 0;
+    if (!plain_node_name(node)) return 0;
     const auto pidfile = sampler_pidfile(config.spool, node, job_id);
     if (access(pidfile.c_str(), F_OK) != 0) return 0;
     if (stop_sampler(pidfile, job_id, config.stop_timeout) == StopResult::killed)
