@@ -15,21 +15,28 @@ evalsched_stage() {
   key=$(printf '%s' "$src" | sha256sum | cut -c1-16)
   dest=$cache/$key
   exec 9>"$dest.lock" || return 1
-  # Exclusive while copying: concurrent trials on this node wait here for the one copy.
-  flock -x 9 || return 1
   start=$(date +%s.%N)
-  if [ -f "$dest/.evalsched-complete" ]; then
-    touch "$dest/.evalsched-complete"
-  else
-    rm -rf "$dest" "$dest.tmp"
-    cp -R "$src" "$dest.tmp" || { rm -rf "$dest.tmp"; return 1; }
-    # File bytes only: what was read from shared storage, not directory blocks.
-    bytes=$(find "$dest.tmp" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
-    mv "$dest.tmp" "$dest" && touch "$dest/.evalsched-complete" || return 1
-    copied=1
-  fi
+  # Shared while reading a complete copy, so trials on this node run side by side. Exclusive
+  # only to copy: concurrent trials wait here (their shared lock) for that one copy. flock
+  # cannot turn a lock into another atomically, so a copy is checked again under the shared
+  # lock (an eviction may have slipped in between).
+  while :; do
+    flock -s 9 || return 1
+    if [ -f "$dest/.evalsched-complete" ]; then
+      touch "$dest/.evalsched-complete"
+      break
+    fi
+    flock -u 9 && flock -x 9 || return 1
+    if [ ! -f "$dest/.evalsched-complete" ]; then
+      rm -rf "$dest" "$dest.tmp"
+      cp -R "$src" "$dest.tmp" || { rm -rf "$dest.tmp"; return 1; }
+      # File bytes only: what was read from shared storage, not directory blocks.
+      bytes=$(($(find "$dest.tmp" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }') + bytes))
+      mv "$dest.tmp" "$dest" && touch "$dest/.evalsched-complete" || return 1
+      copied=1
+    fi
+  done
   end=$(date +%s.%N)
-  flock -s 9 || return 1
   printf '{"copied": %d, "bytes": %s, "seconds": %s}\n' "$copied" "$bytes" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" > "$record"
   EVALSCHED_STAGED=$dest
   _evalsched_evict "$cache" "$max" "$dest"
