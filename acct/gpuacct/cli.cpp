@@ -125,6 +125,7 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     read.full_jobs = everything || kind == ViewKind::jobs || !filter.users.empty() || !filter.accounts.empty() ||
                      !filter.partitions.empty();
     read.summaries = everything || kind == ViewKind::jobs;
+    read.steps = kind == ViewKind::jobs && !o.allocations && !everything;
     read.diagnoses = everything || kind != ViewKind::summary;
     read.events = everything || kind == ViewKind::nodes;
     Context context;
@@ -226,7 +227,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_option("--type", o.types, "TYPE[,TYPE...]: pretrain, sft, eval, debug, mllm, other");
     app.add_option("-S,--starttime", o.start, "period start, sacct's formats (default: 00:00 today, none with -j)");
     app.add_option("-E,--endtime", o.end, "period end, sacct's formats (default: now)");
-    app.add_flag("-X,--allocations", o.allocations, "jobs only, no steps (what the spool records)");
+    app.add_flag("-X,--allocations", o.allocations, "jobs only, no step lines");
     app.add_option("-o,--format", o.format, "FIELD[%WIDTH],...: the fields to show (-e lists them)");
     app.add_flag("-P,--parsable2", o.parsable2, "fields separated by '|', no trailing '|'");
     app.add_flag("-p,--parsable", o.parsable, "fields separated by '|', with a trailing '|'");

@@ -1,4 +1,5 @@
-// Default view: one line per job, what sacct shows plus what the GPUs did and why the job failed.
+// Default view: one line per job, what sacct shows plus what the GPUs did and why the job failed;
+// without -X, sacct's step lines under it (from the tasks' exits; telemetry is per job).
 #include <algorithm>
 #include <array>
 #include <map>
@@ -55,6 +56,12 @@ constexpr std::array<std::string_view, 13> kDefaults = {"JobID",   "JobName", "U
                                                         "AllocGPUS", "Elapsed", "GPUUtil", "GPUUtilMax", "GPUMemMax",
                                                         "GPUHours", "Verdict", "Reason"};
 
+size_t field_index(std::string_view name) {
+    for (size_t i = 0; i < kFields.size(); ++i)
+        if (kFields[i].name == name) return i;
+    return 0;
+}
+
 std::string gpu_ids(const acct::Job& job) {
     std::string out;
     for (const auto& n : job.nodes) {
@@ -77,6 +84,7 @@ Table jobs_view(const Context& context) {
     Table table{"jobs", {kFields.begin(), kFields.end()}, {kDefaults.begin(), kDefaults.end()}, {}};
     const auto use = acct::gpu_use_by_job(context.data.summaries);
     const auto diagnoses = acct::diagnoses_by_job(context.data.diagnoses);
+    const auto exits = acct::task_exits_by_job(context.data.task_exits);
     for (const auto& job : context.jobs) {
         const auto u = use.find(job.job_id);
         const acct::GpuUse* g = u == use.end() ? nullptr : &u->second;
@@ -125,6 +133,20 @@ Table jobs_view(const Context& context) {
         row.push_back(text_cell(d ? d->category : ""));
         row.push_back(text_cell(job.telemetry_error));
         table.rows.push_back(std::move(row));
+        if (context.allocations) continue;
+        const auto e = exits.find(job.job_id);
+        if (e == exits.end()) continue;
+        for (const auto& step : acct::job_steps(e->second)) {
+            std::vector<Cell> line(table.fields.size());
+            auto set = [&](std::string_view field, Cell cell) { line[field_index(field)] = std::move(cell); };
+            set("JobID", text_cell(fmt::format("{}.{}", job.job_id, step.step)));
+            set("JobName", text_cell(step.step == "batch" || step.step == "extern" ? step.step : ""));
+            set("State", text_cell(step.state));
+            set("ExitCode", text_cell(step.exit_code));
+            set("End", time_cell(step.end));
+            set("NodeList", text_cell(step.nodes));
+            table.rows.push_back(std::move(line));
+        }
     }
     return table;
 }

@@ -128,6 +128,41 @@ const Diagnosis* final_diagnosis(const Job& job, std::span<const Diagnosis* cons
     return best;
 }
 
+std::unordered_map<std::int64_t, std::vector<const TaskExit*>> task_exits_by_job(std::span<const TaskExit> all) {
+    std::unordered_map<std::int64_t, std::vector<const TaskExit*>> out;
+    for (const auto& t : all) out[t.job_id].push_back(&t);
+    return out;
+}
+
+std::vector<StepRow> job_steps(std::span<const TaskExit* const> exits) {
+    // Slurm's special step ids (slurm.h): batch 0xfffffffb, extern 0xfffffffc, interactive 0xfffffffa.
+    auto name = [](std::int64_t id) -> std::string {
+        if (id == 0xfffffffbLL) return "batch";
+        if (id == 0xfffffffcLL) return "extern";
+        if (id == 0xfffffffaLL) return "interactive";
+        return std::to_string(id);
+    };
+    std::map<std::int64_t, std::vector<const TaskExit*>> by_step;
+    for (const TaskExit* t : exits) by_step[t->step_id].push_back(t);
+    std::vector<StepRow> out;
+    for (const auto& [id, tasks] : by_step) {
+        StepRow row;
+        row.step = name(id);
+        const TaskExit* worst = tasks.front();
+        std::vector<std::string> nodes;
+        for (const TaskExit* t : tasks) {
+            if (std::make_pair(t->signal, t->exit_code) > std::make_pair(worst->signal, worst->exit_code)) worst = t;
+            if (std::find(nodes.begin(), nodes.end(), t->node) == nodes.end()) nodes.push_back(t->node);
+            row.end = std::max(row.end, t->ts);
+        }
+        row.state = worst->signal ? "CANCELLED" : worst->exit_code ? "FAILED" : "COMPLETED";
+        row.exit_code = std::to_string(worst->exit_code) + ":" + std::to_string(worst->signal);
+        for (const auto& n : nodes) row.nodes += (row.nodes.empty() ? "" : ",") + n;
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now) {
     const auto by_job = diagnoses_by_job(diagnoses);
     struct Acc {

@@ -43,6 +43,18 @@ std::unordered_map<std::int64_t, GpuUse> gpu_use_by_job(std::span<const GpuSumma
 const Diagnosis* final_diagnosis(const Job& job, std::span<const Diagnosis* const> of_job);
 std::unordered_map<std::int64_t, std::vector<const Diagnosis*>> diagnoses_by_job(std::span<const Diagnosis> all);
 
+// A job step as sacct lists it under its job, from the exits of its tasks.
+struct StepRow {
+    std::string step;        // "batch", "extern", "0", ...
+    std::string state;       // COMPLETED, FAILED (an exit status), CANCELLED (a signal)
+    std::string exit_code;   // "EXIT:SIGNAL" of the worst task
+    std::string nodes;       // the nodes its tasks ran on, comma-separated
+    double end = 0;          // the last task's exit
+};
+// Steps in Slurm's order: numbered steps, then batch, then extern (as sacct prints them).
+std::vector<StepRow> job_steps(std::span<const TaskExit* const> exits);
+std::unordered_map<std::int64_t, std::vector<const TaskExit*>> task_exits_by_job(std::span<const TaskExit> all);
+
 struct FailureRow {
     std::string category, reason;
     std::int64_t num = 0;          // failed runs (a requeued job counts each run)

@@ -229,6 +229,15 @@ struct Reader {
         }
     }
 
+    void read_task_exits(store::Database& db) {
+        auto q = db.prepare("SELECT job_id, step_id, node, ts, COALESCE(exit_code, 0), COALESCE(signal, 0) FROM task_exits");
+        while (q.step()) {
+            TaskExit t{q.column_int(0), q.column_int(1), q.column_text(2), q.column_double(3),
+                       static_cast<int>(q.column_int(4)), static_cast<int>(q.column_int(5))};
+            if (wanted(t.job_id)) out.task_exits.push_back(std::move(t));
+        }
+    }
+
     // Spool v5 (recovery): absent on older spools, which simply have no drains or checks.
     void read_recovery(store::Database& db, const std::string& node) {
         if (!table_columns(db, "recoveries").empty()) {
@@ -277,6 +286,7 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
         try {
             if (options.summaries) reader.read_summaries(db, node);
             if (options.diagnoses) reader.read_diagnoses(db);
+            if (options.steps) reader.read_task_exits(db);
             if (options.events) {
                 reader.read_events(db, node);
                 reader.read_recovery(db, node);

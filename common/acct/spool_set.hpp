@@ -52,6 +52,14 @@ struct GpuEvent {
     std::int64_t code = 0;
 };
 
+// One task's end as faultguard recorded it in slurmstepd (task_exits).
+struct TaskExit {
+    std::int64_t job_id = 0, step_id = 0;
+    std::string node;
+    double ts = 0;
+    int exit_code = 0, signal = 0;
+};
+
 // recoveries rows with drained = 1 (faultguard drained the node for a job's failure).
 struct Drain {
     std::string node, reason;
@@ -73,6 +81,7 @@ struct ReadOptions {
     std::vector<std::int64_t> job_ids;  // empty: all
     bool full_jobs = true;  // false: only what aggregates need (no names, users, exit codes)
     bool summaries = false, diagnoses = false;
+    bool steps = false;   // task exits, for the per-step rows
     bool events = false;  // also drains in the period and each node's last health check up to its end
 };
 
@@ -81,6 +90,7 @@ struct SpoolSet {
     std::vector<GpuSummary> summaries;
     std::vector<Diagnosis> diagnoses;
     std::vector<GpuEvent> events;  // in [start, end]
+    std::vector<TaskExit> task_exits;
     std::vector<Drain> drains;     // in [start, end]
     std::vector<HealthCheck> last_health;  // per node, the newest up to end
     std::vector<std::string> nodes;     // one per readable spool file, sorted

@@ -31,16 +31,20 @@ assert_eq FAILED "$(wait_job "$broken" 60)" "broken job"
 node=$(job_nodes "$busy")
 gpus=$(head -n 1 "$ACME_TEST_TMP/busy.out")
 assert_eq "$busy|llama-pretrain|pretrain|COMPLETED|2|$node:$gpus|90.0|ok|" \
-  "$(gpuacct -j "$busy" -P -n --format=JobID,JobName,Type,State,AllocGPUS,GPUIDs,GPUUtil,Verdict,Reason 2>/dev/null)" \
+  "$(gpuacct -X -j "$busy" -P -n --format=JobID,JobName,Type,State,AllocGPUS,GPUIDs,GPUUtil,Verdict,Reason 2>/dev/null)" \
   "gpuacct -j of the busy job"
 assert_eq "$broken|FAILED|1:0|script|type_error" \
-  "$(gpuacct -j "$broken" -P -n -o jobid,state,exitcode,category,reason 2>/dev/null)" "gpuacct -j of the failed job"
+  "$(gpuacct -X -j "$broken" -P -n -o jobid,state,exitcode,category,reason 2>/dev/null)" "gpuacct -j of the failed job"
+# Without -X, sacct's step lines follow the job: the batch step failed with the script's exit.
+assert_eq "$broken|FAILED|1:0
+$broken.batch|FAILED|1:0" "$(gpuacct -j "$broken" -P -n -o jobid,state,exitcode 2>/dev/null | grep -v '\.extern|')" \
+  "job and step lines of the failed job"
 
 # -P is sacct's parsable2: the same bytes sacct prints for these fields, built from Slurm's own record.
 for id in "$busy" "$broken"; do
   expected="JobID|JobName|State|ExitCode
 $id|$(job_field "$id" JobName)|$(job_field "$id" JobState)|$(job_field "$id" ExitCode)"
-  assert_eq "$expected" "$(gpuacct -j "$id" -P --format=JobID,JobName,State,ExitCode 2>/dev/null)" "-P output of job $id"
+  assert_eq "$expected" "$(gpuacct -X -j "$id" -P --format=JobID,JobName,State,ExitCode 2>/dev/null)" "-P output of job $id"
 done
 
 # Without slurmdbd gpuacct says so once, on stderr, and uses the spools.
@@ -49,7 +53,7 @@ assert_contains "$err" "gpuacct: note: Slurm accounting is not configured" "note
 assert_eq 1 "$(printf '%s\n' "$err" | grep -c .)" "one note line"
 
 # A table with sacct's header and dashes.
-table=$(gpuacct -j "$busy" --format=JobID,State%-9,AllocGPUS 2>/dev/null)
+table=$(gpuacct -X -j "$busy" --format=JobID,State%-9,AllocGPUS 2>/dev/null)
 assert_eq "JobID        State     AllocGPUS 
 ------------ --------- --------- 
 $(printf '%-12s' "$busy") COMPLETED         2 " "$table" "table output"

@@ -201,3 +201,38 @@ TEST_CASE("summary: shares by type and state, medians, GPU-count buckets") {
     CHECK(find("gpus", "65-256").jobs == 1);
     CHECK(find("all", "all").gpus_median == doctest::Approx(4.5));
 }
+
+TEST_CASE("a requeued job's record is its final run's, whichever node wrote it last") {
+    test::TempDir dir;
+    {
+        auto n1 = store::open_spool(store::spool_path(dir.path().string(), "n1"));
+        auto n2 = store::open_spool(store::spool_path(dir.path().string(), "n2"));
+        // n1 saw the second run complete; n2 saw the first run end in the requeue (PENDING again).
+        add_job(n1, {.id = 11, .node = "n1", .gpus = "0,1", .state = "COMPLETED", .gpus_total = 2, .restarts = 1,
+                     .start = T + 100, .end = T + 200});
+        add_job(n2, {.id = 11, .node = "n2", .gpus = "0,1", .state = "PENDING", .gpus_total = 2, .restarts = 1,
+                     .start = T + 100, .end = T + 3700});
+    }
+    const auto set = read_all(dir);
+    REQUIRE(set.jobs.size() == 1);
+    CHECK(set.jobs[0].state == "COMPLETED");
+    CHECK(set.jobs[0].end == doctest::Approx(T + 200));
+}
+
+TEST_CASE("steps from task exits: worst task decides, batch and extern named as sacct names them") {
+    std::vector<acct::TaskExit> exits = {
+        {5, 0, "n1", T + 10, 0, 0}, {5, 0, "n2", T + 12, 3, 0}, {5, 0xfffffffbLL, "n1", T + 13, 3, 0},
+        {5, 1, "n1", T + 20, 0, 9}, {5, 0xfffffffcLL, "n1", T + 14, 0, 0}};
+    const auto by_job = acct::task_exits_by_job(exits);
+    const auto steps = acct::job_steps(by_job.at(5));
+    REQUIRE(steps.size() == 4);
+    CHECK(steps[0].step == "0");
+    CHECK(steps[0].state == "FAILED");
+    CHECK(steps[0].exit_code == "3:0");
+    CHECK(steps[0].nodes == "n1,n2");
+    CHECK(steps[1].step == "1");
+    CHECK(steps[1].state == "CANCELLED");
+    CHECK(steps[1].exit_code == "0:9");
+    CHECK(steps[2].step == "batch");
+    CHECK(steps[3].step == "extern");
+}
