@@ -14,9 +14,11 @@ double time_limit(const PendingTrial& t, bool staged, const PlanOptions& o) {
     return t.startup_s + t.p90_s * (1 + o.margin_fraction) + o.margin_s + (staged ? 0 : t.stage_s);
 }
 
-Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options) {
-    Plan out;
-    // Work on copies so the inputs' order never matters: the plan is a function of the sets.
+namespace {
+
+// Plan order: checkpoints first-come, then the longest critical path. Work on pointers so the
+// inputs' order never matters: the plan is a function of the sets.
+std::vector<const PendingTrial*> plan_order(std::span<const PendingTrial> trials) {
     std::vector<const PendingTrial*> order;
     for (const auto& t : trials) order.push_back(&t);
     std::sort(order.begin(), order.end(), [](const PendingTrial* a, const PendingTrial* b) {
@@ -24,6 +26,14 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
         const double kb = b->startup_s + b->median_s + b->metric_s;
         return std::tie(a->checkpoint_rank, a->checkpoint, kb, a->id) < std::tie(b->checkpoint_rank, b->checkpoint, ka, b->id);
     });
+    return order;
+}
+
+}  // namespace
+
+Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options) {
+    Plan out;
+    const std::vector<const PendingTrial*> order = plan_order(trials);
 
     struct Slot {
         const NodeWindow* w;
@@ -86,6 +96,106 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
         // Trials placed beside the one that stages it wait for the same copy, so they prefer
         // the node but their --time still includes stage_s.
         if (stages && !local(*best)) best->staging.push_back(t->checkpoint);
+    }
+    if (out.usable_gpus > 0) out.lower_bound_s = std::max(out.total_work_gpu_s / out.usable_gpus, longest);
+    return out;
+}
+
+std::string pilot_key(const std::string& checkpoint, int gpus) { return fmt::format("{}#{}gpu", checkpoint, gpus); }
+
+double pilot_trial_limit(const PendingTrial& t, const PlanOptions& o) { return t.p90_s * (1 + o.margin_fraction) + o.margin_s; }
+
+std::optional<std::size_t> pilot_next(std::span<const PendingTrial> trials, const std::string& checkpoint, int gpus,
+                                      double remaining_s, const PlanOptions& options) {
+    for (const PendingTrial* t : plan_order(trials)) {
+        if (t->checkpoint != checkpoint || t->gpus != gpus) continue;
+        if (pilot_trial_limit(*t, options) <= remaining_s) return static_cast<std::size_t>(t - trials.data());
+    }
+    return std::nullopt;
+}
+
+int tail_split_factor(const PendingTrial& next, double left_gpu_s, int serving_gpus, const TailOptions& o) {
+    if (serving_gpus <= 0 || next.median_s <= 0) return 1;
+    const double target = std::max(o.min_piece_s, o.share_fraction * left_gpu_s / serving_gpus);
+    int factor = 1;
+    while (factor < o.max_factor && next.median_s / factor > target && next.median_s / (2 * factor) >= o.min_piece_s) factor *= 2;
+    return factor;
+}
+
+PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes,
+                      const std::map<std::string, int>& serving, const PilotOptions& options) {
+    PilotPlan out;
+    const std::vector<const PendingTrial*> order = plan_order(trials);
+    double longest = 0;
+    // Per (checkpoint, GPUs), in plan order: trials left, the shortest in-pilot limit, and
+    // the first trial's fields for startup and staging.
+    struct Class {
+        std::string key;
+        const PendingTrial* first = nullptr;
+        int trials = 0;
+        double shortest = std::numeric_limits<double>::infinity();
+        std::vector<std::string> ids;
+    };
+    std::vector<Class> classes;
+    for (const auto* t : order) {
+        const double run = t->startup_s + t->median_s;
+        out.total_work_gpu_s += t->gpus * run;
+        longest = std::max(longest, run);
+        const std::string key = pilot_key(t->checkpoint, t->gpus);
+        auto it = std::find_if(classes.begin(), classes.end(), [&](const Class& c) { return c.key == key; });
+        if (it == classes.end()) it = classes.insert(classes.end(), Class{key, t, 0, std::numeric_limits<double>::infinity(), {}});
+        ++it->trials;
+        it->shortest = std::min(it->shortest, pilot_trial_limit(*t, options.trial));
+        it->ids.push_back(t->id);
+    }
+
+    struct Slot {
+        const NodeWindow* w;
+        int free;
+        std::vector<std::string> local;  // staged, or being staged by a pilot of this plan
+        std::vector<std::string> staged;
+    };
+    std::vector<Slot> slots;
+    for (const auto& n : nodes) {
+        if (!n.usable) continue;
+        out.usable_gpus += n.total_gpus;
+        if (n.free_gpus > 0) slots.push_back({&n, std::min(n.free_gpus, n.total_gpus), n.staged, n.staged});
+    }
+    std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.w->node < b.w->node; });
+
+    for (const Class& c : classes) {
+        const PendingTrial& t = *c.first;
+        auto served = serving.find(c.key);
+        int wanted = c.trials - (served == serving.end() ? 0 : served->second);
+        double widest = 0;
+        while (wanted > 0) {
+            auto has = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), t.checkpoint) != v.end(); };
+            Slot* best = nullptr;
+            double best_min = 0;
+            for (auto& s : slots) {
+                if (s.free < t.gpus) continue;
+                const double tmin = t.startup_s + (has(s.staged) ? 0 : t.stage_s) + c.shortest;
+                widest = std::max(widest, s.w->window_s);
+                if (tmin > s.w->window_s) continue;
+                // The checkpoint local (or being copied) first; then the longest window, where a
+                // pilot can take the most work; then the fullest node, then the name.
+                if (!best || std::make_tuple(!has(s.local), -s.w->window_s, s.free) < std::make_tuple(!has(best->local), -best->w->window_s, best->free))
+                    best = &s, best_min = tmin;
+            }
+            if (!best) break;
+            const bool stages = !has(best->staged);
+            const double limit = std::max(best_min, std::min(best->w->window_s, options.max_s));
+            out.submit.push_back({best->w->node, t.checkpoint, t.gpus, best_min, limit, slurm_time(best_min), slurm_time(limit), stages});
+            best->free -= t.gpus;
+            if (!has(best->local)) best->local.push_back(t.checkpoint);
+            --wanted;
+        }
+        if (wanted > 0 && (served == serving.end() || served->second == 0) &&
+            std::none_of(out.submit.begin(), out.submit.end(), [&](const PilotRequest& r) { return pilot_key(r.checkpoint, r.gpus) == c.key; })) {
+            const std::string why = fmt::format("no node has {} free GPUs for a {} window (startup + the shortest trial); the longest is {}",
+                                                t.gpus, human_duration(t.startup_s + c.shortest), human_duration(widest));
+            for (const auto& id : c.ids) out.hold.push_back({id, why});
+        }
     }
     if (out.usable_gpus > 0) out.lower_bound_s = std::max(out.total_work_gpu_s / out.usable_gpus, longest);
     return out;

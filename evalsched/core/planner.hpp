@@ -11,6 +11,8 @@
 #pragma once
 
 #include <limits>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,6 +78,68 @@ struct Plan {
 double time_limit(const PendingTrial& trial, bool staged, const PlanOptions& options);
 
 Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options = {});
+
+// Pilot jobs (Phung & Thain, arXiv:2510.14024: keep the loaded model resident across tasks).
+// A pilot is one Slurm job on one node that loads a checkpoint once and then pulls trials of
+// that checkpoint back to back, longest first, each only if its honest limit (p90 x (1 +
+// margin) + margin, no startup: the model is loaded) fits in what is left of the pilot's
+// granted time. It is submitted with --time-min (startup, staging when the node lacks the
+// checkpoint, and the shortest trial it could take) and --time (the window, capped), so
+// Slurm's backfill sizes it to the hole (_reset_job_time_limit) and reports the grant. A pilot
+// leaves as soon as nothing fits, so idle pilots never sit on GPUs.
+struct PilotOptions {
+    PlanOptions trial;          // margins of the trials a pilot takes
+    double max_s = 2 * 3600;    // a pilot's --time at most: polite to the backfill plan
+};
+
+struct PilotRequest {
+    std::string node;
+    std::string checkpoint;
+    int gpus = 1;
+    double time_min_s = 0;      // --time-min
+    double time_limit_s = 0;    // --time (<= the node's window)
+    std::string slurm_time_min, slurm_time;
+    bool stages_checkpoint = false;
+};
+
+struct PilotPlan {
+    std::vector<PilotRequest> submit;
+    std::vector<Hold> hold;     // trials no pilot (submitted now or already serving) will take
+    double lower_bound_s = 0;
+    double total_work_gpu_s = 0;
+    int usable_gpus = 0;
+};
+
+// The key `serving` counts pilots under: a pilot serves one checkpoint at one GPU count.
+std::string pilot_key(const std::string& checkpoint, int gpus);
+
+// Which pilots to submit now. `serving`: pilots already submitted or running, by pilot_key;
+// no more pilots than pending trials are ever asked for a (checkpoint, GPUs) pair. Placement
+// prefers nodes that hold (or are being given) the checkpoint, then the longest window.
+PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes,
+                      const std::map<std::string, int>& serving = {}, const PilotOptions& options = {});
+
+// What a running pilot takes next: the first trial of its checkpoint and GPU count in plan
+// order (longest critical path first) whose in-pilot limit fits `remaining_s`; nullopt when
+// none does (the pilot then ends and gives its GPUs back).
+std::optional<std::size_t> pilot_next(std::span<const PendingTrial> trials, const std::string& checkpoint, int gpus,
+                                      double remaining_s, const PlanOptions& options = {});
+// Tail-aware splitting (LPT's weak spot is its last, long items): when a pilot is about to take
+// `next`, the work left for this checkpoint's pilots (`left_gpu_s`: unstarted trials plus what
+// in-flight ones still need) spread over the `serving_gpus` they hold gives each GPU about
+// left / gpus more to do. A trial longer than a third of that share would finish late while
+// other GPUs idle: split it (by 2, 4, 8 ...) until its pieces are no longer than that, but not
+// below min_piece_s, where per-piece preprocessing starts to cost more than the tail saves.
+// Returns the factor; 1: take it whole.
+struct TailOptions {
+    double share_fraction = 1.0 / 3;
+    double min_piece_s = 60;
+    int max_factor = 16;
+};
+int tail_split_factor(const PendingTrial& next, double left_gpu_s, int serving_gpus, const TailOptions& options = {});
+
+// A trial's limit inside a pilot: p90 x (1 + margin_fraction) + margin_s.
+double pilot_trial_limit(const PendingTrial& trial, const PlanOptions& options);
 
 // A few lines for `evalsched plan` and the logs: the placements, the holds and the bound.
 std::string format_plan(const Plan& plan);

@@ -38,6 +38,32 @@ TrialOptions options_for(const Suite& suite, const PriorBook& priors, const Mode
     return o;
 }
 
+std::vector<Trial> split_trial(const Trial& trial, const Suite& suite, const Checkpoint& ckpt, int factor) {
+    if (factor < 2 || trial.parts.size() != 1) return {trial};
+    const TrialPart& part = trial.parts.front();
+    auto it = std::find_if(suite.datasets.begin(), suite.datasets.end(), [&](const Dataset& d) { return d.name == part.dataset; });
+    if (it == suite.datasets.end() || !it->shard) return {trial};
+    const long n = static_cast<long>(part.num_shards) * factor;
+    if (it->samples && n > *it->samples) return {trial};
+    std::vector<Trial> out;
+    for (int k = 0; k < factor; ++k) {
+        Trial t = trial;
+        const int i = part.shard * factor + k;
+        t.parts = {TrialPart{part.dataset, i, static_cast<int>(n)}};
+        t.id = fmt::format("{}/{}#{}of{}", ckpt.name, part.dataset, i, n);
+        t.prior.median_s = trial.prior.median_s / factor;
+        t.prior.p90_s = trial.prior.p90_s / factor;
+        t.command = render_template(it->command, Values{{"checkpoint", ckpt.staged_path},
+                                                        {"dataset", part.dataset},
+                                                        {"shard", std::to_string(i)},
+                                                        {"num_shards", std::to_string(n)},
+                                                        {"output", output_dir(ckpt, t.parts.back())},
+                                                        {"gpus", std::to_string(trial.gpus)}});
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook& priors, const TrialOptions& options) {
     const CostModel& cost = priors.cost_model();
     const double startup = cost.trial_startup_seconds(ckpt.model.checkpoint_bytes);

@@ -69,4 +69,11 @@ TrialOptions options_for(const Suite& suite, const PriorBook& priors, const Mode
 
 TrialSet make_trials(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, const TrialOptions& options = {});
 
+// Re-sharding a trial that has not started: shard i of n covers samples floor(i*N/n) ..
+// floor((i+1)*N/n) (evalsched-suite(5)), so shards factor*i .. factor*i+factor-1 of factor*n
+// cover exactly the same samples. Returns the pieces (prior divided evenly, commands rendered
+// for the new shard numbers), or the trial alone when it cannot be split: a bundle, a dataset
+// without shard = true, factor < 2, or more pieces than samples.
+std::vector<Trial> split_trial(const Trial& trial, const Suite& suite, const Checkpoint& checkpoint, int factor);
+
 }  // namespace acme::evalsched

@@ -4,6 +4,8 @@
 #include <map>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "evalsched/core/planner.hpp"
 
 using namespace acme::evalsched;
@@ -165,4 +167,122 @@ TEST_CASE("a trial with an unknown run time is marked in the printed plan") {
     REQUIRE(p.submit.size() == 1);
     CHECK(p.submit[0].conservative);
     CHECK(format_plan(p).find("submit mystery on n1 gpus=1 --time=01:30:00 (stages checkpoint) (run time unknown: conservative estimate)") != std::string::npos);
+}
+
+// --- pilots: one job per free GPU group that loads the checkpoint once and pulls trials ---
+
+TEST_CASE("pilots never over-commit a window: --time within the window, GPUs within the free ones") {
+    std::vector<PendingTrial> ts;
+    for (int i = 0; i < 40; ++i) ts.push_back(trial("t" + std::to_string(i), 100 + 37 * i));
+    const std::vector<NodeWindow> nodes = {node("n1", 3, 900), node("n2", 8), node("n3", 2, 5000), node("n4", 1, 100)};
+    const PilotPlan p = plan_pilots(ts, nodes);
+    std::map<std::string, int> used;
+    for (const auto& x : p.submit) {
+        used[x.node] += x.gpus;
+        const auto& n = *std::find_if(nodes.begin(), nodes.end(), [&](const NodeWindow& w) { return w.node == x.node; });
+        CHECK(x.time_limit_s <= n.window_s);
+        CHECK(x.time_min_s <= x.time_limit_s);
+        CHECK(x.time_limit_s <= PilotOptions{}.max_s);
+    }
+    CHECK(used["n1"] == 3);
+    CHECK(used["n2"] == 8);
+    CHECK(used["n3"] == 2);
+    CHECK(used.count("n4") == 0);  // 100 s: not even startup + the shortest trial fits
+}
+
+TEST_CASE("a pilot's --time-min covers startup, staging where the node lacks the checkpoint, and the shortest trial") {
+    const std::vector<PendingTrial> ts = {trial("a", 600), trial("b", 100)};
+    NodeWindow staged = node("n1", 1);
+    staged.staged = {"c1"};
+    const std::vector<NodeWindow> nodes = {staged, node("n2", 1)};
+    const PilotPlan p = plan_pilots(ts, nodes);
+    REQUIRE(p.submit.size() == 2);
+    const double shortest = pilot_trial_limit(ts[1], PlanOptions{});
+    for (const auto& x : p.submit) {
+        if (x.node == "n1") {
+            CHECK_FALSE(x.stages_checkpoint);
+            CHECK(x.time_min_s == doctest::Approx(30 + shortest));
+        } else {
+            CHECK(x.stages_checkpoint);
+            CHECK(x.time_min_s == doctest::Approx(30 + 40 + shortest));
+        }
+    }
+    CHECK(p.submit[0].node == "n1");  // the node holding the checkpoint first
+}
+
+TEST_CASE("pilots are never planned onto drained nodes, and no more pilots than trials are asked for") {
+    std::vector<PendingTrial> ts = {trial("a", 300), trial("b", 200), trial("c", 100)};
+    NodeWindow drained = node("n1", 8);
+    drained.usable = false;
+    const std::vector<NodeWindow> nodes = {drained, node("n2", 8)};
+    PilotPlan p = plan_pilots(ts, nodes);
+    CHECK(p.submit.size() == 3);
+    for (const auto& x : p.submit) CHECK(x.node == "n2");
+    CHECK(p.usable_gpus == 8);
+    // Two pilots already serve this checkpoint: one more covers the three trials.
+    p = plan_pilots(ts, nodes, {{pilot_key("c1", 1), 2}});
+    CHECK(p.submit.size() == 1);
+    p = plan_pilots(ts, nodes, {{pilot_key("c1", 1), 5}});
+    CHECK(p.submit.empty());
+    CHECK(p.hold.empty());  // served: nothing is held
+}
+
+TEST_CASE("a pilot has its trials' GPU count, on one node with that many free") {
+    const std::vector<PendingTrial> ts = {trial("wide", 600, 4), trial("narrow", 300, 1)};
+    const std::vector<NodeWindow> nodes = {node("n1", 3), node("n2", 4)};
+    const PilotPlan p = plan_pilots(ts, nodes);
+    REQUIRE(p.submit.size() == 2);
+    for (const auto& x : p.submit) {
+        if (x.gpus == 4) CHECK(x.node == "n2");
+        else CHECK(x.gpus == 1);
+    }
+    // pilot_next only hands a pilot trials of its own GPU count and checkpoint.
+    CHECK(ts[*pilot_next(ts, "c1", 4, 1e9)].id == "wide");
+    CHECK(ts[*pilot_next(ts, "c1", 1, 1e9)].id == "narrow");
+    CHECK_FALSE(pilot_next(ts, "c2", 1, 1e9).has_value());
+}
+
+TEST_CASE("a running pilot takes the longest trial that fits what is left of its granted time") {
+    const std::vector<PendingTrial> ts = {trial("s", 100), trial("l", 1000), trial("m", 500)};
+    CHECK(ts[*pilot_next(ts, "c1", 1, 1e9)].id == "l");
+    CHECK(ts[*pilot_next(ts, "c1", 1, pilot_trial_limit(ts[2], PlanOptions{}))].id == "m");
+    CHECK(ts[*pilot_next(ts, "c1", 1, pilot_trial_limit(ts[0], PlanOptions{}))].id == "s");
+    CHECK_FALSE(pilot_next(ts, "c1", 1, pilot_trial_limit(ts[0], PlanOptions{}) - 1).has_value());
+}
+
+TEST_CASE("without a window that fits a pilot, the trials are held with the reason") {
+    const std::vector<PendingTrial> ts = {trial("a", 600), trial("b", 300)};
+    const PilotPlan p = plan_pilots(ts, std::vector<NodeWindow>{node("n1", 8, 120)});
+    CHECK(p.submit.empty());
+    REQUIRE(p.hold.size() == 2);
+    CHECK(p.hold[0].reason.find("window") != std::string::npos);
+}
+
+TEST_CASE("the pilot plan is the same whatever order trials and nodes come in") {
+    std::vector<PendingTrial> ts;
+    for (int i = 0; i < 30; ++i) ts.push_back(trial("t" + std::to_string(i), 50 + (i * 7919) % 1500, 1 + i % 3 / 2, i % 4 ? "c1" : "c2"));
+    std::vector<NodeWindow> nodes = {node("n1", 5, 3000), node("n2", 8), node("n3", 2, 1500), node("n4", 7, 8000)};
+    auto key = [](const PilotPlan& p) {
+        std::vector<std::string> v;
+        for (const auto& x : p.submit) v.push_back(fmt::format("{} {} {} {} {}", x.node, x.checkpoint, x.gpus, x.time_min_s, x.time_limit_s));
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    const auto first = key(plan_pilots(ts, nodes));
+    std::mt19937 rng(3);
+    for (int i = 0; i < 10; ++i) {
+        std::shuffle(ts.begin(), ts.end(), rng);
+        std::shuffle(nodes.begin(), nodes.end(), rng);
+        CHECK(key(plan_pilots(ts, nodes)) == first);
+    }
+}
+
+TEST_CASE("tail-aware splitting: whole while there is plenty left, halves and quarters near the end") {
+    const PendingTrial t = trial("t", 800);
+    CHECK(tail_split_factor(t, 100000, 10) == 1);                  // 10,000 s a GPU left: 800 s is small
+    CHECK(tail_split_factor(t, 10 * 1200.0 / 1, 10) == 2);         // a third of 1,200 s a GPU: 400 s pieces
+    CHECK(tail_split_factor(t, 10 * 600.0, 10) == 4);              // 200 s pieces
+    CHECK(tail_split_factor(t, 0, 10) == 8);                       // never below min_piece_s (60 s)
+    CHECK(tail_split_factor(trial("short", 100), 0, 10) == 1);     // 50 s pieces would be below it
+    CHECK(tail_split_factor(t, 1000, 0) == 1);                     // no pilot serving: nothing to balance
 }

@@ -130,3 +130,39 @@ TEST_CASE("options_for sizes shards to the cluster: more GPUs, smaller shards") 
     CHECK(big.shard_above_s < small.shard_above_s);
     CHECK(big.shard_above_s >= 10 * priors.cost_model().trial_startup_seconds(14e9) - 1e-9);
 }
+
+TEST_CASE("re-sharding a waiting shard: i of n becomes factor*i .. factor*i+factor-1 of factor*n, same samples") {
+    const Suite s = parse_suite(kSuite, "t.toml");
+    TrialOptions o;
+    o.shard_above_s = 1800;
+    const TrialSet set = make_trials(s, ckpt(), PriorBook{}, o);
+    const Trial& shard2 = *std::find_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.id == "run7/step-100/long#2of5"; });
+    const auto pieces = split_trial(shard2, s, ckpt(), 2);
+    REQUIRE(pieces.size() == 2);
+    CHECK(pieces[0].id == "run7/step-100/long#4of10");
+    CHECK(pieces[1].id == "run7/step-100/long#5of10");
+    CHECK(pieces[1].command == "infer /dev/shm/evalsched/run7-step-100 long 5 10 /out/run7/step-100/long/shard-5-of-10");
+    // With shard i of n = samples floor(i*N/n) .. floor((i+1)*N/n), the pieces tile the shard.
+    for (long n_samples : {7L, 1000L, 12345L}) {
+        auto lo = [&](int i, int n) { return i * n_samples / n; };
+        CHECK(lo(4, 10) == lo(2, 5));
+        CHECK(lo(6, 10) == lo(3, 5));
+    }
+    CHECK(pieces[0].prior.median_s == doctest::Approx(shard2.prior.median_s / 2));
+    CHECK(pieces[0].prior.p90_s == doctest::Approx(shard2.prior.p90_s / 2));
+    CHECK(pieces[0].gpus == shard2.gpus);
+    CHECK(pieces[0].checkpoint == shard2.checkpoint);
+}
+
+TEST_CASE("a trial that cannot be re-sharded comes back whole") {
+    const Suite s = parse_suite(kSuite, "t.toml");
+    const TrialSet set = make_trials(s, ckpt(), PriorBook{}, TrialOptions{});
+    for (const auto& t : set.trials) {
+        const bool unsplittable = t.parts.size() > 1 || t.parts.front().dataset == "long_unsplittable";
+        if (unsplittable) CHECK(split_trial(t, s, ckpt(), 4).size() == 1);
+        CHECK(split_trial(t, s, ckpt(), 1).size() == 1);
+    }
+    // Never more pieces than samples.
+    const Trial& tiny = *std::find_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.parts.size() == 1 && t.parts[0].dataset == "medium"; });
+    CHECK(split_trial(tiny, s, ckpt(), 16384).size() == 1);
+}
