@@ -74,7 +74,7 @@ ScenarioResult run_scenario(const Suite& suite, const Scenario& sc, const std::v
     out.scenario = sc;
     for (const auto& name : policies) {
         auto policy = make_policy(name);
-        if (!policy) throw std::invalid_argument(fmt::format("unknown policy \"{}\": use sequential, opencompass or evalsched", name));
+        if (!policy) throw std::invalid_argument(fmt::format("unknown policy \"{}\": use sequential, opencompass, evalsched or evalsched-trials", name));
         World w(suite, sc, sc.background_load > 0);
         w.expect_scorecards(sc.checkpoints);
         for (int i = 0; i < sc.checkpoints; ++i) {

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
             }
             fmt::print("\nratios nodes={} ({} seed{}, geometric mean [min, max]):\n", sc.nodes, seeds, seeds > 1 ? "s" : "");
             for (const auto& [name, v] : ratios)
-                fmt::print("  {} = {:.2f} [{:.2f}, {:.2f}]\n", name, geomean(v), *std::min_element(v.begin(), v.end()),
+                fmt::print("  {} = {:.3f} [{:.2f}, {:.2f}]\n", name, geomean(v), *std::min_element(v.begin(), v.end()),
                            *std::max_element(v.begin(), v.end()));
             for (const auto& [policy, v] : bytes)
                 fmt::print("  shared-storage bytes per checkpoint {} = {:.1f} GB (nodes x checkpoint = {:.1f} GB)\n", policy,

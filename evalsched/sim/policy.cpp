@@ -12,6 +12,7 @@ std::unique_ptr<Policy> make_policy(const std::string& name) {
     if (name == "sequential") return make_sequential();
     if (name == "opencompass") return make_opencompass();
     if (name == "evalsched") return make_evalsched();
+    if (name == "evalsched-trials") return make_evalsched_trials();
     return nullptr;
 }
 

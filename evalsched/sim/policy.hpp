@@ -24,8 +24,10 @@ public:
 std::unique_ptr<Policy> make_sequential();
 // OpenCompass with SizePartitioner + SlurmRunner at their code defaults.
 std::unique_ptr<Policy> make_opencompass();
-// evalsched: evalsched/core's trials, priors and planner.
+// evalsched: evalsched/core's trials, priors and pilot planner (plan_pilots / pilot_next).
 std::unique_ptr<Policy> make_evalsched();
+// evalsched with one Slurm job per trial (plan()): what the pilots are measured against.
+std::unique_ptr<Policy> make_evalsched_trials();
 
 std::unique_ptr<Policy> make_policy(const std::string& name);
 

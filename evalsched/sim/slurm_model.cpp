@@ -1,6 +1,7 @@
 #include "evalsched/sim/slurm_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace acme::evalsched::sim {
@@ -37,10 +38,18 @@ double SlurmModel::free_at(int node, int gpus, double now) const {
     return kInf;
 }
 
-void SlurmModel::start(int id, JobSpec spec, std::vector<int> nodes, double now, std::vector<Started>& out) {
+void SlurmModel::start(int id, JobSpec spec, std::vector<int> nodes, double now, double fence, std::vector<Started>& out) {
     for (int n : nodes) free_[static_cast<std::size_t>(n)] -= spec.gpus_per_node;
     if (!spec.eval) background_gpus_ += spec.gpus_per_node * static_cast<int>(nodes.size());
-    const double run = spec.on_start ? spec.on_start(now, nodes.front()) : 0;
+    if (spec.time_min > 0) {
+        // As high as possible within [time_min, time_limit], stopping at the first reservation;
+        // Slurm's limits have minute resolution.
+        const double room = std::floor((fence - now) / 60) * 60;
+        spec.time_limit = std::max(spec.time_min, std::min(spec.time_limit, room));
+    }
+    double run = 0;
+    if (spec.on_granted) run = spec.on_granted(now, nodes.front(), id, spec.time_limit);
+    else if (spec.on_start) run = spec.on_start(now, nodes.front());
     const bool timed_out = run > spec.time_limit;
     Running r{std::move(spec), std::move(nodes), now, 0};
     r.limit_end = now + r.spec.time_limit;
@@ -63,7 +72,8 @@ std::vector<Started> SlurmModel::schedule(double now) {
         if (++tested > kMaxJobTest) break;
         JobSpec& spec = pending_.at(id);
         auto fits_now = [&](int n, int gpus) {
-            return free_[static_cast<std::size_t>(n)] >= gpus && now + spec.time_limit <= fence[static_cast<std::size_t>(n)];
+            const double limit = spec.time_min > 0 ? spec.time_min : spec.time_limit;
+            return free_[static_cast<std::size_t>(n)] >= gpus && now + limit <= fence[static_cast<std::size_t>(n)];
         };
         std::vector<int> chosen;
         if (spec.nodes > 1) {
@@ -83,7 +93,9 @@ std::vector<Started> SlurmModel::schedule(double now) {
         if (!chosen.empty()) {
             JobSpec s = std::move(spec);
             pending_.erase(id);
-            start(id, std::move(s), std::move(chosen), now, out);
+            double f = kInf;
+            for (int n : chosen) f = std::min(f, fence[static_cast<std::size_t>(n)]);
+            start(id, std::move(s), std::move(chosen), now, f, out);
             continue;
         }
         // Reserve: the earliest start on nodes no higher-priority job has fenced yet.

@@ -22,10 +22,17 @@ struct JobSpec {
     int nodes = 1;                 // > 1: whole nodes
     int gpus_per_node = 1;
     double time_limit = 3600;
+    // --time-min (0: none): backfill tests the job at this limit and, when it starts, raises
+    // its limit as high as time_limit allows before the first reservation on its node
+    // (backfill.c, _reset_job_time_limit). The granted limit is what on_granted sees.
+    double time_min = 0;
     double priority_time = 0;      // smaller runs first: submit time, plus a nice for eval jobs
     std::optional<int> pinned_node;  // sbatch -w
     // At start, on the (first) node: returns how long the job will really run.
     std::function<double(double now, int node)> on_start;
+    // Instead of on_start, for jobs that need their id and granted limit (pilots): returns how
+    // long the job will run at most; such a job may end sooner through SlurmModel::finish.
+    std::function<double(double now, int node, int job, double granted_limit)> on_granted;
     // At end; timed_out when Slurm killed it at its limit.
     std::function<void(double now, bool timed_out)> on_end;
 };
@@ -70,7 +77,7 @@ private:
     };
     // When node n will have `gpus` free, judging by running jobs' limits.
     double free_at(int node, int gpus, double now) const;
-    void start(int id, JobSpec spec, std::vector<int> nodes, double now, std::vector<Started>& out);
+    void start(int id, JobSpec spec, std::vector<int> nodes, double now, double fence, std::vector<Started>& out);
 
     int gpn_;
     int next_id_ = 1;

@@ -33,7 +33,10 @@ Truth::Truth(const Suite& suite, const Scenario& sc, const CostModel& cost) : co
 }
 
 double Truth::mean_run_s(const std::string& d) const { return rows_.at(d).run; }
-double Truth::preprocess_s(const std::string& d) const { return rows_.at(d).preprocess; }
+double Truth::preprocess_s(const std::string& d, double fraction) const {
+    const double full = rows_.at(d).preprocess;
+    return cost_.preprocess_fixed_s + (full - cost_.preprocess_fixed_s) * fraction;
+}
 double Truth::metric_s(const std::string& d) const { return rows_.at(d).metric; }
 
 double Truth::sample_run_s(const std::string& d, double fraction, int gpus, std::mt19937_64& rng) const {
@@ -72,6 +75,11 @@ int World::submit_gpu_job(JobSpec spec) {
     ++stats_.gpu_jobs;
     dirty_ = true;
     return slurm_.submit(std::move(spec));
+}
+
+void World::end_gpu_job(int job) {
+    slurm_.finish(job, now_, false);
+    dirty_ = true;
 }
 
 void World::submit_cpu_job(double seconds, std::function<void()> done) {

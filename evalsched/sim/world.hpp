@@ -45,7 +45,10 @@ class Truth {
 public:
     Truth(const Suite& suite, const Scenario& scenario, const CostModel& cost);
     double mean_run_s(const std::string& dataset) const;      // inference on one GPU, no load
-    double preprocess_s(const std::string& dataset) const;
+    // Reading the dataset (a fixed cost) and tokenizing the `fraction` of its samples a shard
+    // holds (a shard tokenizes only its slice, as OpenCompass's test_range and a sliced
+    // lm-eval task do).
+    double preprocess_s(const std::string& dataset, double fraction = 1.0) const;
     double metric_s(const std::string& dataset) const;
     double sample_run_s(const std::string& dataset, double fraction, int gpus, std::mt19937_64& rng) const;
     const CostModel& cost() const { return cost_; }
@@ -69,6 +72,7 @@ struct Stats {
     double load_gpu_s = 0;        // GPU-seconds spent loading weights (staging waits included)
     double gpu_busy_s = 0;        // GPU-seconds held by eval jobs
     int timeouts = 0;
+    int splits = 0;               // trials re-sharded before they started (tail-aware)
     int gpu_jobs = 0;
     std::map<std::string, int> pieces_done;  // "<ckpt>/<dataset>#i/n" -> completions
 };
@@ -89,6 +93,9 @@ public:
     const Stats& stats() const { return stats_; }
 
     int submit_gpu_job(JobSpec spec);
+    // The job's script exits now (a pilot with nothing left to take): its GPUs are freed and
+    // its on_end runs, before its limit.
+    void end_gpu_job(int job);
     // A CPU job of `seconds` in the CPU partition; `done` runs when it ends.
     void submit_cpu_job(double seconds, std::function<void()> done);
 

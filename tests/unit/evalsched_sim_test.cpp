@@ -155,3 +155,58 @@ TEST_CASE("background GPU counts follow Seren: mostly one GPU, never wider than 
     std::nth_element(d.begin(), d.begin() + 5000, d.end());
     CHECK(d[5000] == doctest::Approx(134).epsilon(0.15));  // the trace's median, log-interpolated
 }
+
+TEST_CASE("pilots: every trial runs exactly once, tail splits included, in continuous mode and under load") {
+    const Suite suite = parse_suite(kSuite, "t.toml");
+    for (int seed = 1; seed <= 3; ++seed) {
+        Scenario sc = small(2, 0.5, 3);
+        sc.seed = static_cast<std::uint64_t>(seed);
+        const auto r = run_scenario(suite, sc, {"evalsched", "evalsched-trials"});
+        for (const auto& p : r.policies) {
+            CHECK_MESSAGE(p.conservation_error == "", p.policy, " seed ", seed);
+            CHECK(p.shared_bytes <= sc.checkpoints * sc.nodes * sc.model.checkpoint_bytes);
+        }
+        // A pilot loads once for several trials: fewer jobs than one per trial.
+        CHECK(r.find("evalsched")->gpu_jobs < r.find("evalsched-trials")->gpu_jobs);
+    }
+}
+
+TEST_CASE("the Slurm model grants a --time-min job the hole before the next reservation, in whole minutes") {
+    SlurmModel slurm(1, 8);
+    JobSpec running;
+    running.gpus_per_node = 4;
+    running.time_limit = 1000;
+    running.on_start = [](double, int) { return 1000.0; };
+    slurm.submit(running);
+    slurm.schedule(0);
+    JobSpec wide;  // the whole node from t = 1000
+    wide.gpus_per_node = 8;
+    wide.time_limit = 500;
+    wide.priority_time = 1;
+    slurm.submit(wide);
+    JobSpec pilot;
+    pilot.eval = true;
+    pilot.priority_time = 2;
+    pilot.time_min = 300;
+    pilot.time_limit = 7200;
+    double granted = 0;
+    int seen_id = 0;
+    pilot.on_granted = [&](double, int, int id, double limit) {
+        granted = limit;
+        seen_id = id;
+        return limit;
+    };
+    const int id = slurm.submit(pilot);
+    JobSpec too_long = pilot;  // its --time-min alone does not fit
+    too_long.time_min = 1200;
+    too_long.on_granted = nullptr;
+    const int long_id = slurm.submit(too_long);
+    const auto started = slurm.schedule(10);
+    REQUIRE(started.size() == 1);
+    CHECK(started[0].job == id);
+    CHECK(started[0].job != long_id);
+    CHECK(seen_id == id);
+    CHECK(granted == 960);  // floor((1000 - 10) / 60) minutes
+    CHECK(started[0].end == doctest::Approx(970));
+    CHECK_FALSE(started[0].timed_out);
+}
