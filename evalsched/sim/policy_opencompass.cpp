@@ -17,6 +17,9 @@
 #include <fnmatch.h>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,10 +47,97 @@ int ppl_labels(const std::string& name) {
     return it == labels.end() ? 4 : it->second;
 }
 
-int cost_factor(const Dataset& d) {
+// OpenCompass's dataset configs list these benchmarks as one dataset per subset (configs/datasets/
+// mmlu: mmlu_all_sets, 57 subjects as 'lukaemon_mmlu_<subject>'; bbh: 27 tasks as 'bbh-<task>';
+// cmmlu: 67 subjects 'cmmlu-<subject>'; ceval: 52 subjects 'ceval-<subject>'; mmlu_pro: 14
+// categories 'mmlu_pro_<category>'; mgsm: 11 languages 'mgsm_<lang>'). Each subset is its own
+// dataset to the partitioner (its own cost, its own chunks), to the infer task (built and
+// tokenized on its own) and to the eval stage (one NaivePartitioner task each). MMLU's and
+// BBH's sizes are their test splits; for the others, whose per-subset sizes this model does
+// not carry, the suite's total is spread evenly over the subsets (each is far below
+// max_task_size, so the packing, and the number of tasks, does not depend on the split).
+struct Subsets {
+    const char* dataset;
+    const char* prefix;
+    int count;                                            // when sizes is empty: even split
+    std::vector<std::pair<const char*, int>> sizes;
+};
+
+const std::vector<Subsets>& opencompass_subsets() {
+    static const std::vector<Subsets> table = {
+        {"mmlu", "lukaemon_mmlu_", 57, {
+        {"abstract_algebra", 100}, {"anatomy", 135}, {"astronomy", 152}, {"business_ethics", 100},
+        {"clinical_knowledge", 265}, {"college_biology", 144}, {"college_chemistry", 100}, {"college_computer_science", 100},
+        {"college_mathematics", 100}, {"college_medicine", 173}, {"college_physics", 102}, {"computer_security", 100},
+        {"conceptual_physics", 235}, {"econometrics", 114}, {"electrical_engineering", 145}, {"elementary_mathematics", 378},
+        {"formal_logic", 126}, {"global_facts", 100}, {"high_school_biology", 310}, {"high_school_chemistry", 203},
+        {"high_school_computer_science", 100}, {"high_school_european_history", 165}, {"high_school_geography", 198}, {"high_school_government_and_politics", 193},
+        {"high_school_macroeconomics", 390}, {"high_school_mathematics", 270}, {"high_school_microeconomics", 238}, {"high_school_physics", 151},
+        {"high_school_psychology", 545}, {"high_school_statistics", 216}, {"high_school_us_history", 204}, {"high_school_world_history", 237},
+        {"human_aging", 223}, {"human_sexuality", 131}, {"international_law", 121}, {"jurisprudence", 108},
+        {"logical_fallacies", 163}, {"machine_learning", 112}, {"management", 103}, {"marketing", 234},
+        {"medical_genetics", 100}, {"miscellaneous", 783}, {"moral_disputes", 346}, {"moral_scenarios", 895},
+        {"nutrition", 306}, {"philosophy", 311}, {"prehistory", 324}, {"professional_accounting", 282},
+        {"professional_law", 1534}, {"professional_medicine", 272}, {"professional_psychology", 612}, {"public_relations", 110},
+        {"security_studies", 245}, {"sociology", 201}, {"us_foreign_policy", 100}, {"virology", 166},
+        {"world_religions", 171},
+        }},
+        {"bbh", "bbh-", 27, {
+        {"boolean_expressions", 250}, {"causal_judgement", 187}, {"date_understanding", 250}, {"disambiguation_qa", 250},
+        {"dyck_languages", 250}, {"formal_fallacies", 250}, {"geometric_shapes", 250}, {"hyperbaton", 250},
+        {"logical_deduction_five_objects", 250}, {"logical_deduction_seven_objects", 250}, {"logical_deduction_three_objects", 250}, {"movie_recommendation", 250},
+        {"multistep_arithmetic_two", 250}, {"navigate", 250}, {"object_counting", 250}, {"penguins_in_a_table", 146},
+        {"reasoning_about_colored_objects", 250}, {"ruin_names", 250}, {"salient_translation_error_detection", 250}, {"snarks", 178},
+        {"sports_understanding", 250}, {"temporal_sequences", 250}, {"tracking_shuffled_objects_five_objects", 250}, {"tracking_shuffled_objects_seven_objects", 250},
+        {"tracking_shuffled_objects_three_objects", 250}, {"web_of_lies", 250}, {"word_sorting", 250},
+        }},
+        {"cmmlu", "cmmlu-", 67, {}},
+        {"ceval", "ceval-", 52, {}},
+        {"mmlu_pro", "mmlu_pro_", 14, {}},
+        {"mgsm", "mgsm_", 11, {}},
+    };
+    return table;
+}
+
+// One dataset as OpenCompass's configs list it: a suite dataset, or one subset of it.
+struct OcDataset {
+    std::string abbr;        // what the partitioner and the *x10 patterns see
+    const Dataset* parent;
+    long samples;
+    double fraction;         // of the parent's samples
+};
+
+std::vector<OcDataset> opencompass_datasets(const Suite& suite) {
+    std::vector<OcDataset> out;
+    for (const auto& d : suite.datasets) {
+        const long total = d.samples.value_or(1000);
+        const auto& table = opencompass_subsets();
+        auto it = std::find_if(table.begin(), table.end(), [&](const Subsets& s) { return d.name == s.dataset; });
+        if (it == table.end()) {
+            out.push_back({d.name, &d, total, 1.0});
+            continue;
+        }
+        long listed = 0;
+        for (const auto& [n, c] : it->sizes) listed += c;
+        if (!it->sizes.empty() && listed == total) {
+            for (const auto& [n, c] : it->sizes) out.push_back({std::string(it->prefix) + n, &d, c, static_cast<double>(c) / static_cast<double>(total)});
+            continue;
+        }
+        // Sizes not carried (or a suite whose count differs): even split, remainder first.
+        const long k = std::min<long>(it->count, total);
+        for (long i = 0; i < k; ++i) {
+            const long c = total / k + (i < total % k ? 1 : 0);
+            out.push_back({fmt::format("{}{}", it->prefix, i), &d, c, static_cast<double>(c) / static_cast<double>(total)});
+        }
+    }
+    return out;
+}
+
+int cost_factor(const OcDataset& od) {
+    const Dataset& d = *od.parent;
     int factor = d.kind == TaskKind::multiple_choice ? ppl_labels(d.name) : kGenTaskCoef;
     for (const char* p : {"bbh*", "gsm8k*", "math*", "strategyqa*", "agieval-jec*", "agieval-gaokao-mathcloze", "agieval-math", "*professional_law"})
-        if (fnmatch(p, d.name.c_str(), 0) == 0) {
+        if (fnmatch(p, od.abbr.c_str(), 0) == 0) {
             factor *= 10;
             break;
         }
@@ -55,19 +145,24 @@ int cost_factor(const Dataset& d) {
 }
 
 struct Chunk {
-    std::string dataset;
-    int index = 0, count = 1;
-    double fraction = 1;
+    std::string dataset;     // the suite dataset it belongs to
+    int subset = 0;          // index into opencompass_datasets()
+    int index = 0, count = 1;  // piece index / pieces of the suite dataset (conservation)
+    double fraction = 1;     // of the suite dataset's samples
+    long samples = 0;        // its own (test_range slice): what the task tokenizes
     long cost = 0;
 };
 using Task = std::vector<Chunk>;
 
-std::vector<Task> size_partition(const Suite& suite) {
+std::vector<Task> size_partition(const std::vector<OcDataset>& datasets) {
     std::vector<Chunk> chunks;
-    for (const auto& d : suite.datasets) {
-        const long size = d.samples.value_or(1000);
+    std::map<std::string, int> pieces;  // suite dataset -> chunks made of it
+    for (std::size_t k = 0; k < datasets.size(); ++k) {
+        const OcDataset& d = datasets[k];
+        const long size = d.samples;
         const long factor = cost_factor(d);
         const long cost = factor * size;
+        const std::string& parent = d.parent->name;
         if (cost > kMaxTaskSize) {
             // split_dataset: step = max_task_size // factor, evened out over the parts.
             long step = std::max<long>(kMaxTaskSize / factor, 1);
@@ -76,12 +171,13 @@ std::vector<Task> size_partition(const Suite& suite) {
             const long n = (size + step - 1) / step;
             for (long i = 0; i < n; ++i) {
                 const long len = std::min(step, size - i * step);
-                chunks.push_back({d.name, static_cast<int>(i), static_cast<int>(n), static_cast<double>(len) / size, factor * len});
+                chunks.push_back({parent, static_cast<int>(k), pieces[parent]++, 0, d.fraction * static_cast<double>(len) / static_cast<double>(size), len, factor * len});
             }
         } else {
-            chunks.push_back({d.name, 0, 1, 1.0, cost});
+            chunks.push_back({parent, static_cast<int>(k), pieces[parent]++, 0, d.fraction, size, cost});
         }
     }
+    for (auto& c : chunks) c.count = pieces[c.dataset];
     std::stable_sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) { return a.cost > b.cost; });
     std::vector<Task> tasks;
     Task current;
@@ -105,7 +201,8 @@ public:
     std::string parameters(const Scenario& sc) const override {
         return fmt::format("SizePartitioner(max_task_size={}, gen_task_coef={}, strategy=heuristic) + SlurmRunner(max_num_workers={}, "
                            "retry={}, num_gpus=1, no --time -> DefaultTime {}h); weights from shared storage per task; "
-                           "eval stage (NaivePartitioner, CPU) after all infer tasks",
+                           "eval stage (NaivePartitioner, CPU, one task per dataset) after all infer tasks; "
+                           "mmlu/bbh/cmmlu/ceval/mmlu_pro/mgsm as their configs' 57/27/67/52/14/11 subsets",
                            kMaxTaskSize, kGenTaskCoef, kMaxNumWorkers, kRetry, sc.default_time_s / 3600);
     }
 
@@ -113,7 +210,9 @@ public:
         w.open_scorecard(ckpt);
         auto run = std::make_shared<Run>();
         run->ckpt = ckpt;
-        for (auto& t : size_partition(w.suite())) run->queue.push_back(std::move(t));
+        run->datasets = opencompass_datasets(w.suite());
+        for (const auto& d : run->datasets) ++run->subsets_left[d.parent->name];
+        for (auto& t : size_partition(run->datasets)) run->queue.push_back(std::move(t));
         run->infer_left = static_cast<int>(run->queue.size());
         for (int i = 0; i < kMaxNumWorkers; ++i) next_task(w, run);
     }
@@ -121,6 +220,8 @@ public:
 private:
     struct Run {
         CheckpointArrival ckpt;
+        std::vector<OcDataset> datasets;
+        std::map<std::string, int> subsets_left;  // a suite dataset is scored when all its subsets are
         std::vector<Task> queue;
         std::size_t next = 0;
         int infer_left = 0;
@@ -147,7 +248,8 @@ private:
                 const double load = w.storage().read(now, node, w.scenario().model.checkpoint_bytes) + w.truth().cost().framework_init_s;
                 w.stats().load_gpu_s += load;
                 double total = load;
-                for (const Chunk& c : *task) total += w.truth().preprocess_s(c.dataset) + w.truth().sample_run_s(c.dataset, c.fraction, 1, w.rng());
+                for (const Chunk& c : *task)
+                    total += w.truth().cost().preprocess_seconds(static_cast<double>(c.samples)) + w.truth().sample_run_s(c.dataset, c.fraction, 1, w.rng());
                 return total;
             };
             job.on_end = [this, &w, run, task, attempt](double, bool timed_out) {
@@ -172,12 +274,13 @@ private:
     }
 
     void next_eval(World& w, const std::shared_ptr<Run>& run) {
-        if (run->next_eval >= w.suite().datasets.size()) return;
-        const std::string name = w.suite().datasets[run->next_eval++].name;
+        if (run->next_eval >= run->datasets.size()) return;
+        const OcDataset& d = run->datasets[run->next_eval++];
+        const std::string name = d.parent->name;
         std::uniform_int_distribution<int> jitter(0, 10);
-        const double seconds = jitter(w.rng()) + std::max(w.truth().metric_s(name), w.truth().cost().metric_fixed_s);
+        const double seconds = jitter(w.rng()) + std::max(w.truth().metric_s(name) * d.fraction, w.truth().cost().metric_fixed_s);
         w.submit_cpu_job(seconds, [this, &w, run, name] {
-            w.score(run->ckpt.name, name);
+            if (--run->subsets_left[name] == 0) w.score(run->ckpt.name, name);
             next_eval(w, run);
         });
     }
