@@ -121,8 +121,14 @@ void attempt_cancelled(store::Database& db, const AttemptRow& a, double now);
 struct Counts {
     std::vector<std::pair<std::string, std::int64_t>> trials_by_state;
     std::int64_t evaluations_active = 0;
+    std::int64_t queue_depth = 0;    // trials waiting for a GPU (pending) or in Slurm's queue
     double shared_bytes = 0;
+    // Submission to end of the newest finished evaluations (kRecentForMetrics at most), oldest first.
+    std::vector<double> makespans;
+    // |run - predicted median| / predicted median of the newest finished unsharded trials.
+    std::vector<double> prior_errors;
 };
+inline constexpr int kRecentForMetrics = 1000;
 Counts counts(store::Database& db);
 
 }  // namespace acme::evalsched
