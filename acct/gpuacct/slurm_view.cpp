@@ -43,8 +43,9 @@ void check_accounting(const std::vector<acct::Job>& jobs, const std::vector<std:
         if (!acct::state_is(job.state, a.state)) diffs.push_back(fmt::format("state {} vs {}", job.state, a.state));
         if (a.start > 0 && std::fabs(a.start - job.start) > 1) diffs.push_back("start");
         if (a.end > 0 && std::fabs(a.end - job.end) > 1) diffs.push_back("end");
-        if (!job.exit_code.empty() && job.exit_code != a.exit_code)
-            diffs.push_back(fmt::format("exit code {} vs {}", job.exit_code, a.exit_code));
+        const std::string& exit_code = job.text().exit_code;
+        if (!exit_code.empty() && exit_code != a.exit_code)
+            diffs.push_back(fmt::format("exit code {} vs {}", exit_code, a.exit_code));
         if (!diffs.empty()) {
             std::string what;
             for (const auto& d : diffs) what += (what.empty() ? "" : ", ") + d;

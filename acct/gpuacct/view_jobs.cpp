@@ -72,7 +72,7 @@ std::string gpu_ids(const acct::Job& job) {
 }
 
 std::string nodelist(const acct::Job& job) {
-    if (!job.nodelist.empty()) return job.nodelist;
+    if (!job.text().nodelist.empty()) return job.text().nodelist;
     std::string out;
     for (const auto& n : job.nodes) out += (out.empty() ? "" : ",") + n.node;
     return out;
@@ -94,18 +94,19 @@ Table jobs_view(const Context& context) {
         if (d && !acct::state_is_failure(job.state) && d->restart >= job.restarts) d = nullptr;
         const double elapsed = acct::job_elapsed(job, context.now);
         const int gpus = acct::job_gpus(job);
+        const acct::JobText& text = job.text();
         std::vector<Cell> row;
         row.push_back({std::to_string(job.job_id), job.job_id});
-        row.push_back(text_cell(job.name));
-        row.push_back(text_cell(job.user));
-        row.push_back(int_cell(job.uid >= 0 ? std::optional(job.uid) : std::nullopt));
-        row.push_back(text_cell(job.account));
-        row.push_back(text_cell(job.partition));
+        row.push_back(text_cell(text.name));
+        row.push_back(text_cell(text.user));
+        row.push_back(int_cell(text.uid >= 0 ? std::optional(text.uid) : std::nullopt));
+        row.push_back(text_cell(text.account));
+        row.push_back(text_cell(text.partition));
         row.push_back(text_cell(job.job_type));
-        row.push_back(text_cell(job.job_type_source));
+        row.push_back(text_cell(text.job_type_source));
         row.push_back(text_cell(job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state));
-        row.push_back(text_cell(job.exit_code));
-        row.push_back(text_cell(job.derived_exit_code));
+        row.push_back(text_cell(text.exit_code));
+        row.push_back(text_cell(text.derived_exit_code));
         row.push_back(int_cell(job.restarts));
         row.push_back(time_cell(job.submit));
         row.push_back(time_cell(job.start));
@@ -128,10 +129,10 @@ Table jobs_view(const Context& context) {
         row.push_back(int_cell(g ? g->temp_max : std::nullopt));
         row.push_back(int_cell(g ? std::optional(g->xids) : std::nullopt));
         row.push_back(int_cell(g ? std::optional(g->samples) : std::nullopt));
-        row.push_back(text_cell(g ? g->verdict : (job.telemetry_error.empty() ? "" : "no-data")));
+        row.push_back(text_cell(g ? g->verdict : (text.telemetry_error.empty() ? "" : "no-data")));
         row.push_back(text_cell(d ? d->reason : ""));
         row.push_back(text_cell(d ? d->category : ""));
-        row.push_back(text_cell(job.telemetry_error));
+        row.push_back(text_cell(text.telemetry_error));
         table.rows.push_back(std::move(row));
         if (context.allocations) continue;
         const auto e = exits.find(job.job_id);

@@ -39,8 +39,9 @@ size_t category_rank(const std::string& category) {
 }  // namespace
 
 bool matches(const Job& job, const JobFilter& f) {
-    if (!any_of_or_empty(f.users, job.user) || !any_of_or_empty(f.accounts, job.account) ||
-        !any_of_or_empty(f.partitions, job.partition) || !any_of_or_empty(f.types, job.job_type))
+    const JobText& text = job.text();
+    if (!any_of_or_empty(f.users, text.user) || !any_of_or_empty(f.accounts, text.account) ||
+        !any_of_or_empty(f.partitions, text.partition) || !any_of_or_empty(f.types, job.job_type))
         return false;
     if (f.states.empty()) return true;
     return std::any_of(f.states.begin(), f.states.end(), [&](const std::string& s) { return state_is(job.state, s); });

@@ -151,16 +151,17 @@ struct Reader {
             take_time(job.end, 10);
             take(job.batch_host, 11);
             if (full) {
-                if (!q.is_null(12) && (authoritative || job.uid < 0)) job.uid = q.column_int(12);
-                take(job.user, 13);
-                take(job.account, 14);
-                take(job.partition, 15);
-                take(job.name, 16);
-                take(job.nodelist, 17);
-                take(job.exit_code, 18);
-                take(job.derived_exit_code, 19);
-                take(job.telemetry_error, 20);
-                take(job.job_type_source, 21);
+                JobText& text = job.mutable_text();
+                if (!q.is_null(12) && (authoritative || text.uid < 0)) text.uid = q.column_int(12);
+                take(text.user, 13);
+                take(text.account, 14);
+                take(text.partition, 15);
+                take(text.name, 16);
+                take(text.nodelist, 17);
+                take(text.exit_code, 18);
+                take(text.derived_exit_code, 19);
+                take(text.telemetry_error, 20);
+                take(text.job_type_source, 21);
             }
         }
     }
@@ -272,14 +273,30 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     Reader reader{options, out, {}, {}};
     // Jobs first, from every file, so summaries and diagnoses are kept only for jobs in the set.
     std::vector<std::pair<std::string, store::Database>> open;
+    size_t rows = 0;
     for (const auto& path : files) {
-        const std::string node = path.stem().string();
         try {
             auto db = store::open_spool_read_only(path.string());
-            reader.read_jobs(db, node);
-            open.emplace_back(node, std::move(db));
+            // Sizing the job table up front spares a million-job report its regrowth and rehashing.
+            auto count = db.prepare("SELECT COUNT(*) FROM jobs");
+            if (count.step()) rows += static_cast<size_t>(count.column_int(0));
+            open.emplace_back(path.stem().string(), std::move(db));
         } catch (const std::exception& error) {
             out.problems.push_back(fmt::format("{}: {}", path.filename().string(), error.what()));
+        }
+    }
+    if (options.job_ids.empty()) {
+        out.jobs.reserve(rows);
+        reader.job_index.reserve(rows);
+        reader.ranks.reserve(rows);
+    }
+    for (auto it = open.begin(); it != open.end();) {
+        try {
+            reader.read_jobs(it->second, it->first);
+            ++it;
+        } catch (const std::exception& error) {
+            out.problems.push_back(fmt::format("{}.db: {}", it->first, error.what()));
+            it = open.erase(it);
         }
     }
     for (auto& [node, db] : open) {

@@ -170,7 +170,7 @@ TEST_CASE("summary: shares by type and state, medians, GPU-count buckets") {
         j.submit = T;
         j.start = T + queue;
         j.end = T + queue + run;
-        jobs.push_back(j);
+        jobs.push_back(std::move(j));
     };
     job("pretrain", "COMPLETED", 256, 36000, 600);
     job("eval", "COMPLETED", 1, 60, 0);
@@ -180,7 +180,7 @@ TEST_CASE("summary: shares by type and state, medians, GPU-count buckets") {
     cpu.job_id = 99;
     cpu.start = T;
     cpu.end = T + 10;
-    jobs.push_back(cpu);  // CPU-only: not part of the GPU characterization
+    jobs.push_back(std::move(cpu));  // CPU-only: not part of the GPU characterization
     const auto rows = acct::aggregate_summary(jobs, T + 99999);
     auto find = [&](const char* dim, const char* value) {
         for (const auto& r : rows)
