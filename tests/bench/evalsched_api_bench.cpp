@@ -218,6 +218,7 @@ int load(const std::string& socket_path, double rate, double seconds) {
                 elapsed, rate, errors);
     for (int r = 0; r < kRoutes; ++r) {
         const auto& v = by[static_cast<std::size_t>(r)];
+        if (v.empty()) continue;
         std::printf("  %-44s n=%-5zu p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", routes[r].name, v.size(), percentile(v, 0.5),
                     percentile(v, 0.99), v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()));
     }
