@@ -48,8 +48,8 @@ std::string render_report(const ReportInput& input) {
                            {"trials", input.trials}};
     std::string page(kReportPage);
     auto replace = [&](std::string_view key, const std::string& value) {
-        const auto at = page.find(key);
-        if (at != std::string::npos) page.replace(at, key.size(), value);
+        for (auto at = page.find(key); at != std::string::npos; at = page.find(key, at + value.size()))
+            page.replace(at, key.size(), value);
     };
     replace("@TITLE@", html_escape("GPU accounting report, generated " + acct::format_sacct_time(input.generated)));
     replace("@DATA@", script_safe(data.dump()));

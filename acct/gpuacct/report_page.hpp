@@ -69,6 +69,11 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     p.textContent = why;
     document.getElementById(container).appendChild(p);
   }
+  function elapsed(s) {
+    const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60), x = Math.round(s % 60);
+    const two = (n) => String(n).padStart(2, "0");
+    return (d ? d + "-" : "") + two(h) + ":" + two(m) + ":" + two(x);
+  }
   function fmtTime(epoch) { return new Date(epoch * 1000).toISOString().replace(".000Z", "Z"); }
 
   const p = data.period || {};
@@ -116,18 +121,19 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
   (function () {
     const rows = view("failures").rows;
     if (!rows.length) return empty("failures", "No failed job in this period.");
-    const W = 640, row = 22, L = 200, R = 120, H = rows.length * row + 20;
+    const W = 640, row = 22, L = 200, R = 190, H = rows.length * row + 20;
     const s = svg("failures", W, H);
     s.id = "failures-chart";
-    const max = Math.max(...rows.map((r) => r.GPUHours || 0), 1e-9);
+    // Bar length is the reason's share of the failed runs' GPU time (GPUTimePct).
+    const max = Math.max(...rows.map((r) => r.GPUTimePct || 0), 1e-9);
     const cats = ["infrastructure", "framework", "script", "unknown"];
     rows.forEach((r, i) => {
-      const y = 10 + i * row, w = (W - L - R) * (r.GPUHours || 0) / max;
+      const y = 10 + i * row, w = (W - L - R) * (r.GPUTimePct || 0) / max;
       text(s, L - 6, y + 14, r.Category + " / " + r.Reason, "end");
       el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 6, fill: COLORS[Math.max(cats.indexOf(r.Category), 0)],
                    class: "failure", "data-reason": r.Reason, "data-category": r.Category,
                    "data-gpu-hours": r.GPUHours, "data-num": r.Num, "data-pct": r.GPUTimePct }, s);
-      text(s, L + Math.max(w, 1) + 6, y + 14, (r.GPUHours || 0).toFixed(2) + " GPU-h, " + r.Num + " runs");
+      text(s, L + Math.max(w, 1) + 6, y + 14, (r.GPUTimePct || 0).toFixed(1) + "%, " + (r.GPUHours || 0).toFixed(2) + " GPU-h, " + r.Num + " runs");
     });
   })();
 
@@ -191,7 +197,12 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     for (const r of v.rows) {
       const tr = table.insertRow();
       tr.className = "summary-row";
-      for (const f of v.fields) tr.insertCell().textContent = r[f] === null ? "" : String(r[f]);
+      for (const f of v.fields) {
+        const value = r[f];
+        // Durations are seconds in the JSON; shown as sacct shows them.
+        const duration = f === "DurMedian" || f === "QueueMedian";
+        tr.insertCell().textContent = value === null ? "" : duration ? elapsed(value) : String(value);
+      }
     }
     document.getElementById("summary").appendChild(table);
   })();
