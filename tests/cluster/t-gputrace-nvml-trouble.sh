@@ -31,7 +31,9 @@ run_case "NVML init fails" "init failed"
 printf '[failure]\ninit = "hang"\n' >"$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"
 run_case "NVML init hangs" "did not return"
 
-printf '[[gpu]]\nminor = 0\n[failure]\nsample = "hang"\nhang_after = 0.5\n' >"$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"
+# Four GPUs, as Slurm promises (else faultguard's health gate rightly drains the node).
+printf '[[gpu]]\nminor = %d\n' 0 1 2 3 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"
+printf '[failure]\nsample = "hang"\nhang_after = 0.5\n' >>"$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"
 id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 3; exit 3')
 assert_eq FAILED "$(wait_job "$id" 90)" "sample hang: job state"
 assert_eq 3:0 "$(job_field "$id" ExitCode)" "sample hang: job exit code"

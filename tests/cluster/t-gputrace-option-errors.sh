@@ -21,7 +21,8 @@ assert_contains "$out" "gputrace: --gpu-telemetry=abc:" "srun's error"
 id=$(submit -N1 --gres=gpu:1 -o /dev/null --wrap 'sleep 1')
 assert_eq COMPLETED "$(wait_job "$id")" "untraced job"
 node=$(job_nodes "$id")
-assert_eq 0 "$(spool_query "$node" "SELECT COUNT(*) FROM jobs WHERE job_id = $id")" "rows for a job that did not ask"
+assert_eq 0 "$(spool_query "$node" "SELECT COUNT(*) FROM gpu_samples WHERE job_id = $id")" "samples of a job that did not ask"
+assert_eq "" "$(spool_query "$node" "SELECT interval FROM jobs WHERE job_id = $id")" "sampling interval of a job that did not ask"
 
 id=$(ACME_GPU_TELEMETRY=0.5 submit -N1 --gres=gpu:1 -o /dev/null --wrap 'sleep 2')
 assert_eq COMPLETED "$(wait_job "$id")" "job traced through ACME_GPU_TELEMETRY"
