@@ -124,6 +124,7 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     read.job_ids = ids;
     read.full_jobs = everything || kind == ViewKind::jobs || !filter.users.empty() || !filter.accounts.empty() ||
                      !filter.partitions.empty();
+    read.node_rows = everything || kind == ViewKind::jobs || kind == ViewKind::nodes;
     read.summaries = everything || kind == ViewKind::jobs;
     read.steps = kind == ViewKind::jobs && !o.allocations && !everything;
     read.diagnoses = everything || kind != ViewKind::summary;

@@ -16,11 +16,6 @@ bool any_of_or_empty(const std::vector<std::string>& wanted, const std::string& 
     return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
 }
 
-int count_ids(const std::string& ids) {
-    if (ids.empty()) return 0;
-    return static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
-}
-
 // The taxonomy's position of a reason: Table 3 order, unknown (and anything not in it) last.
 size_t reason_rank(const std::string& reason) {
     const auto all = diagnose::reasons();
@@ -47,12 +42,7 @@ bool matches(const Job& job, const JobFilter& f) {
     return std::any_of(f.states.begin(), f.states.end(), [&](const std::string& s) { return state_is(job.state, s); });
 }
 
-int job_gpus(const Job& job) {
-    if (job.gpus_total > 0) return job.gpus_total;
-    int n = 0;
-    for (const auto& node : job.nodes) n += count_ids(node.gpus);
-    return n;
-}
+int job_gpus(const Job& job) { return job.gpus_total > 0 ? job.gpus_total : job.gpu_ids; }
 
 double job_elapsed(const Job& job, double now) {
     if (!(job.start > 0)) return 0;

@@ -43,14 +43,16 @@ std::string text_or_empty(store::Statement& q, int column) { return q.is_null(co
 struct Reader {
     const ReadOptions& options;
     SpoolSet& out;
-    std::unordered_map<std::int64_t, size_t> job_index;
+    std::unordered_map<std::int64_t, size_t> job_index{};
     struct Rank {
         bool final = false;
         std::int64_t restarts = 0;
         double end = 0;
         auto operator<=>(const Rank&) const = default;
     };
-    std::vector<Rank> ranks;  // parallel to out.jobs while reading
+    std::vector<Rank> ranks{};  // parallel to out.jobs while reading
+    bool indexed = false;
+    int files_read = 0;
 
     static bool live_state(const std::string& state) {
         for (auto live : {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING"})
@@ -92,6 +94,7 @@ struct Reader {
     }
 
     void read_jobs(store::Database& db, const std::string& node) {
+        start_file();
         const auto have = table_columns(db, "jobs");
         const bool full = options.full_jobs;
         const std::string sql = fmt::format(
@@ -117,10 +120,21 @@ struct Reader {
         bind_window(q, db, effective);
         while (q.step()) {
             const std::int64_t id = q.column_int(0);
-            auto [it, inserted] = job_index.try_emplace(id, out.jobs.size());
+            // job_id is each file's primary key: only a second file can repeat an id, so the
+            // index exists only from then on (one collected spool of a million jobs needs none).
+            size_t at = out.jobs.size();
+            bool inserted = true;
+            if (indexed) {
+                const auto [it, fresh] = job_index.try_emplace(id, out.jobs.size());
+                at = it->second;
+                inserted = fresh;
+            }
             if (inserted) out.jobs.emplace_back().job_id = id;
-            Job& job = out.jobs[it->second];
-            job.nodes.push_back({q.is_null(1) ? node : q.column_text(1), text_or_empty(q, 2)});
+            Job& job = out.jobs[at];
+            const std::string row_node = q.is_null(1) ? node : q.column_text(1);
+            const std::string ids = text_or_empty(q, 2);
+            if (!ids.empty()) job.gpu_ids += static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
+            if (options.node_rows) job.nodes.push_back({row_node, ids});
             // Job-wide fields come from the row written last in the job's life: a requeued job's
             // nodes each recorded the run they saw (the first one "PENDING" at requeue), so a
             // final state beats a live one, then more restarts, then a later end. Any row fills
@@ -129,8 +143,8 @@ struct Reader {
             const Rank rank{!row_state.empty() && !live_state(row_state), q.is_null(7) ? 0 : q.column_int(7),
                             q.column_double(10)};
             if (inserted) ranks.push_back(rank);
-            const bool authoritative = inserted || ranks[it->second] < rank;
-            if (authoritative) ranks[it->second] = rank;
+            const bool authoritative = inserted || ranks[at] < rank;
+            if (authoritative) ranks[at] = rank;
             auto take = [&](std::string& field, int column) {
                 if (!q.is_null(column) && (authoritative || field.empty())) field = q.column_text(column);
             };
@@ -166,7 +180,18 @@ struct Reader {
         }
     }
 
-    bool wanted(std::int64_t job_id) const { return job_index.count(job_id) != 0; }
+    // After read_spools sorted the jobs by id.
+    bool wanted(std::int64_t job_id) const {
+        const auto it = std::lower_bound(out.jobs.begin(), out.jobs.end(), job_id,
+                                         [](const Job& job, std::int64_t id) { return job.job_id < id; });
+        return it != out.jobs.end() && it->job_id == job_id;
+    }
+
+    void start_file() {
+        if (files_read++ == 0 || indexed) return;
+        for (size_t i = 0; i < out.jobs.size(); ++i) job_index.emplace(out.jobs[i].job_id, i);
+        indexed = true;
+    }
 
     void read_summaries(store::Database& db, const std::string& node) {
         if (table_columns(db, "gpu_summaries").empty()) return;
@@ -270,7 +295,7 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     std::sort(files.begin(), files.end());
 
     SpoolSet out;
-    Reader reader{options, out, {}, {}};
+    Reader reader{options, out};
     // Jobs first, from every file, so summaries and diagnoses are kept only for jobs in the set.
     std::vector<std::pair<std::string, store::Database>> open;
     size_t rows = 0;
@@ -287,7 +312,6 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     }
     if (options.job_ids.empty()) {
         out.jobs.reserve(rows);
-        reader.job_index.reserve(rows);
         reader.ranks.reserve(rows);
     }
     for (auto it = open.begin(); it != open.end();) {
@@ -299,6 +323,9 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
             it = open.erase(it);
         }
     }
+    // One file is already in job order (the primary key); only a merge needs the sort.
+    const auto by_id = [](const Job& a, const Job& b) { return a.job_id < b.job_id; };
+    if (!std::is_sorted(out.jobs.begin(), out.jobs.end(), by_id)) std::sort(out.jobs.begin(), out.jobs.end(), by_id);
     for (auto& [node, db] : open) {
         try {
             if (options.summaries) reader.read_summaries(db, node);
@@ -313,9 +340,6 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
             out.problems.push_back(fmt::format("{}.db: {}", node, error.what()));
         }
     }
-    // One file is already in job order (the primary key); only a merge needs the sort.
-    const auto by_id = [](const Job& a, const Job& b) { return a.job_id < b.job_id; };
-    if (!std::is_sorted(out.jobs.begin(), out.jobs.end(), by_id)) std::sort(out.jobs.begin(), out.jobs.end(), by_id);
     return out;
 }
 

@@ -29,8 +29,9 @@ struct Job {
     std::int64_t job_id = 0;
     std::string job_type, state, batch_host;
     int num_nodes = 0, gpus_total = 0, restarts = 0;
+    int gpu_ids = 0;                        // GPU ids listed by its node rows, all nodes
     double submit = 0, start = 0, end = 0;  // epoch seconds, 0: unknown
-    std::vector<NodeGpus> nodes;            // every node with a row for this job, in file order
+    std::vector<NodeGpus> nodes;            // every node with a row for this job (ReadOptions::node_rows)
     std::unique_ptr<JobText> text_ptr;      // set when ReadOptions::full_jobs
 
     const JobText& text() const {
@@ -97,6 +98,7 @@ struct ReadOptions {
     std::optional<double> start, end;
     std::vector<std::int64_t> job_ids;  // empty: all
     bool full_jobs = true;  // false: only what aggregates need (no names, users, exit codes)
+    bool node_rows = true;  // false: no per-node list (what --summary and --failures skip)
     bool summaries = false, diagnoses = false;
     bool steps = false;   // task exits, for the per-step rows
     bool events = false;  // also drains in the period and each node's last health check up to its end
