@@ -117,9 +117,17 @@ CREATE TABLE instance (id TEXT NOT NULL);
 INSERT INTO instance (id) VALUES (lower(hex(randomblob(4))));
 )sql";
 
+// v3: indexes for the API's reads (issue 7's latency target). The summaries of GET
+// /v1/evaluations group trials by evaluation and state; a user's list filters on uid.
+constexpr std::string_view kEvalschedV3 = R"sql(
+CREATE INDEX trials_by_evaluation ON trials (evaluation, state);
+CREATE INDEX evaluations_by_uid ON evaluations (uid, id);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
+    Migration{3, "evalsched v3: indexes for the API's reads", kEvalschedV3},
 };
 
 }  // namespace

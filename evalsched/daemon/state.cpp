@@ -96,46 +96,76 @@ void maybe_close(Database& db, std::int64_t evaluation, double now) {
     db.prepare("UPDATE evaluations SET state = ?, finished_at = ? WHERE id = ? AND state = 'active'").bind_all(state, now, evaluation).run();
 }
 
-json trial_counts(Database& db, std::int64_t evaluation) {
-    json counts = {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
-    auto q = db.prepare("SELECT state, COUNT(*) FROM trials WHERE evaluation = ? GROUP BY state");
-    q.bind(1, evaluation);
-    while (q.step()) counts[q.column_text(0)] = q.column_int(1);
-    return counts;
-}
-
-json eval_summary(Database& db, store::Statement& q) {
+// The summary columns of one evaluation; the counters are filled in by summaries().
+json eval_base(store::Statement& q) {
     // columns: id, name, checkpoint, path, user, state, submitted_at, finished_at, suite_name, priority
-    const std::int64_t id = q.column_int(0);
-    json e = {{"id", id},
-              {"name", q.column_text(1)},
-              {"checkpoint", q.column_text(2)},
-              {"path", q.column_text(3)},
-              {"user", q.column_text(4)},
-              {"state", q.column_text(5)},
-              {"submitted_at", q.column_double(6)},
-              {"finished_at", q.is_null(7) ? json(nullptr) : json(q.column_double(7))},
-              {"suite", q.column_text(8)},
-              {"priority", q.column_int(9)}};
-    e["trials"] = trial_counts(db, id);
-    // ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
-    auto r = db.prepare(
-        "SELECT COALESCE(SUM(gpus * (startup_s + median_s)), 0), COALESCE(SUM(CASE WHEN state IN ('running') THEN gpus END), 0)"
-        " FROM trials WHERE evaluation = ? AND state IN ('pending', 'submitting', 'queued', 'running')");
-    r.bind(1, id);
-    r.step();
-    e["remaining_gpu_s"] = r.column_double(0);
-    e["running_gpus"] = r.column_int(1);
-    auto b = db.prepare("SELECT COALESCE(SUM(bytes), 0), COUNT(*) FILTER (WHERE copied = 1) FROM stagings WHERE evaluation = ?");
-    b.bind(1, id);
-    b.step();
-    e["shared_bytes_read"] = b.column_double(0);
-    e["copies"] = b.column_int(1);
-    return e;
+    return json{{"id", q.column_int(0)},
+                {"name", q.column_text(1)},
+                {"checkpoint", q.column_text(2)},
+                {"path", q.column_text(3)},
+                {"user", q.column_text(4)},
+                {"state", q.column_text(5)},
+                {"submitted_at", q.column_double(6)},
+                {"finished_at", q.is_null(7) ? json(nullptr) : json(q.column_double(7))},
+                {"suite", q.column_text(8)},
+                {"priority", q.column_int(9)},
+                {"trials", {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
+                {"remaining_gpu_s", 0.0},
+                {"running_gpus", 0},
+                {"shared_bytes_read", 0.0},
+                {"copies", 0}};
 }
 
 constexpr const char* kSummaryColumns =
     "SELECT e.id, e.name, e.checkpoint, e.path, e.user, e.state, e.submitted_at, e.finished_at, e.suite_name, e.priority FROM evaluations e";
+
+// Summaries of one evaluation (`id`) or of every evaluation the caller may see, in id order: a
+// fixed number of queries however many evaluations there are (trial counts, the ETA's remaining
+// work and the stagings each grouped by evaluation), never a few queries per evaluation.
+std::vector<json> summaries(Database& db, std::optional<std::int64_t> id, const Caller& caller) {
+    // The same evaluations filter on `e` in every query.
+    const std::string where = id ? " WHERE e.id = ?" : " WHERE (? OR e.uid = ?)";
+    auto bind = [&](store::Statement& q) {
+        if (id) q.bind(1, *id);
+        else q.bind_all(caller.admin ? 1 : 0, caller.uid);
+    };
+    std::vector<json> out;
+    std::map<std::int64_t, std::size_t> index;
+    auto q = db.prepare(std::string(kSummaryColumns) + where + " ORDER BY e.id");
+    bind(q);
+    while (q.step()) {
+        index.emplace(q.column_int(0), out.size());
+        out.push_back(eval_base(q));
+    }
+    if (out.empty()) return out;
+    auto c = db.prepare("SELECT t.evaluation, t.state, COUNT(*) FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
+                        " GROUP BY t.evaluation, t.state");
+    bind(c);
+    while (c.step())
+        if (auto it = index.find(c.column_int(0)); it != index.end()) out[it->second]["trials"][c.column_text(1)] = c.column_int(2);
+    // ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
+    auto r = db.prepare(
+        "SELECT t.evaluation, COALESCE(SUM(t.gpus * (t.startup_s + t.median_s)), 0),"
+        " COALESCE(SUM(CASE WHEN t.state IN ('running') THEN t.gpus END), 0)"
+        " FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
+        " AND t.state IN ('pending', 'submitting', 'queued', 'running') GROUP BY t.evaluation");
+    bind(r);
+    while (r.step())
+        if (auto it = index.find(r.column_int(0)); it != index.end()) {
+            out[it->second]["remaining_gpu_s"] = r.column_double(1);
+            out[it->second]["running_gpus"] = r.column_int(2);
+        }
+    auto b = db.prepare(
+        "SELECT s.evaluation, COALESCE(SUM(s.bytes), 0), COUNT(*) FILTER (WHERE s.copied = 1)"
+        " FROM evaluations e JOIN stagings s ON s.evaluation = e.id" + where + " GROUP BY s.evaluation");
+    bind(b);
+    while (b.step())
+        if (auto it = index.find(b.column_int(0)); it != index.end()) {
+            out[it->second]["shared_bytes_read"] = b.column_double(1);
+            out[it->second]["copies"] = b.column_int(2);
+        }
+    return out;
+}
 
 }  // namespace
 
@@ -191,10 +221,9 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
 
 std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller& caller) {
     if (!visible(db, id, caller)) return std::nullopt;
-    auto q = db.prepare(std::string(kSummaryColumns) + " WHERE e.id = ?");
-    q.bind(1, id);
-    if (!q.step()) return std::nullopt;
-    json e = eval_summary(db, q);
+    auto found = summaries(db, id, caller);
+    if (found.empty()) return std::nullopt;
+    json e = std::move(found.front());
     json trials = json::array();
     auto t = db.prepare(
         "SELECT t.id, t.trial_key, t.datasets, t.gpus, t.state, t.attempts, t.median_s, t.p90_s, t.conservative, t.reason,"
@@ -202,9 +231,10 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
         " (SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)"
         " FROM trials t WHERE t.evaluation = ? ORDER BY t.id");
     t.bind(1, id);
+    auto aq = db.prepare("SELECT number, node, state, job_id, category, reason FROM attempts WHERE trial = ? ORDER BY number");
     while (t.step()) {
         json a = json::array();
-        auto aq = db.prepare("SELECT number, node, state, job_id, category, reason FROM attempts WHERE trial = ? ORDER BY number");
+        aq.reset();
         aq.bind(1, t.column_int(0));
         while (aq.step())
             a.push_back({{"number", aq.column_int(0)},
@@ -233,9 +263,7 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
 
 json list_json(Database& db, const Caller& caller) {
     json out = json::array();
-    auto q = db.prepare(std::string(kSummaryColumns) + " WHERE (? OR e.uid = ?) ORDER BY e.id");
-    q.bind_all(caller.admin ? 1 : 0, caller.uid);
-    while (q.step()) out.push_back(eval_summary(db, q));
+    for (auto& e : summaries(db, std::nullopt, caller)) out.push_back(std::move(e));
     return out;
 }
 
@@ -249,21 +277,24 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
     if (evals.empty()) return std::nullopt;
     json checkpoints = json::array();
     std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {checkpoint: value}
-    for (const auto& [id, ckpt] : evals) {
-        checkpoints.push_back({{"id", id}, {"checkpoint", ckpt}});
-        auto r = db.prepare("SELECT dataset, metric, value FROM results WHERE evaluation = ? ORDER BY dataset, metric");
-        r.bind(1, id);
-        while (r.step()) rows[{r.column_text(0), r.column_text(1)}][std::to_string(id)] = r.column_double(2);
-        // Datasets without a score say why (failed, still running), so a gap is never silent.
-        auto f = db.prepare("SELECT datasets, state, reason FROM trials WHERE evaluation = ? AND state != 'done'");
-        f.bind(1, id);
-        while (f.step()) {
-            TrialRow t;
-            t.datasets = f.column_text(0);
-            for (const auto& d : t.parts()) {
-                auto& cell = rows[{d, ""}][std::to_string(id)];
-                cell = f.column_text(1) == "failed" ? "failed: " + f.column_text(2) : f.column_text(1);
-            }
+    for (const auto& [id, ckpt] : evals) checkpoints.push_back({{"id", id}, {"checkpoint", ckpt}});
+    // Every evaluation's scores in one query, and its unscored trials in another.
+    const char* of_evals =
+        " JOIN evaluations e ON e.id = x.evaluation WHERE (e.name = ? OR CAST(e.id AS TEXT) = ?) AND (? OR e.uid = ?)";
+    auto r = db.prepare(std::string("SELECT x.evaluation, x.dataset, x.metric, x.value FROM results x") + of_evals +
+                        " ORDER BY x.evaluation, x.dataset, x.metric");
+    r.bind_all(name_or_id, name_or_id, caller.admin ? 1 : 0, caller.uid);
+    while (r.step()) rows[{r.column_text(1), r.column_text(2)}][std::to_string(r.column_int(0))] = r.column_double(3);
+    // Datasets without a score say why (failed, still running), so a gap is never silent.
+    auto f = db.prepare(std::string("SELECT x.evaluation, x.datasets, x.state, x.reason FROM trials x") + of_evals +
+                        " AND x.state != 'done' ORDER BY x.evaluation, x.id");
+    f.bind_all(name_or_id, name_or_id, caller.admin ? 1 : 0, caller.uid);
+    while (f.step()) {
+        TrialRow t;
+        t.datasets = f.column_text(1);
+        for (const auto& d : t.parts()) {
+            auto& cell = rows[{d, ""}][std::to_string(f.column_int(0))];
+            cell = f.column_text(2) == "failed" ? "failed: " + f.column_text(3) : f.column_text(2);
         }
     }
     json out_rows = json::array();
@@ -291,6 +322,25 @@ json priors_json(Database& db, const std::string& dataset) {
         out.push_back({{"dataset", std::get<0>(k)}, {"size_class", std::get<1>(k)}, {"gpus", std::get<2>(k)}, {"runs", v.size()},
                        {"median_s", median}, {"p90_s", p90}});
     }
+    return out;
+}
+
+json PriorsCache::get(Database& db, const std::string& dataset) {
+    // prior_runs only grows (finish_attempt) and loses its oldest rows (prune_prior_runs): its
+    // newest id and row count change whenever what priors_json reads does.
+    auto k = db.prepare("SELECT (SELECT COALESCE(MAX(id), 0) FROM prior_runs), (SELECT COUNT(*) FROM prior_runs)");
+    k.step();
+    const std::pair<std::int64_t, std::int64_t> key{k.column_int(0), k.column_int(1)};
+    if (!valid_ || key != key_) {
+        all_ = priors_json(db, "");
+        key_ = key;
+        valid_ = true;
+        ++rebuilds_;
+    }
+    if (dataset.empty()) return all_;
+    json out = json::array();
+    for (const auto& p : all_)
+        if (p["dataset"] == dataset) out.push_back(p);
     return out;
 }
 

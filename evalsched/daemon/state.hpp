@@ -1,4 +1,4 @@
-// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v2): the writes
+// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v3): the writes
 // that move evaluations, trials and attempts between states, each one transaction, and the
 // reads the API serves. Both the API thread and the scheduler thread use it, each with its
 // own connection (WAL lets readers run beside the one writer).
@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,21 @@ nlohmann::json list_json(store::Database& db, const Caller& caller);
 // Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
 std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);
 nlohmann::json priors_json(store::Database& db, const std::string& dataset);
+
+// priors_json without re-reading every prior run on each request: the summary of all datasets
+// is kept until prior_runs changes (a trial finishing with a run time adds one, pruning drops
+// some), which costs two index lookups to check. One per connection (not thread-safe).
+class PriorsCache {
+public:
+    nlohmann::json get(store::Database& db, const std::string& dataset);
+    int rebuilds() const { return rebuilds_; }  // how often it read prior_runs (tests)
+
+private:
+    bool valid_ = false;
+    std::pair<std::int64_t, std::int64_t> key_{0, 0};  // newest id, row count
+    nlohmann::json all_;
+    int rebuilds_ = 0;
+};
 
 enum class CancelResult { cancelled, not_found, already_finished };
 CancelResult cancel_evaluation(store::Database& db, std::int64_t id, const Caller& caller, double now);

@@ -94,3 +94,75 @@ TEST_CASE("finished trials store scores and priors; an infrastructure failure re
     CHECK(acme::store::recent_prior_runs(db).size() == 1);
     CHECK((*evaluation_json(db, id, alice))["shared_bytes_read"] == 1000);
 }
+
+TEST_CASE("the list counts every evaluation's trials and stagings apart, as showing each one does") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    const Caller alice{1001, 1001, "alice", false}, bob{1002, 1002, "bob", false}, admin{0, 0, "root", true};
+    const auto first = submit_as(db, alice);
+    const auto second = submit_as(db, bob);
+    const auto third = submit_as(db, alice);
+    // first: one trial done with a copy, one running; second: cancelled; third: untouched.
+    auto pending = trials_in_state(db, {"pending"});
+    REQUIRE(pending.size() == 6);
+    auto a = begin_attempt(db, pending[0], "n1", 300, 1000);
+    attempt_submitted(db, a, 42, std::nullopt);
+    Outcome ok;
+    ok.success = true;
+    ok.node = "n1";
+    ok.scores = {{pending[0].datasets, "accuracy", 0.5}};
+    ok.stage = Outcome::Stage{true, 1000, 1};
+    finish_attempt(db, a, ok, "7b", 1050);
+    auto b = begin_attempt(db, pending[1], "n2", 300, 1060);
+    attempt_submitted(db, b, 43, std::nullopt);
+    attempt_running(db, b, "n2");
+    CHECK(cancel_evaluation(db, second, bob, 1070) == CancelResult::cancelled);
+
+    const auto all = list_json(db, admin);
+    REQUIRE(all.size() == 3);
+    for (const auto& e : all) {
+        auto shown = *evaluation_json(db, e["id"].get<std::int64_t>(), admin);
+        shown.erase("trial_list");
+        CHECK(e == shown);
+    }
+    CHECK(all[0]["id"] == first);
+    CHECK(all[0]["trials"]["done"] == 1);
+    CHECK(all[0]["trials"]["running"] == 1);
+    CHECK(all[0]["trials"]["pending"] == 0);
+    CHECK(all[0]["running_gpus"] == pending[1].gpus);
+    CHECK(all[0]["remaining_gpu_s"] == doctest::Approx(pending[1].gpus * (pending[1].startup_s + pending[1].median_s)));
+    CHECK(all[0]["shared_bytes_read"] == 1000);
+    CHECK(all[0]["copies"] == 1);
+    CHECK(all[1]["trials"]["cancelled"] == 2);
+    CHECK(all[1]["remaining_gpu_s"] == 0);
+    CHECK(all[2]["trials"]["pending"] == 2);
+    CHECK(all[2]["copies"] == 0);
+    const auto mine = list_json(db, alice);
+    REQUIRE(mine.size() == 2);
+    CHECK(mine[0]["id"] == first);
+    CHECK(mine[1]["id"] == third);
+}
+
+TEST_CASE("the priors cache answers what priors_json does and rereads only when a prior run is added or pruned") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    PriorsCache cache;
+    CHECK(cache.get(db, "").empty());
+    acme::store::record_prior_run(db, {"mmlu", "7b", 1, 100, 1, "run7/a", "n1", 10});
+    acme::store::record_prior_run(db, {"gsm8k", "7b", 1, 50, 1, "run7/a", "n1", 11});
+    CHECK(cache.get(db, "") == priors_json(db, ""));
+    CHECK(cache.rebuilds() == 2);
+    CHECK(cache.get(db, "gsm8k") == priors_json(db, "gsm8k"));
+    CHECK(cache.get(db, "nope") == priors_json(db, "nope"));
+    CHECK(cache.rebuilds() == 2);
+    // A state change without a prior run keeps the cache.
+    submit_as(db, Caller{1001, 1001, "alice", false});
+    cache.get(db, "");
+    CHECK(cache.rebuilds() == 2);
+    for (int i = 0; i < 3; ++i) acme::store::record_prior_run(db, {"mmlu", "7b", 1, 200.0 + i, 1, "run7/b", "n1", 20.0 + i});
+    CHECK(cache.get(db, "mmlu") == priors_json(db, "mmlu"));
+    CHECK(cache.rebuilds() == 3);
+    CHECK(acme::store::prune_prior_runs(db, 1) == 3);
+    CHECK(cache.get(db, "") == priors_json(db, ""));
+    CHECK(cache.rebuilds() == 4);
+}
