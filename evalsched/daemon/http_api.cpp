@@ -36,15 +36,18 @@ namespace {
 
 using nlohmann::json;
 
-void reply(evhttp_request* req, int code, const json& body) {
+std::string body_text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+void reply_text(evhttp_request* req, int code, const std::string& text) {
     evkeyvalq* headers = evhttp_request_get_output_headers(req);
     evhttp_add_header(headers, "Content-Type", "application/json");
     evbuffer* out = evbuffer_new();
-    const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     evbuffer_add(out, text.data(), text.size());
     evhttp_send_reply(req, code, code == 200 ? "OK" : code == 201 ? "Created" : "Error", out);
     evbuffer_free(out);
 }
+
+void reply(evhttp_request* req, int code, const json& body) { reply_text(req, code, body_text(body)); }
 
 void reply_error(evhttp_request* req, int code, const std::string& message) { reply(req, code, json{{"error", message}}); }
 
@@ -135,6 +138,20 @@ std::string summary(std::string_view name, std::string_view help, std::vector<do
 
 }  // namespace
 
+const std::string* HttpApi::cached(const std::string& key) {
+    auto q = db_.prepare("SELECT total_changes()");
+    q.step();
+    auto v = db_.prepare("PRAGMA data_version");
+    v.step();
+    const std::pair<std::int64_t, std::int64_t> version{v.column_int(0), q.column_int(0)};
+    if (version != version_ || replies_.size() > 4096) {
+        replies_.clear();
+        version_ = version;
+    }
+    auto it = replies_.find(key);
+    return it == replies_.end() ? nullptr : &it->second;
+}
+
 void HttpApi::on_request(evhttp_request* req, void* self) { static_cast<HttpApi*>(self)->handle(req); }
 
 void HttpApi::on_metrics(evhttp_request* req, void* self) {
@@ -204,17 +221,33 @@ void HttpApi::handle(evhttp_request* req) {
             reply_error(req, 404, fmt::format("no such API: {} {}", method, evhttp_request_get_uri(req)));
             return;
         }
+        // Reads are answered from the cache while the database is unchanged (the key holds what
+        // decides the answer: route, argument, and admin or uid).
+        std::string key;
+        if (route->route == Route::list || route->route == Route::show || route->route == Route::report || route->route == Route::priors) {
+            key = fmt::format("{}\x1f{}\x1f{}\x1f{}", static_cast<int>(route->route), route->id, route->arg,
+                              caller.admin ? std::string("*") : std::to_string(caller.uid));
+            if (const std::string* hit = cached(key)) {
+                reply_text(req, 200, *hit);
+                return;
+            }
+        }
+        auto answer = [&](const json& body) {
+            std::string text = body_text(body);
+            reply_text(req, 200, text);
+            replies_[key] = std::move(text);
+        };
         switch (route->route) {
         case Route::health:
             reply(req, 200, json{{"ok", true}, {"user", caller.user}, {"admin", caller.admin}});
             return;
         case Route::list:
-            reply(req, 200, list_json(db_, caller));
+            answer(list_json(db_, caller));
             return;
         case Route::show: {
             auto e = evaluation_json(db_, route->id, caller);
             if (!e) reply_error(req, 404, fmt::format("evaluation {} not found (or not yours): see evalsched status", route->id));
-            else reply(req, 200, *e);
+            else answer(*e);
             return;
         }
         case Route::cancel: {
@@ -231,11 +264,11 @@ void HttpApi::handle(evhttp_request* req) {
         case Route::report: {
             auto r = report_json(db_, route->arg, caller);
             if (!r) reply_error(req, 404, fmt::format("no evaluation named {} that you can see: see evalsched status", route->arg));
-            else reply(req, 200, *r);
+            else answer(*r);
             return;
         }
         case Route::priors:
-            reply(req, 200, priors_json(db_, route->arg));
+            answer(priors_.get(db_, route->arg));
             return;
         case Route::submit: {
             evbuffer* in = evhttp_request_get_input_buffer(req);

@@ -4,11 +4,15 @@
 // listener serves /metrics (Prometheus text) and nothing else.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/state.hpp"
 
 struct event_base;
 struct evhttp;
@@ -31,6 +35,9 @@ private:
     static void on_request(evhttp_request* req, void* self);
     static void on_metrics(evhttp_request* req, void* self);
     void handle(evhttp_request* req);
+    // The cached answer to a read, or nullptr; drops every answer once the database changed.
+    const std::string* cached(const std::string& key);
+
 
     event_base* base_;
     DaemonConfig config_;
@@ -38,6 +45,13 @@ private:
     std::function<void()> wake_;
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
+    // Answers to GET reads (by route, argument and what the caller may see), kept while the
+    // database is unchanged: PRAGMA data_version moves when another connection (the scheduler
+    // thread) commits, total_changes() when this one does. Requests are served one at a time
+    // on one event loop, so a repeated whole-store read must not cost a whole-store query.
+    std::pair<std::int64_t, std::int64_t> version_{-1, -1};
+    std::unordered_map<std::string, std::string> replies_;
+    PriorsCache priors_;
 };
 
 }  // namespace acme::evalsched
