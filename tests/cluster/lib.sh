@@ -79,7 +79,8 @@ assert_no_sampler() { # jobid
 }
 
 # --- faultguard helpers ---------------------------------------------------------------------
-faultdiag() { "$ACME_BUILD_DIR/acct/faultdiag/faultdiag" --spool-dir "$(spool_dir)" --rules "$ACME_SRC_DIR/rules" "$@"; }
+# The stored answer (no --rules: with it faultdiag re-diagnoses).
+faultdiag() { "$ACME_BUILD_DIR/acct/faultdiag/faultdiag" --spool-dir "$(spool_dir)" "$@"; }
 
 # The diagnosis a node stored: "category|reason|action".
 stored_diagnosis() { # node jobid
