@@ -94,3 +94,17 @@ test_user() {
     skip "cannot create the test user $u"
   echo "$u"
 }
+
+# The common scenario: every fake GPU of the node busy at UTIL percent, and optionally an XID
+# of CODE on every one of them AT seconds after the sampler starts (only the job's own GPUs
+# are watched, so the job sees exactly its GPUs' XIDs).
+use_uniform_scenario() { # util [xid_code [at]]
+  local gpus g text=""
+  gpus=$(cat "$ACME_MINICLUSTER_DIR/gpus" 2>/dev/null || echo 4)
+  for ((g = 0; g < gpus; g++)); do text+=$(printf '[[gpu]]\nminor = %d\nutil = %s\n' "$g" "$1")$'\n'; done
+  if [ -n "${2:-}" ]; then
+    for ((g = 0; g < gpus; g++)); do text+=$(printf '[[xid]]\nat = %s\nminor = %d\ncode = %s\n' "${3:-1.0}" "$g" "$2")$'\n'; done
+  fi
+  # Not through a pipe: use_scenario's clean-up trap must belong to the test's own shell.
+  use_scenario <<<"$text"
+}

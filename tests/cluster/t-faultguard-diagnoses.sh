@@ -4,36 +4,7 @@
 # `faultdiag --job`.
 . "$(dirname "$0")/lib.sh"
 
-use_scenario <<'TOML'
-[[gpu]]
-minor = 0
-util = 80
-[[gpu]]
-minor = 1
-util = 80
-[[gpu]]
-minor = 2
-util = 80
-[[gpu]]
-minor = 3
-util = 80
-[[xid]]
-at = 1.0
-minor = 0
-code = 79
-[[xid]]
-at = 1.0
-minor = 1
-code = 79
-[[xid]]
-at = 1.0
-minor = 2
-code = 79
-[[xid]]
-at = 1.0
-minor = 3
-code = 79
-TOML
+use_uniform_scenario 80 79
 
 d=$ACME_TEST_TMP
 exit3=$(submit -o "$d/exit3.out" --wrap 'echo starting; exit 3')

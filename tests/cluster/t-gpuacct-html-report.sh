@@ -8,36 +8,7 @@ gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$
 chrome=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chrome" ] || skip "chromium missing: scripts/install-deps installs it"
 
-use_scenario <<'TOML'
-[[gpu]]
-minor = 0
-util = 70
-[[gpu]]
-minor = 1
-util = 70
-[[gpu]]
-minor = 2
-util = 70
-[[gpu]]
-minor = 3
-util = 70
-[[xid]]
-at = 1.0
-minor = 0
-code = 13
-[[xid]]
-at = 1.0
-minor = 1
-code = 13
-[[xid]]
-at = 1.0
-minor = 2
-code = 13
-[[xid]]
-at = 1.0
-minor = 3
-code = 13
-TOML
+use_uniform_scenario 70 13
 
 ok=$(submit -J eval-mmlu --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 3')
 bad=$(submit -J pretrain-7b --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/bad.out" \

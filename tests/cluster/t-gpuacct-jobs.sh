@@ -6,20 +6,7 @@
 
 gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
-use_scenario <<'TOML'
-[[gpu]]
-minor = 0
-util = 90
-[[gpu]]
-minor = 1
-util = 90
-[[gpu]]
-minor = 2
-util = 90
-[[gpu]]
-minor = 3
-util = 90
-TOML
+use_uniform_scenario 90
 
 busy=$(submit -J llama-pretrain -N1 --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/busy.out" \
   --wrap 'echo $SLURM_JOB_GPUS; sleep 4')

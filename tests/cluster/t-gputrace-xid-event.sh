@@ -2,36 +2,7 @@
 # An XID injected on one of the job's GPUs lands in gpu_events with the job and the GPU.
 . "$(dirname "$0")/lib.sh"
 
-use_scenario <<'TOML'
-[[gpu]]
-minor = 0
-util = 90
-[[gpu]]
-minor = 1
-util = 90
-[[gpu]]
-minor = 2
-util = 90
-[[gpu]]
-minor = 3
-util = 90
-[[xid]]
-at = 1.0
-minor = 0
-code = 13
-[[xid]]
-at = 1.0
-minor = 1
-code = 13
-[[xid]]
-at = 1.0
-minor = 2
-code = 13
-[[xid]]
-at = 1.0
-minor = 3
-code = 13
-TOML
+use_uniform_scenario 90 13
 
 out=$ACME_TEST_TMP/job.out
 id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap 'echo $SLURM_JOB_GPUS; sleep 4')
