@@ -69,7 +69,7 @@ CREATE TABLE trials (
     metric_s        REAL NOT NULL DEFAULT 0,
     conservative    INTEGER NOT NULL DEFAULT 0,
     command         TEXT NOT NULL,
-    metric_command  TEXT NOT NULL DEFAULT '',
+    metric_command  TEXT NOT NULL DEFAULT '',    -- moved to metric_jobs by v4
     state           TEXT NOT NULL CHECK (state IN ('pending', 'submitting', 'queued', 'running', 'done', 'failed', 'cancelled')),
     attempts        INTEGER NOT NULL DEFAULT 0,
     excluded_nodes  TEXT NOT NULL DEFAULT '',
@@ -83,7 +83,7 @@ CREATE TABLE attempts (
     number       INTEGER NOT NULL,
     tag          TEXT NOT NULL UNIQUE,           -- the Slurm job name; reconciliation key
     job_id       INTEGER,
-    metric_job   INTEGER,
+    metric_job   INTEGER,                        -- moved to metric_jobs by v4
     node         TEXT NOT NULL DEFAULT '',
     time_limit_s REAL NOT NULL DEFAULT 0,
     state        TEXT NOT NULL CHECK (state IN ('submitting', 'queued', 'running', 'done', 'failed', 'cancelled', 'lost')),
@@ -124,10 +124,58 @@ CREATE INDEX trials_by_evaluation ON trials (evaluation, state);
 CREATE INDEX evaluations_by_uid ON evaluations (uid, id);
 )sql";
 
+// v4: CPU metric jobs per dataset, not per trial. A sharded or bundled dataset is scored once,
+// by one job that runs after every trial holding a piece of it (metric_trials), so the metric
+// job needs its own record: its own state, tag and job id. v2 kept a single-trial dataset's
+// metric command on the trial and its job on the attempt; those become rows here (in-flight
+// ones keep their job, found again by its v2 tag), and the v2 columns are no longer read.
+constexpr std::string_view kEvalschedV4 = R"sql(
+CREATE TABLE metric_jobs (
+    id            INTEGER PRIMARY KEY,
+    evaluation    INTEGER NOT NULL REFERENCES evaluations (id),
+    dataset       TEXT NOT NULL,
+    command       TEXT NOT NULL,                 -- rendered; {output} is the dataset's directory
+    estimate_s    REAL NOT NULL DEFAULT 0,
+    state         TEXT NOT NULL CHECK (state IN ('waiting', 'submitting', 'queued', 'running', 'done', 'failed', 'cancelled')),
+    submissions   INTEGER NOT NULL DEFAULT 0,    -- numbers the tags
+    failures      INTEGER NOT NULL DEFAULT 0,    -- counted against max_attempts
+    tag           TEXT UNIQUE,                   -- the newest submission's Slurm job name
+    job_id        INTEGER,
+    after_jobs    TEXT NOT NULL DEFAULT '',      -- the trial jobs it was chained to (afterany)
+    node          TEXT NOT NULL DEFAULT '',
+    category      TEXT NOT NULL DEFAULT '',
+    reason        TEXT NOT NULL DEFAULT '',
+    submitted_at  REAL,
+    ended_at      REAL,                          -- also: a cancelled job has been killed
+    UNIQUE (evaluation, dataset)
+);
+CREATE INDEX metric_jobs_by_state ON metric_jobs (state, evaluation);
+CREATE TABLE metric_trials (
+    metric  INTEGER NOT NULL REFERENCES metric_jobs (id),
+    trial   INTEGER NOT NULL REFERENCES trials (id),
+    PRIMARY KEY (metric, trial)
+);
+CREATE INDEX metric_trials_by_trial ON metric_trials (trial);
+INSERT INTO metric_jobs (evaluation, dataset, command, estimate_s, state, submissions, tag, job_id)
+    SELECT t.evaluation, t.datasets, t.metric_command, t.metric_s,
+           CASE WHEN t.state IN ('done', 'failed', 'cancelled') THEN t.state
+                WHEN a.metric_job IS NOT NULL THEN 'queued' ELSE 'waiting' END,
+           CASE WHEN a.metric_job IS NOT NULL THEN 1 ELSE 0 END,
+           CASE WHEN a.metric_job IS NOT NULL THEN a.tag || '-metric' END,
+           a.metric_job
+    FROM trials t
+    LEFT JOIN attempts a ON a.trial = t.id AND a.number = t.attempts AND a.state IN ('submitting', 'queued', 'running')
+    WHERE t.metric_command != '';
+INSERT INTO metric_trials (metric, trial)
+    SELECT m.id, t.id FROM metric_jobs m JOIN trials t ON t.evaluation = m.evaluation AND t.datasets = m.dataset;
+UPDATE trials SET metric_command = '' WHERE metric_command != '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
     Migration{3, "evalsched v3: indexes for the API's reads", kEvalschedV3},
+    Migration{4, "evalsched v4: metric jobs per dataset", kEvalschedV4},
 };
 
 }  // namespace

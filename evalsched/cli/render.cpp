@@ -75,7 +75,17 @@ std::string render_evaluation(const json& e) {
                      std::to_string(tr["attempts"].get<long>()), tr.value("node", ""), tr["job_id"].is_null() ? "-" : std::to_string(tr["job_id"].get<long>()),
                      prior, tr.value("reason", "")});
     }
-    return out + table(t);
+    out += table(t);
+    // One CPU job per dataset with a metric command, after all of that dataset's trials.
+    if (e.contains("metric_list") && !e["metric_list"].empty()) {
+        Table m{{"METRIC JOB", "AFTER", "STATE", "NODE", "JOB", "REASON"}};
+        for (const auto& j : e["metric_list"])
+            m.push_back({j["dataset"], fmt::format("{} trial{}", j.value("after_trials", 0L), j.value("after_trials", 0L) == 1 ? "" : "s"),
+                         j["state"], j.value("node", ""), j["job_id"].is_null() ? "-" : std::to_string(j["job_id"].get<long>()),
+                         j.value("reason", "")});
+        out += "\n" + table(m);
+    }
+    return out;
 }
 
 std::string render_report(const json& report, const std::string& format) {
@@ -136,8 +146,15 @@ std::string render_progress(const json& e, int width) {
     const double remaining = e.value("remaining_gpu_s", 0.0);
     const long gpus = std::max(1L, e.value("running_gpus", 0L));
     if (remaining > 0) eta = human_duration(remaining / static_cast<double>(gpus));
-    return fmt::format("[{}{}] {}/{} done, {} running, {} pending, {} failed, ETA {}", std::string(static_cast<std::size_t>(filled), '#'),
-                       std::string(static_cast<std::size_t>(width - filled), '.'), done, total, running, pending, failed,
+    // Metric jobs still to score: inference can be all done while the scores are not.
+    std::string scoring;
+    if (e.contains("metric_jobs")) {
+        const json& m = e["metric_jobs"];
+        const long open = m.value("waiting", 0L) + m.value("submitting", 0L) + m.value("queued", 0L) + m.value("running", 0L);
+        if (open > 0) scoring = fmt::format(", {} metric job{} to go", open, open == 1 ? "" : "s");
+    }
+    return fmt::format("[{}{}] {}/{} done, {} running, {} pending, {} failed{}, ETA {}", std::string(static_cast<std::size_t>(filled), '#'),
+                       std::string(static_cast<std::size_t>(width - filled), '.'), done, total, running, pending, failed, scoring,
                        e["state"].get<std::string>() == "active" ? eta : e["state"].get<std::string>());
 }
 

@@ -165,6 +165,9 @@ void HttpApi::on_metrics(evhttp_request* req, void* self) {
         std::string text =
             "# HELP evalsched_trials Trials by state.\n# TYPE evalsched_trials gauge\n";
         for (const auto& [state, n] : c.trials_by_state) text += fmt::format("evalsched_trials{{state=\"{}\"}} {}\n", state, n);
+        text += "# HELP evalsched_metric_jobs CPU metric jobs (one per dataset with a metric_command) by state.\n"
+                "# TYPE evalsched_metric_jobs gauge\n";
+        for (const auto& [state, n] : c.metric_jobs_by_state) text += fmt::format("evalsched_metric_jobs{{state=\"{}\"}} {}\n", state, n);
         text += fmt::format("# HELP evalsched_evaluations_active Evaluations not finished.\n# TYPE evalsched_evaluations_active gauge\n"
                             "evalsched_evaluations_active {}\n", c.evaluations_active);
         text += fmt::format("# HELP evalsched_shared_storage_bytes_total Checkpoint bytes read from shared storage.\n"

@@ -22,7 +22,7 @@ std::string trial_script(const TrialScript& t) {
 set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
-rm -f{rm}
+rm -f{rm} {marker}
 . {helper} || exit {stage_exit}
 # The first trial on a node copies the checkpoint; the others wait for that copy and reuse it.
 # Per user (a user's copy is theirs alone), then per node (nodes may share a host in tests).
@@ -34,26 +34,40 @@ start=$(date +%s.%N)
 rc=$?
 end=$(date +%s.%N)
 printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "$attempt_dir/run.json"
+[ "$rc" -eq 0 ] && : > {marker}
 exit "$rc"
 )sh",
-        fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("helper", shell_quote(t.stage_helper)),
+        fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
         fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
         fmt::arg("ckpt_text", t.checkpoint_path), fmt::arg("cache", shell_quote(t.stage_dir)),
         fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
 }
 
-std::string metric_script(const std::string& output_dir, const std::string& command) {
+std::string metric_script(const MetricScript& m) {
+    std::string checks;
+    for (const auto& [marker, trial] : m.done_markers)
+        checks += fmt::format("[ -e {} ] || {{ echo \"evalsched: trial \"{}\" has not finished its inference; the metric job waits for it\" >&2; exit {}; }}\n",
+                              shell_quote(marker), shell_quote(trial), kMetricNotReadyExit);
     return fmt::format(
         R"sh(#!/bin/bash
-# Submitted by evalschedd: the CPU metric job of one dataset, after its inference trial.
+# Submitted by evalschedd: the CPU metric job of one dataset, after every trial holding a piece of it.
 set -u
-if [ -z "$(ls -A {out} 2>/dev/null)" ]; then
-  echo "evalsched: no predictions in {out_text}: inference failed, nothing to score" >&2
-  exit 66
+attempt_dir={attempt}
+mkdir -p "$attempt_dir" || exit 1
+{checks}if [ -z "$(ls -A {out} 2>/dev/null)" ]; then
+  echo "evalsched: no predictions in {out_text}: inference wrote nothing, nothing to score" >&2
+  exit {no_predictions}
 fi
-{command}
+rm -f {out}/result.json
+start=$(date +%s.%N)
+( {command} )
+rc=$?
+end=$(date +%s.%N)
+printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "$attempt_dir/run.json"
+exit "$rc"
 )sh",
-        fmt::arg("out", shell_quote(output_dir)), fmt::arg("out_text", output_dir), fmt::arg("command", command));
+        fmt::arg("attempt", shell_quote(m.attempt_dir)), fmt::arg("checks", checks), fmt::arg("out", shell_quote(m.output_dir)),
+        fmt::arg("out_text", m.output_dir), fmt::arg("no_predictions", kNoPredictionsExit), fmt::arg("command", m.command));
 }
 
 }  // namespace acme::evalsched

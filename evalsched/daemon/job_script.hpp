@@ -1,6 +1,6 @@
 // The batch scripts evalschedd submits: a trial (stage the checkpoint into the node-local
-// cache, run the suite's command, record its run time) and a trial's CPU metric job. Pure text
-// generation; every value from outside is single-quoted for bash.
+// cache, run the suite's command, record its run time) and a dataset's CPU metric job. Pure
+// text generation; every value from outside is single-quoted for bash.
 #pragma once
 
 #include <string>
@@ -21,16 +21,31 @@ struct TrialScript {
     std::string checkpoint_path;
     std::string attempt_dir;      // stage.json and run.json land here
     std::vector<std::string> result_files;  // removed before the run: a stale one is no result
+    // Written when the command succeeds, removed before it runs: the metric jobs' proof that
+    // this trial's predictions are complete.
+    std::string done_marker;
     std::string command;          // rendered by the core
 };
 std::string trial_script(const TrialScript& t);
 
-// Runs after the trial (afterany) on CPUs only; refuses to score when inference left no
-// predictions (the output check), so a failed trial never yields a score.
-std::string metric_script(const std::string& output_dir, const std::string& command);
+struct MetricScript {
+    std::string attempt_dir;      // run.json lands here
+    std::string output_dir;       // the dataset's: every shard's or the bundle's predictions
+    // (marker, trial) of every trial holding a piece of the dataset: all must exist.
+    std::vector<std::pair<std::string, std::string>> done_markers;
+    std::string command;          // rendered by the core
+};
+// Runs after the dataset's trials (afterany) on CPUs only. The output check: it refuses to
+// score while a trial has not succeeded (kMetricNotReadyExit: evalschedd waits for the retry)
+// or when inference left no predictions (kNoPredictionsExit), so a failed or partial
+// inference never yields a score.
+std::string metric_script(const MetricScript& m);
 
 // The wrapper's exit status when staging failed: the diagnosis of a staging failure is the
 // shared storage's, not the evaluation's.
 inline constexpr int kStageFailedExit = 75;
+// The metric job's output check (sysexits' EX_UNAVAILABLE and EX_NOINPUT).
+inline constexpr int kMetricNotReadyExit = 69;
+inline constexpr int kNoPredictionsExit = 66;
 
 }  // namespace acme::evalsched

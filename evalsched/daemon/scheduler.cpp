@@ -33,7 +33,9 @@ double now_s() {
     return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
-std::string attempt_dir(const EvalInfo& e, const AttemptRow& a) { return fmt::format("{}/attempts/{}", e.output_dir, a.tag); }
+std::string attempt_dir(const EvalInfo& e, const std::string& tag) { return fmt::format("{}/attempts/{}", e.output_dir, tag); }
+// Present once the trial's command succeeded (job_script.hpp): what its metric jobs check.
+std::string done_marker(const EvalInfo& e, std::int64_t trial) { return fmt::format("{}/inference-done/{}", e.output_dir, trial); }
 std::string log_path(const EvalInfo& e, const std::string& tag) { return fmt::format("{}/logs/{}.out", e.output_dir, tag); }
 
 // Where the core renders {output} for a part (trials.cpp output_dir): the result lands there.
@@ -54,6 +56,30 @@ bool contains_node(const std::string& list, const std::string& node) {
     return (',' + list + ',').find(',' + node + ',') != std::string::npos;
 }
 
+// The run's exit status and seconds from the wrapper's run.json (a purged job leaves only it).
+struct RunRecord {
+    std::optional<int> exit_code;
+    std::optional<double> seconds;
+};
+RunRecord read_run(const std::string& dir, const EvalInfo& e) {
+    RunRecord r;
+    if (auto run = read_json(dir + "/run.json", e)) {
+        r.exit_code = run->value("exit_code", -1);
+        r.seconds = run->value("end", 0.0) - run->value("start", 0.0);
+    }
+    return r;
+}
+
+// Numeric scores of a result.json: {"scores": {...}} or the object itself.
+std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset) {
+    std::vector<Outcome::Score> out;
+    const json& scores = r.contains("scores") ? r["scores"] : r;
+    if (!scores.is_object()) return out;
+    for (auto it = scores.begin(); it != scores.end(); ++it)
+        if (it->is_number()) out.push_back({dataset, it.key(), it->get<double>()});
+    return out;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine)
@@ -71,9 +97,13 @@ void Scheduler::tick() noexcept {
             log_line("cannot ask slurmctld for jobs ({}); trying again next round", error);
             return;
         }
-        reconcile(*jobs);
-        cancel_jobs();
+        const TagIndex by_tag = index_by_tag(*jobs);
+        reconcile(by_tag);
+        reconcile_metrics(by_tag);
+        cancel_jobs(by_tag);
         plan_and_submit(*jobs);
+        // After placing trials: a dataset whose last trial was just queued gets its metric job now.
+        submit_metrics();
     } catch (const std::exception& ex) {
         log_line("scheduling round failed: {}", ex.what());
     } catch (...) {
@@ -81,25 +111,31 @@ void Scheduler::tick() noexcept {
     }
 }
 
-void Scheduler::reconcile(const std::vector<slurm::JobView>& jobs) {
+Scheduler::TagIndex Scheduler::index_by_tag(const std::vector<slurm::JobView>& jobs) {
     // The newest job of a tag wins: after a requeue Slurm keeps the id, so there is one.
-    std::map<std::string, const slurm::JobView*> by_tag;
+    TagIndex by_tag;
     for (const auto& j : jobs)
         if (j.name.starts_with("evalsched-")) {
             auto& slot = by_tag[j.name];
             if (!slot || slot->job_id < j.job_id) slot = &j;
         }
-    auto find = [&](const std::string& tag) -> const slurm::JobView* {
-        auto it = by_tag.find(tag);
-        return it == by_tag.end() ? nullptr : it->second;
-    };
+    return by_tag;
+}
+
+namespace {
+const slurm::JobView* find_tag(const std::map<std::string, const slurm::JobView*>& by_tag, const std::string& tag) {
+    auto it = by_tag.find(tag);
+    return it == by_tag.end() ? nullptr : it->second;
+}
+}  // namespace
+
+void Scheduler::reconcile(const TagIndex& by_tag) {
     for (AttemptRow a : open_attempts(db_)) {
         auto t = load_trial(db_, a.trial);
         if (!t) continue;
         auto e = load_evaluation(db_, t->evaluation);
         if (!e) continue;
-        const slurm::JobView* job = find(a.tag);
-        const slurm::JobView* metric = find(a.tag + "-metric");
+        const slurm::JobView* job = find_tag(by_tag, a.tag);
         if (a.state == "submitting") {
             // The daemon died between marking the attempt and recording its job: the tag says
             // whether slurmctld took it. Never submit the same attempt twice.
@@ -108,23 +144,17 @@ void Scheduler::reconcile(const std::vector<slurm::JobView>& jobs) {
                 attempt_never_submitted(db_, a, "");
                 continue;
             }
-            std::optional<std::int64_t> metric_id;
-            if (metric) metric_id = metric->job_id;
-            else if (!t->metric_command.empty()) metric_id = submit_metric(*t, *e, a, job->job_id);
-            attempt_submitted(db_, a, job->job_id, metric_id);
+            attempt_submitted(db_, a, job->job_id);
             log_line("trial {} attempt {}: adopted job {} found by its tag after a restart", t->trial_key, a.number, job->job_id);
             a.state = "queued";
             a.job_id = job->job_id;
-            a.metric_job = metric_id;
         }
         if (job && job->job_id != a.job_id.value_or(0)) continue;  // not ours (a reused name)
         if (job && job->active()) {
             if (!job->pending() && a.state != "running") attempt_running(db_, a, job->nodes);
             continue;
         }
-        // Inference ended; with a metric job the trial ends when that one does.
-        if (a.metric_job && metric && metric->active()) continue;
-        const Outcome o = judge(a, *t, *e, job, metric);
+        const Outcome o = judge(a, *t, *e, job);
         finish_attempt(db_, a, o, size_class(e->params_b), now_s());
         if (o.success) log_line("trial {} done on {} ({} scores)", t->trial_key, o.node, o.scores.size());
         else if (o.cancelled) log_line("trial {} cancelled", t->trial_key);
@@ -133,19 +163,16 @@ void Scheduler::reconcile(const std::vector<slurm::JobView>& jobs) {
     }
 }
 
-Outcome Scheduler::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job,
-                         const slurm::JobView* metric) {
+Outcome Scheduler::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job) {
     Outcome o;
     o.node = job && !job->nodes.empty() ? job->nodes : a.node;
-    const std::string dir = attempt_dir(e, a);
+    const std::string dir = attempt_dir(e, a.tag);
     if (auto s = read_json(dir + "/stage.json", e)) {
         o.stage = Outcome::Stage{s->value("copied", 0) != 0, s->value("bytes", 0.0), s->value("seconds", 0.0)};
     }
-    auto run = read_json(dir + "/run.json", e);
-    if (run) {
-        o.exit_code = run->value("exit_code", -1);
-        o.run_s = run->value("end", 0.0) - run->value("start", 0.0);
-    }
+    const RunRecord run = read_run(dir, e);
+    o.exit_code = run.exit_code;
+    o.run_s = run.seconds;
     if (t.state == "cancelled") {
         o.cancelled = true;
         return o;
@@ -153,31 +180,39 @@ Outcome Scheduler::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
     // Inference succeeded: Slurm says so, or (the job was purged) the wrapper recorded exit 0.
     const bool inference_ok = job ? job->succeeded() : (o.exit_code && *o.exit_code == 0);
     if (inference_ok) {
-        bool all = true;
+        // A dataset with a metric job is scored by that job, over all its trials' predictions;
+        // the others wrote their scores here.
+        const std::set<std::string> by_metric = metric_datasets(db_, e.id);
         for (const auto& d : t.parts()) {
+            if (by_metric.count(d)) continue;
             auto r = read_json(part_dir(e, t, d) + "/result.json", e);
             if (!r) {
-                all = false;
-                break;
+                // The output check: a run that wrote no result is the evaluation's bug, not the node's.
+                o.category = "script";
+                o.reason = fmt::format("no result.json written for {}", d);
+                o.retry = false;
+                o.scores.clear();
+                return o;
             }
-            const json& scores = r->contains("scores") ? (*r)["scores"] : *r;
-            if (!scores.is_object()) continue;
-            for (auto it = scores.begin(); it != scores.end(); ++it)
-                if (it->is_number()) o.scores.push_back({d, it.key(), it->get<double>()});
+            for (auto& s : scores_of(*r, d)) o.scores.push_back(std::move(s));
             if (r->contains("inference_s") && (*r)["inference_s"].is_number() && t.parts().size() == 1) o.run_s = (*r)["inference_s"].get<double>();
         }
-        if (all) {
-            o.success = true;
-            return o;
-        }
-        // The output check: a run that wrote no result is the evaluation's bug, not the node's.
-        o.category = "script";
-        o.reason = metric ? "metric job wrote no result.json" : "no result.json written";
-        o.retry = false;
+        o.success = true;
         return o;
     }
     // Failed: ask the diagnosis engine whether the node or the evaluation is to blame.
-    const std::string tail = read_as_user(log_path(e, a.tag), e.uid, e.gid, 256 * 1024).value_or("");
+    const auto [category, reason] = diagnose_failure(log_path(e, a.tag), e, job);
+    o.category = category;
+    o.reason = reason;
+    // Infrastructure: elsewhere, without that node. Unknown: once more, the benefit of the
+    // doubt. Framework and script failures repeat anywhere: report them, never loop.
+    o.retry = (category == "infrastructure" || category == "unknown") && t.attempts < config_.max_attempts;
+    if (category == "infrastructure") o.exclude_node = o.node;
+    return o;
+}
+
+std::pair<std::string, std::string> Scheduler::diagnose_failure(const std::string& log, const EvalInfo& e, const slurm::JobView* job) {
+    const std::string tail = read_as_user(log, e.uid, e.gid, 256 * 1024).value_or("");
     diagnose::JobEnd end;
     end.log = tail;
     if (job) {
@@ -199,60 +234,41 @@ Outcome Scheduler::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
         category = std::string(diagnose::to_string(d.category));
         if (d.reason != "unknown") reason = d.reason;
     }
-    o.category = category;
-    o.reason = reason;
-    // Infrastructure: elsewhere, without that node. Unknown: once more, the benefit of the
-    // doubt. Framework and script failures repeat anywhere: report them, never loop.
-    o.retry = (category == "infrastructure" || category == "unknown") && t.attempts < config_.max_attempts;
-    if (category == "infrastructure") o.exclude_node = o.node;
-    return o;
+    return {category, reason};
 }
 
-void Scheduler::cancel_jobs() {
+void Scheduler::cancel_jobs(const TagIndex& by_tag) {
     for (const auto& a : attempts_to_cancel(db_)) {
         std::string error;
-        bool ok = true;
-        if (a.job_id) ok = slurm::cancel_job(static_cast<std::uint32_t>(*a.job_id), error) && ok;
-        if (a.metric_job) ok = slurm::cancel_job(static_cast<std::uint32_t>(*a.metric_job), error) && ok;
-        if (!ok) {
+        if (a.job_id && !slurm::cancel_job(static_cast<std::uint32_t>(*a.job_id), error)) {
             log_line("cannot cancel the job of {}: {}; trying again next round", a.tag, error);
             continue;
         }
         attempt_cancelled(db_, a, now_s());
+    }
+    for (const auto& m : metrics_to_kill(db_)) {
+        // A job id, or (the daemon died while submitting it) the job its tag finds.
+        std::optional<std::int64_t> id = m.job_id;
+        if (const slurm::JobView* job = find_tag(by_tag, m.tag); !id && job) id = job->job_id;
+        std::string error;
+        if (id && !slurm::cancel_job(static_cast<std::uint32_t>(*id), error)) {
+            log_line("cannot cancel the metric job {}: {}; trying again next round", m.tag, error);
+            continue;
+        }
+        metric_killed(db_, m, now_s());
     }
 }
 
 void Scheduler::ensure_dirs(const EvalInfo& e) {
     // Created by the daemon (root), then handed to the user: Slurm opens the job's stdout as
     // the user, and the trials write their results there.
-    for (const std::string& d : {e.output_dir, e.output_dir + "/logs", e.output_dir + "/attempts"}) {
+    for (const std::string& d : {e.output_dir, e.output_dir + "/logs", e.output_dir + "/attempts", e.output_dir + "/inference-done"}) {
         if (mkdir(d.c_str(), 0750) == 0 || errno == EEXIST) {
             struct stat st {};
             if (lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != e.uid)
                 if (chown(d.c_str(), e.uid, e.gid) != 0) log_line("cannot chown {} to uid {}: {}", d, e.uid, strerror(errno));
         }
     }
-}
-
-std::optional<std::int64_t> Scheduler::submit_metric(const TrialRow& t, const EvalInfo& e, const AttemptRow& a, std::uint32_t after) {
-    slurm::BatchJob m;
-    m.name = a.tag + "-metric";
-    m.comment = "evalsched metric " + t.trial_key;
-    m.script = metric_script(part_dir(e, t, t.parts().front()), t.metric_command);
-    m.user_id = e.uid;
-    m.group_id = e.gid;
-    m.time_limit_min = static_cast<std::uint32_t>(std::ceil(std::max(2 * t.metric_s + 120, 300.0) / 60));
-    m.partition = config_.partition;
-    m.dependency = fmt::format("afterany:{}", after);
-    m.work_dir = e.output_dir;
-    m.std_out = log_path(e, m.name);
-    std::string error;
-    auto id = slurm::submit_batch(m, error);
-    if (!id) {
-        log_line("trial {}: metric job refused: {}", t.trial_key, error);
-        return std::nullopt;
-    }
-    return *id;
 }
 
 bool Scheduler::submit(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s) {
@@ -263,8 +279,9 @@ bool Scheduler::submit(const TrialRow& t, const EvalInfo& e, const std::string& 
     ts.stage_dir = config_.stage_dir;
     ts.stage_cache_bytes = config_.stage_cache_bytes;
     ts.checkpoint_path = e.path;
-    ts.attempt_dir = attempt_dir(e, a);
+    ts.attempt_dir = attempt_dir(e, a.tag);
     for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
+    ts.done_marker = done_marker(e, t.id);
     ts.command = t.command;
     slurm::BatchJob job;
     job.name = a.tag;
@@ -291,9 +308,7 @@ bool Scheduler::submit(const TrialRow& t, const EvalInfo& e, const std::string& 
         attempt_never_submitted(db_, a, error);
         return false;
     }
-    std::optional<std::int64_t> metric;
-    if (!t.metric_command.empty()) metric = submit_metric(t, e, a, *id);
-    attempt_submitted(db_, a, *id, metric);
+    attempt_submitted(db_, a, *id);
     log_line("trial {} attempt {}: job {} on {} with --time {}", t.trial_key, a.number, *id, node, job.time_limit_min);
     return true;
 }
@@ -390,6 +405,150 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs) {
     for (const auto& [name, w] : windows) all.push_back(w);
     const Plan p = plan(free_to_place, all, options);
     for (const auto& placement : p.submit) place(placement);
+}
+
+void Scheduler::reconcile_metrics(const TagIndex& by_tag) {
+    for (MetricRow m : metrics_in_state(db_, {"submitting", "queued", "running"})) {
+        auto e = load_evaluation(db_, m.evaluation);
+        if (!e) continue;
+        const slurm::JobView* job = find_tag(by_tag, m.tag);
+        if (m.state == "submitting") {
+            // As with trials: the tag says whether slurmctld took it before the daemon died.
+            if (!job) {
+                log_line("metric job of {} in evaluation {}: no job tagged {} after a restart; submitting it again", m.dataset, m.evaluation, m.tag);
+                metric_never_submitted(db_, m, "");
+                continue;
+            }
+            metric_submitted(db_, m, job->job_id, m.after_jobs);
+            log_line("metric job of {} in evaluation {}: adopted job {} found by its tag after a restart", m.dataset, m.evaluation, job->job_id);
+            m.state = "queued";
+            m.job_id = job->job_id;
+        }
+        if (job && job->job_id != m.job_id.value_or(0)) continue;  // not ours
+        if (job && job->active()) {
+            if (!job->pending() && m.state != "running") metric_running(db_, m, job->nodes);
+            continue;
+        }
+        const MetricOutcome o = judge_metric(m, *e, job);
+        finish_metric(db_, m, o, now_s());
+        switch (o.kind) {
+        case MetricOutcome::Kind::done:
+            log_line("metric job of {} in evaluation {} done on {} ({} scores)", m.dataset, m.evaluation, o.node, o.scores.size());
+            break;
+        case MetricOutcome::Kind::not_ready:
+            log_line("metric job of {} in evaluation {}: {}; waiting for the retry", m.dataset, m.evaluation, o.reason);
+            break;
+        case MetricOutcome::Kind::failed:
+            log_line("metric job of {} in evaluation {} failed on {}: {} ({}){}", m.dataset, m.evaluation, o.node, o.reason, o.category,
+                     o.retry ? ", retrying" : ", not retried");
+            break;
+        }
+    }
+}
+
+MetricOutcome Scheduler::judge_metric(const MetricRow& m, const EvalInfo& e, const slurm::JobView* job) {
+    MetricOutcome o;
+    o.node = job ? job->nodes : "";
+    const RunRecord run = read_run(attempt_dir(e, m.tag), e);
+    // The script's own exit status: Slurm's, or (the job was purged) the one run.json kept.
+    const int exit_code = job ? static_cast<int>(job->exit_code >> 8) : run.exit_code.value_or(-1);
+    const bool ok = job ? job->succeeded() : exit_code == 0;
+    if (ok) {
+        const std::string result = fmt::format("{}/{}/result.json", e.output_dir, m.dataset);
+        if (auto r = read_json(result, e)) {
+            o.scores = scores_of(*r, m.dataset);
+            o.kind = MetricOutcome::Kind::done;
+            return o;
+        }
+        o.category = "script";
+        o.reason = "metric job wrote no result.json";
+        return o;
+    }
+    if (job && job->cancelled) {
+        // Killed by someone else than evalschedd (which marks its own cancellations first).
+        o.category = "unknown";
+        o.reason = "metric job cancelled outside evalsched";
+    } else if (exit_code == kMetricNotReadyExit) {
+        // Chained to a trial attempt that failed: wait for its retry. Submitted with nothing to
+        // wait for, a missing marker cannot appear later: that is a failure, not a wait.
+        if (!m.after_jobs.empty()) {
+            o.kind = MetricOutcome::Kind::not_ready;
+            o.reason = "a trial of the dataset had not succeeded when it ran";
+            return o;
+        }
+        o.category = "unknown";
+        o.reason = "a finished trial left no inference-done marker";
+        return o;
+    } else if (exit_code == kNoPredictionsExit) {
+        o.category = "script";
+        o.reason = fmt::format("no predictions in {}/{}", e.output_dir, m.dataset);
+        return o;
+    } else {
+        const auto [category, reason] = diagnose_failure(log_path(e, m.tag), e, job);
+        o.category = category;
+        o.reason = reason;
+    }
+    o.retry = (o.category == "infrastructure" || o.category == "unknown") && m.failures + 1 < config_.max_attempts;
+    return o;
+}
+
+void Scheduler::submit_metrics() {
+    const auto evals = active_evaluations(db_);
+    std::map<std::int64_t, const EvalInfo*> by_id;
+    for (const auto& e : evals) by_id[e.id] = &e;
+    for (const MetricRow& m : metrics_in_state(db_, {"waiting"})) {
+        auto it = by_id.find(m.evaluation);
+        if (it == by_id.end()) continue;
+        const EvalInfo& e = *it->second;
+        const MetricDecision d = decide_metric(metric_trial_progress(db_, m));
+        if (d.kind == MetricDecision::Kind::wait) continue;
+        if (d.kind == MetricDecision::Kind::give_up) {
+            metric_given_up(db_, m, d.state, d.reason, now_s());
+            log_line("metric job of {} in evaluation {} will not run: {}", m.dataset, m.evaluation, d.reason);
+            continue;
+        }
+        submit_metric(m, e, d.after);
+    }
+}
+
+bool Scheduler::submit_metric(const MetricRow& waiting, const EvalInfo& e, const std::vector<std::int64_t>& after) {
+    ensure_dirs(e);
+    const MetricRow m = begin_metric(db_, waiting, now_s());
+    MetricScript ms;
+    ms.attempt_dir = attempt_dir(e, m.tag);
+    ms.output_dir = fmt::format("{}/{}", e.output_dir, m.dataset);
+    for (const auto& id : m.trials)
+        if (auto t = load_trial(db_, id)) ms.done_markers.emplace_back(done_marker(e, id), t->trial_key);
+    ms.command = m.command;
+    slurm::BatchJob job;
+    job.name = m.tag;
+    job.comment = fmt::format("evalsched metric {}/{}/{}", e.name, e.checkpoint, m.dataset);
+    job.script = metric_script(ms);
+    std::string home = "/";
+    if (passwd* pw = getpwuid(e.uid); pw && pw->pw_dir) home = pw->pw_dir;
+    job.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + e.user, "LOGNAME=" + e.user,
+                       fmt::format("EVALSCHED_EVALUATION={}", e.id), "EVALSCHED_DATASET=" + m.dataset, "EVALSCHED_OUTPUT=" + e.output_dir};
+    job.user_id = e.uid;
+    job.group_id = e.gid;
+    // CPU only: no GPUs asked for, so inference's GPUs are free the moment it ends.
+    job.time_limit_min = static_cast<std::uint32_t>(std::ceil(std::max(2 * m.estimate_s + 120, 300.0) / 60));
+    job.partition = config_.partition;
+    std::string after_jobs;
+    for (const auto id : after) after_jobs += fmt::format("{}{}", after_jobs.empty() ? "" : ":", id);
+    if (!after_jobs.empty()) job.dependency = "afterany:" + after_jobs;
+    job.work_dir = e.output_dir;
+    job.std_out = log_path(e, m.tag);
+    std::string error;
+    auto id = slurm::submit_batch(job, error);
+    if (!id) {
+        log_line("metric job of {} in evaluation {} refused: {}", m.dataset, e.id, error);
+        metric_never_submitted(db_, m, "slurmctld refused the metric job: " + error);
+        return false;
+    }
+    metric_submitted(db_, m, *id, after_jobs);
+    log_line("metric job of {} in evaluation {}: job {}{}", m.dataset, e.id, *id,
+             after_jobs.empty() ? "" : " after " + after_jobs);
+    return true;
 }
 
 }  // namespace acme::evalsched

@@ -36,7 +36,7 @@ EvalInfo eval_from(store::Statement& q) {
 }
 
 constexpr const char* kTrialColumns =
-    "id, evaluation, trial_key, datasets, command, metric_command, excluded_nodes, state, shard, num_shards, gpus, attempts,"
+    "id, evaluation, trial_key, datasets, command, excluded_nodes, state, shard, num_shards, gpus, attempts,"
     " median_s, p90_s, startup_s, metric_s, conservative";
 
 TrialRow trial_from(store::Statement& q) {
@@ -46,22 +46,21 @@ TrialRow trial_from(store::Statement& q) {
     t.trial_key = q.column_text(2);
     t.datasets = q.column_text(3);
     t.command = q.column_text(4);
-    t.metric_command = q.column_text(5);
-    t.excluded_nodes = q.column_text(6);
-    t.state = q.column_text(7);
-    t.shard = static_cast<int>(q.column_int(8));
-    t.num_shards = static_cast<int>(q.column_int(9));
-    t.gpus = static_cast<int>(q.column_int(10));
-    t.attempts = static_cast<int>(q.column_int(11));
-    t.median_s = q.column_double(12);
-    t.p90_s = q.column_double(13);
-    t.startup_s = q.column_double(14);
-    t.metric_s = q.column_double(15);
-    t.conservative = q.column_int(16) != 0;
+    t.excluded_nodes = q.column_text(5);
+    t.state = q.column_text(6);
+    t.shard = static_cast<int>(q.column_int(7));
+    t.num_shards = static_cast<int>(q.column_int(8));
+    t.gpus = static_cast<int>(q.column_int(9));
+    t.attempts = static_cast<int>(q.column_int(10));
+    t.median_s = q.column_double(11);
+    t.p90_s = q.column_double(12);
+    t.startup_s = q.column_double(13);
+    t.metric_s = q.column_double(14);
+    t.conservative = q.column_int(15) != 0;
     return t;
 }
 
-constexpr const char* kAttemptColumns = "id, trial, number, tag, node, state, job_id, metric_job, submitted_at";
+constexpr const char* kAttemptColumns = "id, trial, number, tag, node, state, job_id, submitted_at";
 
 AttemptRow attempt_from(store::Statement& q) {
     AttemptRow a;
@@ -72,10 +71,31 @@ AttemptRow attempt_from(store::Statement& q) {
     a.node = q.column_text(4);
     a.state = q.column_text(5);
     a.job_id = q.column_optional_int(6);
-    a.metric_job = q.column_optional_int(7);
-    a.submitted_at = q.column_optional_double(8).value_or(0);
+    a.submitted_at = q.column_optional_double(7).value_or(0);
     return a;
 }
+
+constexpr const char* kMetricColumns =
+    "id, evaluation, dataset, command, tag, state, submissions, failures, estimate_s, job_id, after_jobs";
+
+// The row; its trials are read by metrics_in_state.
+MetricRow metric_from(store::Statement& q) {
+    MetricRow m;
+    m.id = q.column_int(0);
+    m.evaluation = q.column_int(1);
+    m.dataset = q.column_text(2);
+    m.command = q.column_text(3);
+    m.tag = q.column_optional_text(4).value_or("");
+    m.state = q.column_text(5);
+    m.submissions = static_cast<int>(q.column_int(6));
+    m.failures = static_cast<int>(q.column_int(7));
+    m.estimate_s = q.column_double(8);
+    m.job_id = q.column_optional_int(9);
+    m.after_jobs = q.column_text(10);
+    return m;
+}
+
+constexpr const char* kOpenMetricStates = "('waiting', 'submitting', 'queued', 'running')";
 
 // Whether the caller may see evaluation `id`; false also when it does not exist.
 bool visible(Database& db, std::int64_t id, const Caller& c) {
@@ -85,11 +105,12 @@ bool visible(Database& db, std::int64_t id, const Caller& c) {
     return c.admin || static_cast<std::uint32_t>(q.column_int(0)) == c.uid;
 }
 
-// Closes the evaluation when none of its trials can change any more.
+// Closes the evaluation when none of its trials and metric jobs can change any more.
 void maybe_close(Database& db, std::int64_t evaluation, double now) {
     auto q = db.prepare(
-        "SELECT SUM(state NOT IN ('done', 'failed', 'cancelled')), SUM(state = 'failed'), SUM(state = 'cancelled')"
-        " FROM trials WHERE evaluation = ?");
+        "SELECT COALESCE(SUM(open), 0), COALESCE(SUM(state = 'failed'), 0), COALESCE(SUM(state = 'cancelled'), 0) FROM ("
+        " SELECT state, state NOT IN ('done', 'failed', 'cancelled') AS open FROM trials WHERE evaluation = ?1"
+        " UNION ALL SELECT state, state NOT IN ('done', 'failed', 'cancelled') FROM metric_jobs WHERE evaluation = ?1)");
     q.bind(1, evaluation);
     if (!q.step() || q.column_int(0) > 0) return;
     const char* state = q.column_int(2) > 0 ? "cancelled" : q.column_int(1) > 0 ? "failed" : "done";
@@ -110,6 +131,7 @@ json eval_base(store::Statement& q) {
                 {"suite", q.column_text(8)},
                 {"priority", q.column_int(9)},
                 {"trials", {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
+                {"metric_jobs", {{"waiting", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
                 {"remaining_gpu_s", 0.0},
                 {"running_gpus", 0},
                 {"shared_bytes_read", 0.0},
@@ -143,6 +165,11 @@ std::vector<json> summaries(Database& db, std::optional<std::int64_t> id, const 
     bind(c);
     while (c.step())
         if (auto it = index.find(c.column_int(0)); it != index.end()) out[it->second]["trials"][c.column_text(1)] = c.column_int(2);
+    auto mc = db.prepare("SELECT m.evaluation, m.state, COUNT(*) FROM evaluations e JOIN metric_jobs m ON m.evaluation = e.id" + where +
+                         " GROUP BY m.evaluation, m.state");
+    bind(mc);
+    while (mc.step())
+        if (auto it = index.find(mc.column_int(0)); it != index.end()) out[it->second]["metric_jobs"][mc.column_text(1)] = mc.column_int(2);
     // ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
     auto r = db.prepare(
         "SELECT t.evaluation, COALESCE(SUM(t.gpus * (t.startup_s + t.median_s)), 0),"
@@ -201,19 +228,28 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         const TrialSet set = make(output_dir);
         auto ins = db.prepare(
             "INSERT INTO trials (evaluation, trial_key, datasets, shard, num_shards, gpus, median_s, p90_s, startup_s, metric_s,"
-            " conservative, command, metric_command, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
+            " conservative, command, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
+        std::map<std::string, std::int64_t> trial_ids;  // the core's trial id -> row
         for (const auto& t : set.trials) {
             std::string datasets;
             for (const auto& p : t.parts) datasets += (datasets.empty() ? "" : ",") + p.dataset;
-            std::string metric;
-            // A single-dataset, unsharded trial chains its dataset's CPU metric job.
-            if (t.parts.size() == 1 && t.parts[0].num_shards == 1)
-                for (const auto& m : set.metrics)
-                    if (m.dataset == t.parts[0].dataset) metric = m.command;
             ins.reset();
             ins.bind_all(id, t.id, datasets, t.parts.front().shard, t.parts.front().num_shards, t.gpus, t.prior.median_s,
-                         t.prior.p90_s, t.startup_s, t.metric_s, t.prior.conservative() ? 1 : 0, t.command, metric)
+                         t.prior.p90_s, t.startup_s, t.metric_s, t.prior.conservative() ? 1 : 0, t.command)
                 .run();
+            trial_ids[t.id] = db.last_insert_rowid();
+        }
+        auto mins = db.prepare("INSERT INTO metric_jobs (evaluation, dataset, command, estimate_s, state) VALUES (?, ?, ?, ?, 'waiting')");
+        auto link = db.prepare("INSERT INTO metric_trials (metric, trial) VALUES (?, ?)");
+        for (const auto& m : set.metrics) {
+            if (m.command.empty()) continue;  // scored inside its trials
+            mins.reset();
+            mins.bind_all(id, m.dataset, m.command, m.estimate_s).run();
+            const std::int64_t metric = db.last_insert_rowid();
+            for (const auto& after : m.after) {
+                link.reset();
+                link.bind_all(metric, trial_ids.at(after)).run();
+            }
         }
         return id;
     });
@@ -258,6 +294,21 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
                           {"attempt_list", a}});
     }
     e["trial_list"] = trials;
+    json metrics = json::array();
+    auto m = db.prepare(
+        "SELECT m.dataset, m.state, m.job_id, m.node, m.failures, m.category, m.reason,"
+        " (SELECT COUNT(*) FROM metric_trials x WHERE x.metric = m.id) FROM metric_jobs m WHERE m.evaluation = ? ORDER BY m.id");
+    m.bind(1, id);
+    while (m.step())
+        metrics.push_back({{"dataset", m.column_text(0)},
+                           {"state", m.column_text(1)},
+                           {"job_id", m.is_null(2) ? json(nullptr) : json(m.column_int(2))},
+                           {"node", m.column_text(3)},
+                           {"failures", m.column_int(4)},
+                           {"category", m.column_text(5)},
+                           {"reason", m.column_text(6)},
+                           {"after_trials", m.column_int(7)}});
+    e["metric_list"] = metrics;
     return e;
 }
 
@@ -296,6 +347,16 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
             auto& cell = rows[{d, ""}][std::to_string(f.column_int(0))];
             cell = f.column_text(2) == "failed" ? "failed: " + f.column_text(3) : f.column_text(2);
         }
+    }
+    // Inference done, the metric job still to score (or failed to).
+    auto mq = db.prepare(std::string("SELECT x.evaluation, x.dataset, x.state, x.reason FROM metric_jobs x") + of_evals +
+                         " AND x.state != 'done' ORDER BY x.evaluation, x.id");
+    mq.bind_all(name_or_id, name_or_id, caller.admin ? 1 : 0, caller.uid);
+    while (mq.step()) {
+        auto& cell = rows[{mq.column_text(1), ""}][std::to_string(mq.column_int(0))];
+        if (!cell.is_null()) continue;  // a trial's state says more (still running, failed)
+        const std::string state = mq.column_text(2);
+        cell = state == "failed" ? "failed: " + mq.column_text(3) : state == "cancelled" ? state : "scoring";
     }
     json out_rows = json::array();
     for (auto& [key, cells] : rows) {
@@ -354,6 +415,10 @@ CancelResult cancel_evaluation(Database& db, std::int64_t id, const Caller& call
         // Jobs of queued and running attempts are killed by the scheduler thread (the only one
         // that talks to slurmctld); it finds them through attempts_to_cancel.
         db.prepare("UPDATE trials SET state = 'cancelled', reason = 'cancelled by ' || ? WHERE evaluation = ? AND state NOT IN ('done', 'failed')")
+            .bind_all(caller.user, id)
+            .run();
+        db.prepare(fmt::format("UPDATE metric_jobs SET state = 'cancelled', reason = 'cancelled by ' || ? WHERE evaluation = ? AND state IN {}",
+                               kOpenMetricStates))
             .bind_all(caller.user, id)
             .run();
         db.prepare("UPDATE evaluations SET state = 'cancelled', finished_at = ? WHERE id = ?").bind_all(now, id).run();
@@ -427,10 +492,10 @@ AttemptRow begin_attempt(Database& db, const TrialRow& t, const std::string& nod
     });
 }
 
-void attempt_submitted(Database& db, const AttemptRow& a, std::int64_t job_id, std::optional<std::int64_t> metric_job) {
+void attempt_submitted(Database& db, const AttemptRow& a, std::int64_t job_id) {
     db.transaction([&] {
-        db.prepare("UPDATE attempts SET job_id = ?, metric_job = ?, state = 'queued' WHERE id = ? AND state = 'submitting'")
-            .bind_all(job_id, metric_job, a.id)
+        db.prepare("UPDATE attempts SET job_id = ?, state = 'queued' WHERE id = ? AND state = 'submitting'")
+            .bind_all(job_id, a.id)
             .run();
         db.prepare("UPDATE trials SET state = 'queued' WHERE id = ? AND state = 'submitting'").bind(1, a.trial).run();
     });
@@ -509,7 +574,7 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
 std::vector<AttemptRow> attempts_to_cancel(Database& db) {
     std::vector<AttemptRow> out;
     auto q = db.prepare(
-        "SELECT a.id, a.trial, a.number, a.tag, a.node, a.state, a.job_id, a.metric_job, a.submitted_at FROM attempts a"
+        "SELECT a.id, a.trial, a.number, a.tag, a.node, a.state, a.job_id, a.submitted_at FROM attempts a"
         " JOIN trials t ON t.id = a.trial WHERE t.state = 'cancelled' AND a.state IN ('submitting', 'queued', 'running')");
     while (q.step()) out.push_back(attempt_from(q));
     return out;
@@ -521,10 +586,181 @@ void attempt_cancelled(Database& db, const AttemptRow& a, double now) {
     });
 }
 
+std::vector<MetricRow> metrics_in_state(Database& db, const std::vector<std::string>& states) {
+    std::vector<MetricRow> out;
+    for (const auto& s : states) {
+        auto q = db.prepare(fmt::format("SELECT {} FROM metric_jobs WHERE state = ? ORDER BY id", kMetricColumns));
+        q.bind(1, s);
+        while (q.step()) out.push_back(metric_from(q));
+    }
+    auto t = db.prepare("SELECT trial FROM metric_trials WHERE metric = ? ORDER BY trial");
+    for (auto& m : out) {
+        t.reset();
+        t.bind(1, m.id);
+        while (t.step()) m.trials.push_back(t.column_int(0));
+    }
+    return out;
+}
+
+std::set<std::string> metric_datasets(Database& db, std::int64_t evaluation) {
+    std::set<std::string> out;
+    auto q = db.prepare("SELECT dataset FROM metric_jobs WHERE evaluation = ?");
+    q.bind(1, evaluation);
+    while (q.step()) out.insert(q.column_text(0));
+    return out;
+}
+
+std::vector<TrialProgress> metric_trial_progress(Database& db, const MetricRow& m) {
+    std::vector<TrialProgress> out;
+    auto q = db.prepare(
+        "SELECT t.trial_key, t.state, t.reason, (SELECT a.job_id FROM attempts a WHERE a.trial = t.id"
+        "   AND a.state IN ('queued', 'running') ORDER BY a.number DESC LIMIT 1)"
+        " FROM metric_trials x JOIN trials t ON t.id = x.trial WHERE x.metric = ? ORDER BY t.id");
+    q.bind(1, m.id);
+    while (q.step()) out.push_back({q.column_text(0), q.column_text(1), q.column_text(2), q.column_optional_int(3)});
+    return out;
+}
+
+MetricDecision decide_metric(const std::vector<TrialProgress>& trials) {
+    MetricDecision d;
+    for (const auto& t : trials)
+        if (t.state == "failed") {
+            d.kind = MetricDecision::Kind::give_up;
+            d.state = "failed";
+            d.reason = fmt::format("inference failed: {}{}", t.key, t.reason.empty() ? "" : " (" + t.reason + ")");
+            return d;
+        }
+    for (const auto& t : trials)
+        if (t.state == "cancelled") {
+            d.kind = MetricDecision::Kind::give_up;
+            d.state = "cancelled";
+            d.reason = "inference cancelled: " + t.key;
+            return d;
+        }
+    for (const auto& t : trials) {
+        if (t.state == "done") continue;
+        if ((t.state == "queued" || t.state == "running") && t.job_id) {
+            d.after.push_back(*t.job_id);
+            continue;
+        }
+        d.after.clear();
+        return d;  // a trial still to be placed (or being submitted): nothing to chain to yet
+    }
+    d.kind = MetricDecision::Kind::submit;
+    return d;
+}
+
+std::string metric_tag(const std::string& instance, std::int64_t evaluation, std::int64_t metric, int submission) {
+    return fmt::format("evalsched-{}-{}-m{}-{}", instance, evaluation, metric, submission);
+}
+
+MetricRow begin_metric(Database& db, const MetricRow& m, double now) {
+    return db.transaction([&] {
+        MetricRow out = m;
+        out.submissions = m.submissions + 1;
+        out.tag = metric_tag(instance_id(db), m.evaluation, m.id, out.submissions);
+        out.state = "submitting";
+        out.job_id.reset();
+        db.prepare(
+              "UPDATE metric_jobs SET state = 'submitting', submissions = ?, tag = ?, job_id = NULL, after_jobs = '', node = '',"
+              " submitted_at = ?, ended_at = NULL WHERE id = ?")
+            .bind_all(out.submissions, out.tag, now, m.id)
+            .run();
+        return out;
+    });
+}
+
+void metric_submitted(Database& db, const MetricRow& m, std::int64_t job_id, const std::string& after_jobs) {
+    db.transaction([&] {
+        db.prepare("UPDATE metric_jobs SET job_id = ?, after_jobs = ?, state = CASE state WHEN 'submitting' THEN 'queued' ELSE state END"
+                   " WHERE id = ?")
+            .bind_all(job_id, after_jobs, m.id)
+            .run();
+    });
+}
+
+void metric_never_submitted(Database& db, const MetricRow& m, const std::string& why) {
+    db.transaction([&] {
+        db.prepare("UPDATE metric_jobs SET state = 'waiting', reason = ? WHERE id = ? AND state = 'submitting'").bind_all(why, m.id).run();
+    });
+}
+
+void metric_running(Database& db, const MetricRow& m, const std::string& node) {
+    db.transaction([&] {
+        db.prepare("UPDATE metric_jobs SET state = 'running', node = ? WHERE id = ? AND state IN ('queued', 'submitting')")
+            .bind_all(node, m.id)
+            .run();
+    });
+}
+
+void finish_metric(Database& db, const MetricRow& m, const MetricOutcome& o, double now) {
+    db.transaction([&] {
+        auto cur = db.prepare("SELECT state FROM metric_jobs WHERE id = ?");
+        cur.bind(1, m.id);
+        if (!cur.step()) return;
+        // Cancelled meanwhile: the cancellation stands, whatever the job did.
+        if (cur.column_text(0) == "cancelled") {
+            db.prepare("UPDATE metric_jobs SET ended_at = ? WHERE id = ?").bind_all(now, m.id).run();
+            return;
+        }
+        const std::string node_sql = "node = CASE WHEN ? = '' THEN node ELSE ? END";
+        switch (o.kind) {
+        case MetricOutcome::Kind::done: {
+            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value) VALUES (?, ?, ?, ?)");
+            for (const auto& s : o.scores) {
+                ins.reset();
+                ins.bind_all(m.evaluation, m.dataset, s.metric, s.value).run();
+            }
+            db.prepare("UPDATE metric_jobs SET state = 'done', category = '', reason = '', ended_at = ?, " + node_sql + " WHERE id = ?")
+                .bind_all(now, o.node, o.node, m.id)
+                .run();
+            break;
+        }
+        case MetricOutcome::Kind::not_ready:
+            db.prepare("UPDATE metric_jobs SET state = 'waiting', reason = ?, ended_at = ? WHERE id = ?")
+                .bind_all(o.reason, now, m.id)
+                .run();
+            break;
+        case MetricOutcome::Kind::failed:
+            db.prepare(fmt::format("UPDATE metric_jobs SET state = ?, failures = failures + 1, category = ?, reason = ?, ended_at = ?, {}"
+                                   " WHERE id = ?",
+                                   node_sql))
+                .bind_all(o.retry ? "waiting" : "failed", o.category,
+                          o.retry ? fmt::format("retrying after {} ({})", o.reason, o.category) : o.reason, now, o.node, o.node, m.id)
+                .run();
+            break;
+        }
+        maybe_close(db, m.evaluation, now);
+    });
+}
+
+void metric_given_up(Database& db, const MetricRow& m, const std::string& state, const std::string& reason, double now) {
+    db.transaction([&] {
+        db.prepare("UPDATE metric_jobs SET state = ?, reason = ?, ended_at = ? WHERE id = ? AND state = 'waiting'")
+            .bind_all(state, reason, now, m.id)
+            .run();
+        maybe_close(db, m.evaluation, now);
+    });
+}
+
+std::vector<MetricRow> metrics_to_kill(Database& db) {
+    std::vector<MetricRow> out;
+    auto q = db.prepare(fmt::format("SELECT {} FROM metric_jobs WHERE state = 'cancelled' AND tag IS NOT NULL AND ended_at IS NULL ORDER BY id",
+                                    kMetricColumns));
+    while (q.step()) out.push_back(metric_from(q));
+    return out;
+}
+
+void metric_killed(Database& db, const MetricRow& m, double now) {
+    db.transaction([&] { db.prepare("UPDATE metric_jobs SET ended_at = ? WHERE id = ?").bind_all(now, m.id).run(); });
+}
+
 Counts counts(Database& db) {
     Counts c;
     auto q = db.prepare("SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state");
     while (q.step()) c.trials_by_state.emplace_back(q.column_text(0), q.column_int(1));
+    auto mq = db.prepare("SELECT state, COUNT(*) FROM metric_jobs GROUP BY state ORDER BY state");
+    while (mq.step()) c.metric_jobs_by_state.emplace_back(mq.column_text(0), mq.column_int(1));
     auto e = db.prepare("SELECT COUNT(*) FROM evaluations WHERE state = 'active'");
     e.step();
     c.evaluations_active = e.column_int(0);

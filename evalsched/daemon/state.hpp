@@ -1,4 +1,4 @@
-// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v3): the writes
+// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v4): the writes
 // that move evaluations, trials and attempts between states, each one transaction, and the
 // reads the API serves. Both the API thread and the scheduler thread use it, each with its
 // own connection (WAL lets readers run beside the one writer).
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,7 +71,7 @@ struct EvalInfo {
 
 struct TrialRow {
     std::int64_t id = 0, evaluation = 0;
-    std::string trial_key, datasets, command, metric_command, excluded_nodes, state;
+    std::string trial_key, datasets, command, excluded_nodes, state;
     int shard = 0, num_shards = 1, gpus = 1, attempts = 0;
     double median_s = 0, p90_s = 0, startup_s = 0, metric_s = 0;
     bool conservative = false;
@@ -81,7 +82,7 @@ struct AttemptRow {
     std::int64_t id = 0, trial = 0;
     int number = 0;
     std::string tag, node, state;
-    std::optional<std::int64_t> job_id, metric_job;
+    std::optional<std::int64_t> job_id;
     double submitted_at = 0;
 };
 
@@ -102,7 +103,7 @@ std::string instance_id(store::Database& db);
 
 // Before slurm_submit_batch_job: a new attempt in 'submitting', the trial with it.
 AttemptRow begin_attempt(store::Database& db, const TrialRow& trial, const std::string& node, double time_limit_s, double now);
-void attempt_submitted(store::Database& db, const AttemptRow& a, std::int64_t job_id, std::optional<std::int64_t> metric_job);
+void attempt_submitted(store::Database& db, const AttemptRow& a, std::int64_t job_id);
 // The submission did not happen (slurmctld refused, or a restart found no job by the tag):
 // the attempt is forgotten and the trial is pending again.
 void attempt_never_submitted(store::Database& db, const AttemptRow& a, const std::string& why);
@@ -133,9 +134,75 @@ void finish_attempt(store::Database& db, const AttemptRow& a, const Outcome& o, 
 std::vector<AttemptRow> attempts_to_cancel(store::Database& db);
 void attempt_cancelled(store::Database& db, const AttemptRow& a, double now);
 
+// --- metric jobs -----------------------------------------------------------------------------
+// One CPU job per dataset with a metric_command, after every trial holding a piece of it (all
+// shards, or the bundle it rode in), so a dataset is scored once, over all its predictions, and
+// the GPUs go back as soon as inference ends.
+
+struct MetricRow {
+    std::int64_t id = 0, evaluation = 0;
+    std::string dataset, command, tag, state;
+    int submissions = 0, failures = 0;
+    double estimate_s = 0;
+    std::optional<std::int64_t> job_id;
+    std::string after_jobs;             // what its newest submission was chained to
+    std::vector<std::int64_t> trials;   // the trials it waits for
+};
+
+// With the trials each one waits for.
+std::vector<MetricRow> metrics_in_state(store::Database& db, const std::vector<std::string>& states);
+// The datasets of an evaluation that a metric job scores: their trials write predictions, not
+// result.json.
+std::set<std::string> metric_datasets(store::Database& db, std::int64_t evaluation);
+
+// Where one of a metric job's trials stands.
+struct TrialProgress {
+    std::string key, state, reason;
+    std::optional<std::int64_t> job_id;  // of its open attempt, once slurmctld took it
+};
+std::vector<TrialProgress> metric_trial_progress(store::Database& db, const MetricRow& m);
+
+// What a waiting metric job does next. Submitted as soon as every unfinished trial of its
+// dataset is a job in Slurm's queue, chained to them with afterany (slurmctld starts it the
+// moment inference ends); the job's own check refuses to score while a trial has not succeeded,
+// and it goes back to waiting for the retry.
+struct MetricDecision {
+    enum class Kind { wait, submit, give_up } kind = Kind::wait;
+    std::vector<std::int64_t> after;   // submit: the trial jobs still to finish
+    std::string state, reason;         // give_up: failed or cancelled, and why
+};
+MetricDecision decide_metric(const std::vector<TrialProgress>& trials);
+
+// "evalsched-<instance>-<evaluation>-m<metric>-<submission>"
+std::string metric_tag(const std::string& instance, std::int64_t evaluation, std::int64_t metric, int submission);
+// Before slurm_submit_batch_job: 'submitting' under a new tag.
+MetricRow begin_metric(store::Database& db, const MetricRow& m, double now);
+// Records the job even when the evaluation was cancelled meanwhile (the job is then killed).
+void metric_submitted(store::Database& db, const MetricRow& m, std::int64_t job_id, const std::string& after_jobs);
+// slurmctld refused it, or a restart found no job by its tag: waiting again.
+void metric_never_submitted(store::Database& db, const MetricRow& m, const std::string& why);
+void metric_running(store::Database& db, const MetricRow& m, const std::string& node);
+
+struct MetricOutcome {
+    enum class Kind { done, not_ready, failed } kind = Kind::failed;
+    std::string node, category, reason;
+    bool retry = false;
+    std::vector<Outcome::Score> scores;
+};
+// done: scores stored; not_ready: a trial had not succeeded, waiting again (no failure counted);
+// failed: waiting again for a retry, or failed. Closes the evaluation when nothing is left. One
+// transaction.
+void finish_metric(store::Database& db, const MetricRow& m, const MetricOutcome& o, double now);
+// Its inference failed or was cancelled: it never runs.
+void metric_given_up(store::Database& db, const MetricRow& m, const std::string& state, const std::string& reason, double now);
+// Metric jobs of cancelled evaluations whose Slurm job may still exist, and the mark that it was killed.
+std::vector<MetricRow> metrics_to_kill(store::Database& db);
+void metric_killed(store::Database& db, const MetricRow& m, double now);
+
 // Counters for /metrics.
 struct Counts {
     std::vector<std::pair<std::string, std::int64_t>> trials_by_state;
+    std::vector<std::pair<std::string, std::int64_t>> metric_jobs_by_state;
     std::int64_t evaluations_active = 0;
     std::int64_t queue_depth = 0;    // trials waiting for a GPU (pending) or in Slurm's queue
     double shared_bytes = 0;

@@ -77,7 +77,7 @@ int populate(const std::string& path, int trials) {
         for (const auto& t : trials_in_state(db, {"pending"})) {
             const std::string node = fmt::format("n{}", 1 + t.id % 3);
             const AttemptRow a = begin_attempt(db, t, node, 600, now);
-            attempt_submitted(db, a, 100000 + t.id, std::nullopt);
+            attempt_submitted(db, a, 100000 + t.id);
             Outcome o;
             o.success = true;
             o.node = node;

@@ -33,3 +33,24 @@ TEST_CASE("watch's progress line counts trials and estimates the rest") {
            {"running_gpus", 4}};
     CHECK(render_progress(e, 10) == "[#####.....] 10/20 done, 4 running, 6 pending, 0 failed, ETA 1m40s");
 }
+
+TEST_CASE("inference done is not scored: the progress line and the trial table show the metric jobs to go") {
+    json e{{"id", 3},
+           {"name", "run7"},
+           {"checkpoint", "step-100"},
+           {"user", "alice"},
+           {"state", "active"},
+           {"suite", "m"},
+           {"path", "/ckpt/run7/step-100"},
+           {"trials", {{"pending", 0}, {"queued", 0}, {"running", 0}, {"done", 3}, {"failed", 0}, {"cancelled", 0}, {"submitting", 0}}},
+           {"metric_jobs", {{"waiting", 0}, {"queued", 1}, {"running", 1}, {"done", 1}}},
+           {"remaining_gpu_s", 0.0},
+           {"running_gpus", 0},
+           {"trial_list", json::array()},
+           {"metric_list",
+            {{{"dataset", "longqa"}, {"after_trials", 2}, {"state", "running"}, {"node", "n3"}, {"job_id", 60}, {"reason", ""}}}}};
+    CHECK(render_progress(e, 10) == "[##########] 3/3 done, 0 running, 0 pending, 0 failed, 2 metric jobs to go, ETA -");
+    const std::string shown = render_evaluation(e);
+    CHECK(shown.find("METRIC JOB  AFTER     STATE    NODE  JOB  REASON") != std::string::npos);
+    CHECK(shown.find("longqa      2 trials  running  n3    60") != std::string::npos);
+}

@@ -1,9 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <sys/wait.h>
+
 #include <nlohmann/json.hpp>
 
 #include "evalsched/daemon/api_request.hpp"
 #include "evalsched/daemon/job_script.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
 
@@ -45,9 +52,47 @@ TEST_CASE("bad submissions get one line naming the field") {
 
 TEST_CASE("trial scripts quote every outside value for bash") {
     CHECK(shell_quote("a'b") == "'a'\\''b'");
-    TrialScript t{"/lib/stage.sh", "/dev/shm/e", 1e9, "/ckpt/it's", "/out/a", {"/out/mmlu/result.json"}, "eval \"$EVALSCHED_STAGED\""};
+    TrialScript t{"/lib/stage.sh", "/dev/shm/e", 1e9, "/ckpt/it's", "/out/a", {"/out/mmlu/result.json"}, "/out/done/7",
+                  "eval \"$EVALSCHED_STAGED\""};
     const std::string s = trial_script(t);
     CHECK(s.find("'/ckpt/it'\\''s'") != std::string::npos);
     CHECK(s.find("( eval \"$EVALSCHED_STAGED\" )") != std::string::npos);
-    CHECK(metric_script("/out/mmlu", "score").find("nothing to score") != std::string::npos);
+    CHECK(s.find("[ \"$rc\" -eq 0 ] && : > '/out/done/7'") != std::string::npos);
+}
+
+namespace {
+// Runs a metric script with bash; its exit status.
+int run_script(const acme::test::TempDir& dir, const std::string& script) {
+    {
+        std::ofstream f(dir.file("metric.sh"));
+        f << script;
+    }
+    const int status = std::system(("bash " + dir.file("metric.sh") + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+bool exists(const std::string& path) { return std::filesystem::exists(path); }
+}  // namespace
+
+TEST_CASE("a metric job scores only when every trial of its dataset finished and left predictions") {
+    acme::test::TempDir dir;
+    const std::string out = dir.file("longqa"), done = dir.file("done");
+    std::filesystem::create_directories(out);
+    std::filesystem::create_directories(done);
+    MetricScript m{dir.file("attempt"), out, {{done + "/1", "run7/longqa#0of2"}, {done + "/2", "run7/longqa#1of2"}},
+                   "echo '{\"scores\": {\"acc\": 1}}' > " + out + "/result.json"};
+    // One shard still running (or failed, to be retried): wait for it.
+    std::ofstream(done + "/1").put('\n');
+    CHECK(run_script(dir, metric_script(m)) == kMetricNotReadyExit);
+    CHECK_FALSE(exists(out + "/result.json"));
+    // Both shards succeeded but wrote nothing: nothing to score.
+    std::ofstream(done + "/2").put('\n');
+    CHECK(run_script(dir, metric_script(m)) == kNoPredictionsExit);
+    // Predictions, and a stale result from an earlier run that must not survive a failing command.
+    std::filesystem::create_directories(out + "/shard-0-of-2");
+    CHECK(run_script(dir, metric_script(m)) == 0);
+    CHECK(exists(out + "/result.json"));
+    CHECK(exists(dir.file("attempt") + "/run.json"));
+    m.command = "exit 3";
+    CHECK(run_script(dir, metric_script(m)) == 3);
+    CHECK_FALSE(exists(out + "/result.json"));
 }

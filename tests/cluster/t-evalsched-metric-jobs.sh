@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Datasets scored by CPU metric jobs after sharding and bundling: longqa runs as two shards and
+# its one metric job scores both shards' predictions together (the fake scorer refuses partial
+# coverage); humaneval rides in a bundle with two datasets scored in-trial, and its metric job
+# follows that bundle. Shard 1 of longqa first hits an uncorrectable ECC error: the metric job
+# must wait for the retry instead of scoring half a dataset. Metric jobs ask for no GPU.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evalsched-lib.sh"
+es_setup
+sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+  "$ACME_SRC_DIR"/tests/data/suites/fake-metrics.toml >"$ES"/metrics.toml
+chmod 644 "$ES"/metrics.toml
+: >"$ES"/fail/longqa-1.infra
+chmod 666 "$ES"/fail/longqa-1.infra
+es_start
+id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/metrics.toml --params-b 7)
+assert_eq done "$(es_wait "$id" 150)" "evaluation state"
+
+# The plan: two shards of longqa and one bundle of the three short datasets.
+assert_eq "arc_e,humaneval,piqa longqa longqa" "$(es_sql "SELECT group_concat(datasets, ' ') FROM (SELECT datasets FROM trials ORDER BY datasets)")" "trials"
+assert_eq 2 "$(es_sql "SELECT attempts FROM trials WHERE trial_key LIKE '%longqa#1of2'")" "attempts of the shard that hit the ECC error"
+assert_eq "humaneval done|longqa done" "$(es_sql "SELECT group_concat(dataset || ' ' || state, '|') FROM (SELECT * FROM metric_jobs ORDER BY dataset)")" "metric jobs"
+# longqa's metric job was chained to both shards' jobs (afterany), and scored both shards at once.
+after=$(es_sql "SELECT after_jobs FROM metric_jobs WHERE dataset = 'longqa'")
+[ -z "$after" ] || [[ "$after" =~ ^[0-9]+(:[0-9]+)?$ ]] || fail "longqa's metric job was chained to '$after'"
+# Chained in the same round as the shards, it ran after the failed attempt, refused to score
+# half the dataset, and was chained again to the retry: two submissions, no failure counted.
+assert_eq "2 0" "$(es_sql "SELECT submissions || ' ' || failures FROM metric_jobs WHERE dataset = 'longqa'")" "longqa metric job submissions and failures"
+result=$(cat "$ES"/results/"$id"/longqa/result.json)
+assert_contains "$result" '"prediction_files": 2' "longqa's metric job read both shards"
+
+# The report: the metric jobs' scores for longqa and humaneval, the bundle's own for the others.
+expected() { awk -v s="$(printf '%s' "$1" | cksum | cut -d' ' -f1)" 'BEGIN { printf "%.4f", (s % 1000) / 1000 }'; }
+report=$(evalsched report "$id" --format csv)
+assert_contains "$report" "longqa,exact_match,$(expected longqa | sed 's/0*$//')" "longqa's whole-dataset score"
+assert_contains "$report" "humaneval,exact_match,$(expected humaneval | sed 's/0*$//')" "humaneval's score from its metric job"
+echo "$report" | grep -q "^piqa,accuracy," || fail "piqa has no in-trial score: $report"
+echo "$report" | grep -q "^arc_e,accuracy," || fail "arc_e has no in-trial score: $report"
+assert_eq 0 "$(echo "$report" | grep -c ',-$')" "datasets without a score"
+
+# No GPU for the metric jobs: their GPUs went back when inference ended.
+for job in $(es_sql "SELECT job_id FROM metric_jobs"); do
+  info=$(scontrol -o show job "$job" 2>/dev/null) || continue  # purged after MinJobAge
+  case $info in *gres/gpu*|*TresPerNode=gpu*|*TresPerJob=gpu*) fail "metric job $job asked for a GPU: $info" ;; esac
+done
+status=$(evalsched status "$id")
+assert_contains "$status" "METRIC JOB" "status lists the metric jobs"
