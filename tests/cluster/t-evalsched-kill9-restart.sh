@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # kill -9 of evalschedd at three moments of a run (right after the submission, mid-run, near
 # the end), each time restarted: every trial finishes exactly once. Slurm's own job list is the
-# witness: one job per trial tag, no tag twice.
+# witness: one job per trial tag, no tag twice. Beside it runs an evaluation whose sharded and
+# bundled datasets are scored by metric jobs: those too run exactly once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
 es_start
+sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+  "$ACME_SRC_DIR"/tests/data/suites/fake-metrics.toml >"$ES"/metrics.toml
+chmod 644 "$ES"/metrics.toml
+metrics_id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/metrics.toml --params-b 7 --name run8)
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml)
 done_count() { es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND state = 'done'"; }
 for moment in 0 6 14; do
@@ -18,6 +23,12 @@ done
 assert_eq done "$(es_wait "$id" 150)" "evaluation state"
 assert_eq 20 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
 # Slurm remembers every job (MinJobAge=300): one per tag, 20 tags.
-jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-" | sort)
+jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$id-" | sort)
 assert_eq 20 "$(echo "$jobs" | wc -l)" "jobs submitted"
 assert_eq 20 "$(echo "$jobs" | uniq | wc -l)" "distinct trial tags"
+# The metric evaluation: three trials (two shards, one bundle) and two metric jobs, each once.
+assert_eq done "$(es_wait "$metrics_id" 60)" "metric evaluation state"
+assert_eq 4 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $metrics_id")" "scores of the metric evaluation"
+jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$metrics_id-" | sort)
+assert_eq 5 "$(echo "$jobs" | wc -l)" "jobs of the metric evaluation (3 trials, 2 metric jobs)"
+assert_eq 5 "$(echo "$jobs" | uniq | wc -l)" "distinct tags of the metric evaluation"
