@@ -11,7 +11,10 @@
 namespace acme::evalsched {
 
 double time_limit(const PendingTrial& t, bool staged, const PlanOptions& o) {
-    return t.startup_s + t.p90_s * (1 + o.margin_fraction) + o.margin_s + (staged ? 0 : t.stage_s);
+    const double s = t.startup_s + t.p90_s * (1 + o.margin_fraction) + o.margin_s + (staged ? 0 : t.stage_s);
+    // Whole minutes, as sbatch --time takes it: the limit fitted into a window is the one Slurm
+    // gets, never up to 59 s longer (which would no longer fit before a reservation).
+    return std::ceil(s / 60) * 60;
 }
 
 namespace {

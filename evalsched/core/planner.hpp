@@ -75,6 +75,7 @@ struct Plan {
     int usable_gpus = 0;
 };
 
+// --time for a trial: startup, p90 with margins, staging unless staged; whole minutes.
 double time_limit(const PendingTrial& trial, bool staged, const PlanOptions& options);
 
 Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options = {});

@@ -118,7 +118,17 @@ TEST_CASE("nodes that already hold the checkpoint are preferred and skip staging
     REQUIRE(p.submit.size() == 1);
     CHECK(p.submit[0].node == "n2");
     CHECK_FALSE(p.submit[0].stages_checkpoint);
-    CHECK(p.submit[0].time_limit_s == doctest::Approx(30 + 120 * 1.2 + 120));
+    // 30 + 120 x 1.2 + 120 = 294 s, asked of Slurm in whole minutes.
+    CHECK(p.submit[0].time_limit_s == 300);
+}
+
+TEST_CASE("a window checked in seconds is checked against the whole minutes sbatch will ask for") {
+    auto tight = node("n1", 8);
+    tight.staged = {"c1"};
+    tight.window_s = 297;  // holds the 294 s the trial needs, not the 5 minutes it would ask for
+    CHECK(plan(std::vector<PendingTrial>{trial("t", 100)}, std::vector<NodeWindow>{tight}).submit.empty());
+    tight.window_s = 300;
+    CHECK(plan(std::vector<PendingTrial>{trial("t", 100)}, std::vector<NodeWindow>{tight}).submit.size() == 1);
 }
 
 TEST_CASE("trials of one plan gather on the node being staged rather than staging another") {
