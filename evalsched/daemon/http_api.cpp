@@ -138,18 +138,15 @@ std::string summary(std::string_view name, std::string_view help, std::vector<do
 
 }  // namespace
 
-const std::string* HttpApi::cached(const std::string& key) {
-    auto q = db_.prepare("SELECT total_changes()");
-    q.step();
-    auto v = db_.prepare("PRAGMA data_version");
-    v.step();
-    const std::pair<std::int64_t, std::int64_t> version{v.column_int(0), q.column_int(0)};
-    if (version != version_ || replies_.size() > 4096) {
-        replies_.clear();
-        version_ = version;
-    }
+const std::string* HttpApi::cached(const std::string& key, const std::string& stamp) {
     auto it = replies_.find(key);
-    return it == replies_.end() ? nullptr : &it->second;
+    if (it == replies_.end() || it->second.first != stamp) return nullptr;
+    return &it->second.second;
+}
+
+void HttpApi::keep(const std::string& key, const std::string& stamp, const std::string& text) {
+    if (replies_.size() > kMaxReplies) replies_.clear();
+    replies_[key] = {stamp, text};
 }
 
 void HttpApi::on_request(evhttp_request* req, void* self) { static_cast<HttpApi*>(self)->handle(req); }
@@ -224,33 +221,35 @@ void HttpApi::handle(evhttp_request* req) {
             reply_error(req, 404, fmt::format("no such API: {} {}", method, evhttp_request_get_uri(req)));
             return;
         }
-        // Reads are answered from the cache while the database is unchanged (the key holds what
-        // decides the answer: route, argument, and admin or uid).
-        std::string key;
-        if (route->route == Route::list || route->route == Route::show || route->route == Route::report || route->route == Route::priors) {
-            key = fmt::format("{}\x1f{}\x1f{}\x1f{}", static_cast<int>(route->route), route->id, route->arg,
-                              caller.admin ? std::string("*") : std::to_string(caller.uid));
-            if (const std::string* hit = cached(key)) {
-                reply_text(req, 200, *hit);
-                return;
-            }
-        }
-        auto answer = [&](const json& body) {
+        // A read's answer is kept under what decides it (route, argument, admin or uid) and
+        // reused while the versions of the evaluations it shows are unchanged (the stamp).
+        const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", static_cast<int>(route->route), route->id, route->arg,
+                                            caller.admin ? std::string("*") : std::to_string(caller.uid));
+        auto answer = [&](const json& body, const std::string& stamp) {
             std::string text = body_text(body);
             reply_text(req, 200, text);
-            replies_[key] = std::move(text);
+            keep(key, stamp, text);
         };
         switch (route->route) {
         case Route::health:
             reply(req, 200, json{{"ok", true}, {"user", caller.user}, {"admin", caller.admin}});
             return;
         case Route::list:
-            answer(list_json(db_, caller));
+            reply_text(req, 200, summaries_.list_text(db_, caller) + "\n");
             return;
         case Route::show: {
-            auto e = evaluation_json(db_, route->id, caller);
+            const auto version = evaluation_version(db_, route->id, caller);
+            std::optional<json> e;
+            if (version) {
+                const std::string stamp = std::to_string(*version);
+                if (const std::string* hit = cached(key, stamp)) {
+                    reply_text(req, 200, *hit);
+                    return;
+                }
+                e = evaluation_json(db_, route->id, caller);
+                if (e) answer(*e, stamp);
+            }
             if (!e) reply_error(req, 404, fmt::format("evaluation {} not found (or not yours): see evalsched status", route->id));
-            else answer(*e);
             return;
         }
         case Route::cancel: {
@@ -265,13 +264,18 @@ void HttpApi::handle(evhttp_request* req) {
             return;
         }
         case Route::report: {
-            auto r = report_json(db_, route->arg, caller);
+            const std::string stamp = report_versions(db_, route->arg, caller);
+            if (const std::string* hit = stamp.empty() ? nullptr : cached(key, stamp)) {
+                reply_text(req, 200, *hit);
+                return;
+            }
+            auto r = stamp.empty() ? std::nullopt : report_json(db_, route->arg, caller);
             if (!r) reply_error(req, 404, fmt::format("no evaluation named {} that you can see: see evalsched status", route->arg));
-            else answer(*r);
+            else answer(*r, stamp);
             return;
         }
         case Route::priors:
-            answer(priors_.get(db_, route->arg));
+            reply(req, 200, priors_.get(db_, route->arg));
             return;
         case Route::submit: {
             evbuffer* in = evhttp_request_get_input_buffer(req);

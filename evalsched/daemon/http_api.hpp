@@ -35,8 +35,9 @@ private:
     static void on_request(evhttp_request* req, void* self);
     static void on_metrics(evhttp_request* req, void* self);
     void handle(evhttp_request* req);
-    // The cached answer to a read, or nullptr; drops every answer once the database changed.
-    const std::string* cached(const std::string& key);
+    // The kept answer to a read under `key`, or nullptr when there is none for this stamp.
+    const std::string* cached(const std::string& key, const std::string& stamp);
+    void keep(const std::string& key, const std::string& stamp, const std::string& text);
 
 
     event_base* base_;
@@ -45,12 +46,14 @@ private:
     std::function<void()> wake_;
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
-    // Answers to GET reads (by route, argument and what the caller may see), kept while the
-    // database is unchanged: PRAGMA data_version moves when another connection (the scheduler
-    // thread) commits, total_changes() when this one does. Requests are served one at a time
-    // on one event loop, so a repeated whole-store read must not cost a whole-store query.
-    std::pair<std::int64_t, std::int64_t> version_{-1, -1};
-    std::unordered_map<std::string, std::string> replies_;
+    // Requests are served one at a time on one event loop, and the scheduler thread commits
+    // every round, so a read must not cost a whole-store query each time: answers to
+    // `status ID` and `report` are kept with the versions of the evaluations they show (the
+    // store bumps a version on every change), `status` is assembled from per-evaluation
+    // summaries kept the same way, and priors until a prior run is added or pruned.
+    static constexpr std::size_t kMaxReplies = 4096;
+    std::unordered_map<std::string, std::pair<std::string, std::string>> replies_;  // key -> stamp, text
+    SummaryCache summaries_;
     PriorsCache priors_;
 };
 

@@ -141,14 +141,29 @@ json eval_base(store::Statement& q) {
 constexpr const char* kSummaryColumns =
     "SELECT e.id, e.name, e.checkpoint, e.path, e.user, e.state, e.submitted_at, e.finished_at, e.suite_name, e.priority FROM evaluations e";
 
-// Summaries of one evaluation (`id`) or of every evaluation the caller may see, in id order: a
-// fixed number of queries however many evaluations there are (trial counts, the ETA's remaining
-// work and the stagings each grouped by evaluation), never a few queries per evaluation.
-std::vector<json> summaries(Database& db, std::optional<std::int64_t> id, const Caller& caller) {
+// Which evaluations summaries() reads: one, every one the caller may see, or a list.
+struct Which {
+    std::optional<std::int64_t> id;
+    const std::vector<std::int64_t>* ids = nullptr;
+};
+
+// Summaries of the evaluations `which` names, in id order: a fixed number of queries however
+// many evaluations there are (trial counts, the ETA's remaining work and the stagings each
+// grouped by evaluation), never a few queries per evaluation.
+std::vector<json> summaries(Database& db, const Which& which, const Caller& caller) {
     // The same evaluations filter on `e` in every query.
-    const std::string where = id ? " WHERE e.id = ?" : " WHERE (? OR e.uid = ?)";
+    std::string ids_json;
+    if (which.ids) {
+        json a = json::array();
+        for (auto i : *which.ids) a.push_back(i);
+        ids_json = a.dump();
+    }
+    const std::string where = which.id    ? " WHERE e.id = ?"
+                              : which.ids ? " WHERE e.id IN (SELECT value FROM json_each(?))"
+                                          : " WHERE (? OR e.uid = ?)";
     auto bind = [&](store::Statement& q) {
-        if (id) q.bind(1, *id);
+        if (which.id) q.bind(1, *which.id);
+        else if (which.ids) q.bind(1, ids_json);
         else q.bind_all(caller.admin ? 1 : 0, caller.uid);
     };
     std::vector<json> out;
@@ -257,7 +272,7 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
 
 std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller& caller) {
     if (!visible(db, id, caller)) return std::nullopt;
-    auto found = summaries(db, id, caller);
+    auto found = summaries(db, Which{id}, caller);
     if (found.empty()) return std::nullopt;
     json e = std::move(found.front());
     json trials = json::array();
@@ -314,8 +329,55 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
 
 json list_json(Database& db, const Caller& caller) {
     json out = json::array();
-    for (auto& e : summaries(db, std::nullopt, caller)) out.push_back(std::move(e));
+    for (auto& e : summaries(db, Which{}, caller)) out.push_back(std::move(e));
     return out;
+}
+
+std::string SummaryCache::list_text(Database& db, const Caller& caller) {
+    // Versions first, summaries second: a summary read after its version is never older than
+    // the version it is stored under (at worst newer, and rebuilt once more next time).
+    std::vector<std::pair<std::int64_t, std::int64_t>> visible;  // id, version
+    std::vector<std::int64_t> stale;
+    auto q = db.prepare("SELECT id, version FROM evaluations WHERE (? OR uid = ?) ORDER BY id");
+    q.bind_all(caller.admin ? 1 : 0, caller.uid);
+    while (q.step()) {
+        visible.emplace_back(q.column_int(0), q.column_int(1));
+        auto it = entries_.find(visible.back().first);
+        if (it == entries_.end() || it->second.version != visible.back().second) stale.push_back(visible.back().first);
+    }
+    if (entries_.size() + stale.size() > kMaxEntries) entries_.clear();
+    if (!stale.empty()) {
+        std::map<std::int64_t, std::int64_t> version_of(visible.begin(), visible.end());
+        for (auto& e : summaries(db, Which{std::nullopt, &stale}, caller)) {
+            const std::int64_t id = e["id"].get<std::int64_t>();
+            entries_[id] = Entry{version_of[id], e.dump(-1, ' ', false, json::error_handler_t::replace)};
+            ++rebuilt_;
+        }
+    }
+    std::string out = "[";
+    for (const auto& [id, version] : visible) {
+        auto it = entries_.find(id);
+        if (it == entries_.end()) continue;  // created after the version read: next time
+        if (out.size() > 1) out += ',';
+        out += it->second.text;
+    }
+    return out + "]";
+}
+
+std::optional<std::int64_t> evaluation_version(Database& db, std::int64_t id, const Caller& caller) {
+    auto q = db.prepare("SELECT version, uid FROM evaluations WHERE id = ?");
+    q.bind(1, id);
+    if (!q.step() || !(caller.admin || static_cast<std::uint32_t>(q.column_int(1)) == caller.uid)) return std::nullopt;
+    return q.column_int(0);
+}
+
+std::string report_versions(Database& db, const std::string& name_or_id, const Caller& caller) {
+    auto q = db.prepare(
+        "SELECT COALESCE(group_concat(id || ':' || version, ','), '') FROM (SELECT id, version FROM evaluations"
+        " WHERE (name = ? OR CAST(id AS TEXT) = ?) AND (? OR uid = ?) ORDER BY id)");
+    q.bind_all(name_or_id, name_or_id, caller.admin ? 1 : 0, caller.uid);
+    q.step();
+    return q.column_text(0);
 }
 
 std::optional<json> report_json(Database& db, const std::string& name_or_id, const Caller& caller) {

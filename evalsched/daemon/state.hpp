@@ -1,4 +1,4 @@
-// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v4): the writes
+// evalschedd's state in its SQLite file (schema: common/store/evalsched_store, v5): the writes
 // that move evaluations, trials and attempts between states, each one transaction, and the
 // reads the API serves. Both the API thread and the scheduler thread use it, each with its
 // own connection (WAL lets readers run beside the one writer).
@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,30 @@ std::int64_t create_evaluation(store::Database& db, const SubmitRequest& req, co
 // nullopt: no such evaluation, or another user's (the caller cannot tell which: no leak).
 std::optional<nlohmann::json> evaluation_json(store::Database& db, std::int64_t id, const Caller& caller);
 nlohmann::json list_json(store::Database& db, const Caller& caller);
+// list_json(db, caller).dump(), keeping each evaluation's summary until its version changes
+// (the store bumps it on every change a summary shows): a busy scheduler committing every
+// round costs the next list one rebuilt summary per changed evaluation, not a whole-store
+// read. One per connection (not thread-safe).
+class SummaryCache {
+public:
+    std::string list_text(store::Database& db, const Caller& caller);
+    int rebuilt() const { return rebuilt_; }  // summaries built so far (tests)
+
+private:
+    static constexpr std::size_t kMaxEntries = 100000;
+    struct Entry {
+        std::int64_t version;
+        std::string text;
+    };
+    std::unordered_map<std::int64_t, Entry> entries_;
+    int rebuilt_ = 0;
+};
+
+// Stamps that change whenever the answer would: the evaluation's version (nullopt when the
+// caller may not see it), and "id:version,..." of the evaluations a report covers.
+std::optional<std::int64_t> evaluation_version(store::Database& db, std::int64_t id, const Caller& caller);
+std::string report_versions(store::Database& db, const std::string& name_or_id, const Caller& caller);
+
 // Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
 std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);
 nlohmann::json priors_json(store::Database& db, const std::string& dataset);

@@ -12,7 +12,8 @@
 //       slow answer delays the ones behind it and shows in the tail (no coordinated omission).
 //       One connection per request, HTTP/1.0, as the evalsched CLI does. The mix is what CLIs
 //       polling a busy daemon send: `status ID` / `watch ID`, `status`, `report RUN`, `priors`.
-//       Prints p50/p99/max per route and for all.
+//       Prints p50/p99/max per route and for all. EVALSCHED_BENCH_WRITES=W and
+//       EVALSCHED_BENCH_DB=DB: W committed writes a second beside the load (a busy scheduler).
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -135,6 +136,8 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(i, v.size() - 1)];
 }
 
+bool writer_ran(double writes) { return writes > 0 && std::getenv("EVALSCHED_BENCH_DB"); }
+
 int load(const std::string& socket_path, double rate, double seconds) {
     // Route mix, in per mille: status ID / watch ID polls dominate.
     struct Route {
@@ -204,7 +207,28 @@ int load(const std::string& socket_path, double rate, double seconds) {
                 samples[static_cast<std::size_t>(k)] = {r, std::chrono::duration<double, std::milli>(end - due).count(), status};
             }
         });
+    // EVALSCHED_BENCH_WRITES=W with EVALSCHED_BENCH_DB: another connection commits W small
+    // transactions a second meanwhile, as a busy scheduler does (a trial's state or reason), so
+    // the daemon's cached answers are dropped W times a second and most reads pay full price.
+    std::atomic<bool> stop{false};
+    std::thread writer;
+    const double writes = std::getenv("EVALSCHED_BENCH_WRITES") ? std::atof(std::getenv("EVALSCHED_BENCH_WRITES")) : 0;
+    if (writes > 0 && std::getenv("EVALSCHED_BENCH_DB"))
+        writer = std::thread([&] {
+            auto db = acme::store::open_evalsched_store(std::getenv("EVALSCHED_BENCH_DB"));
+            std::mt19937 rng(7);
+            for (long i = 0; !stop; ++i) {
+                db.transaction([&] {
+                    db.prepare("UPDATE trials SET reason = ? WHERE id = (SELECT MAX(id) FROM trials) - ?")
+                        .bind_all(fmt::format("bench write {}", i), static_cast<std::int64_t>(rng() % 1000))
+                        .run();
+                });
+                std::this_thread::sleep_for(std::chrono::duration<double>(1.0 / writes));
+            }
+        });
     for (auto& t : pool) t.join();
+    stop = true;
+    if (writer.joinable()) writer.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     long errors = 0;
     std::vector<double> all;
@@ -222,7 +246,7 @@ int load(const std::string& socket_path, double rate, double seconds) {
         std::printf("  %-44s n=%-5zu p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", routes[r].name, v.size(), percentile(v, 0.5),
                     percentile(v, 0.99), v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()));
     }
-    std::string mix = " (CLI mix)";
+    std::string mix = writer_ran(writes) ? fmt::format(" (CLI mix, {:.0f} writes/s beside it)", writes) : std::string(" (CLI mix)");
     if (!only.empty()) {
         mix = " (only";
         for (int r : only) mix += fmt::format(" {};", routes[r].name);

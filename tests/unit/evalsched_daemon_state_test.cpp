@@ -375,3 +375,44 @@ TEST_CASE("v4 turns a v3 trial's own metric job into a dataset metric job, keepi
     // The next submission of the old job's dataset gets a v4 tag.
     CHECK(begin_metric(db, queued[0], 5).tag == metric_tag(instance_id(db), 1, queued[0].id, 2));
 }
+
+TEST_CASE("the status list is rebuilt only for the evaluations that changed, and always equals a fresh one") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    // The scheduler's connection: its commits are what the API's cache must notice.
+    auto sched = acme::store::open_evalsched_store(dir.file("e.db"));
+    const Caller alice{1001, 1001, "alice", false}, bob{1002, 1002, "bob", false}, admin{0, 0, "root", true};
+    const auto first = submit_as(db, alice);
+    const auto second = submit_sharded(db, bob);
+    submit_as(db, alice);
+    auto fresh = [&](const Caller& c) { return list_json(db, c).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+    SummaryCache cache;
+    CHECK(cache.list_text(db, admin) == fresh(admin));
+    CHECK(cache.rebuilt() == 3);
+    CHECK(cache.list_text(db, admin) == fresh(admin));
+    CHECK(cache.rebuilt() == 3);
+
+    // A trial of the first starts and finishes: only its summary is rebuilt.
+    const auto v0 = *evaluation_version(db, first, alice);
+    auto t = trials_in_state(sched, {"pending"}).front();
+    REQUIRE(t.evaluation == first);
+    run_trial(sched, t, 42, {{t.datasets, "accuracy", 0.5}});
+    CHECK(*evaluation_version(db, first, alice) > v0);
+    CHECK_FALSE(evaluation_version(db, first, bob));
+    CHECK(cache.list_text(db, admin) == fresh(admin));
+    CHECK(cache.rebuilt() == 4);
+
+    // A metric job moving and a cancellation are changes too; a report's stamp follows them.
+    const std::string stamp = report_versions(db, "run7", admin);
+    MetricRow m = metrics_in_state(sched, {"waiting"}).at(0);
+    REQUIRE(m.evaluation == second);
+    begin_metric(sched, m, 1100);
+    CHECK(report_versions(db, "run7", admin) != stamp);
+    CHECK(cancel_evaluation(sched, second, bob, 1200) == CancelResult::cancelled);
+    CHECK(cache.list_text(db, admin) == fresh(admin));
+    CHECK(cache.rebuilt() == 5);
+    // Another caller sees only theirs, from the same kept summaries.
+    CHECK(cache.list_text(db, bob) == fresh(bob));
+    CHECK(cache.list_text(db, alice) == fresh(alice));
+    CHECK(cache.rebuilt() == 5);
+}
