@@ -72,8 +72,9 @@ double now_s() { return static_cast<double>(std::time(nullptr)); }
 
 }  // namespace
 
-HttpApi::HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake)
-    : base_(base), config_(config), db_(std::move(db)), wake_(std::move(wake)) {}
+HttpApi::HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake,
+                 const std::atomic<int>* cluster_gpus)
+    : base_(base), config_(config), db_(std::move(db)), wake_(std::move(wake)), cluster_gpus_(cluster_gpus) {}
 
 HttpApi::~HttpApi() {
     if (http_) evhttp_free(http_);
@@ -295,11 +296,15 @@ void HttpApi::handle(evhttp_request* req) {
             PriorBook priors;
             for (const auto& r : store::recent_prior_runs(db_)) priors.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
             const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
+            // Shards and bundles sized to the cluster (what evalsched-sim measures); the fixed
+            // defaults until the scheduler has seen the nodes once.
+            const int gpus = cluster_gpus_ ? cluster_gpus_->load() : 0;
+            const TrialOptions options = gpus > 0 ? options_for(sr.suite, priors, model, gpus) : TrialOptions{};
             const std::int64_t id = create_evaluation(
                 db_, sr, caller, config_.results_dir,
                 [&](const std::string& output_dir) {
                     Checkpoint ckpt{sr.name + "/" + sr.checkpoint, std::string(kStagedVar), output_dir, model};
-                    return make_trials(sr.suite, ckpt, priors);
+                    return make_trials(sr.suite, ckpt, priors, options);
                 },
                 now_s());
             log_line("evaluation {} submitted by {}: {} ({} datasets of suite {})", id, caller.user, sr.checkpoint_path,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -23,7 +24,10 @@ namespace acme::evalsched {
 class HttpApi {
 public:
     // `wake` asks the scheduler thread for a round now (after a submission or cancellation).
-    HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake);
+    // `cluster_gpus`: the usable GPUs the scheduler last saw (0: not known yet), for sizing
+    // new evaluations' trials to the cluster.
+    HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake,
+            const std::atomic<int>* cluster_gpus = nullptr);
     ~HttpApi();
     HttpApi(const HttpApi&) = delete;
     HttpApi& operator=(const HttpApi&) = delete;
@@ -44,6 +48,7 @@ private:
     DaemonConfig config_;
     store::Database db_;
     std::function<void()> wake_;
+    const std::atomic<int>* cluster_gpus_;
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
     // Requests are served one at a time on one event loop, and the scheduler thread commits

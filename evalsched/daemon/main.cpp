@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
 
     event_base* base = event_base_new();
     Wakeup wakeup;
-    HttpApi api(base, config, std::move(*api_db), [&] { wakeup.wake(); });
+    std::atomic<int> cluster_gpus{0};
+    HttpApi api(base, config, std::move(*api_db), [&] { wakeup.wake(); }, &cluster_gpus);
     try {
         api.listen();
     } catch (const std::exception& e) {
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
     log_line("listening on {}{}", config.socket, config.metrics_listen.empty() ? "" : ", metrics on " + config.metrics_listen);
 
     std::thread scheduler_thread([&] {
-        Scheduler scheduler(config, std::move(*sched_db), std::move(engine));
+        Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus);
         std::unique_lock lock(wakeup.mutex);
         while (!wakeup.stop) {
             wakeup.pending = false;

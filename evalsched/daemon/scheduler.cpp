@@ -82,8 +82,9 @@ std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset)
 
 }  // namespace
 
-Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine)
-    : config_(config), db_(std::move(db)), engine_(std::move(engine)) {}
+Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
+                     std::atomic<int>* cluster_gpus)
+    : config_(config), db_(std::move(db)), engine_(std::move(engine)), cluster_gpus_(cluster_gpus) {}
 
 void Scheduler::tick() noexcept {
     try {
@@ -101,7 +102,18 @@ void Scheduler::tick() noexcept {
         reconcile(by_tag);
         reconcile_metrics(by_tag);
         cancel_jobs(by_tag);
-        plan_and_submit(*jobs);
+        auto nodes = slurm::load_node_gpus(error);
+        if (!nodes) {
+            log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
+            return;
+        }
+        if (cluster_gpus_) {
+            int gpus = 0;
+            for (const auto& n : *nodes)
+                if (n.usable) gpus += n.total_gpus;
+            cluster_gpus_->store(gpus);
+        }
+        plan_and_submit(*jobs, *nodes);
         // After placing trials: a dataset whose last trial was just queued gets its metric job now.
         submit_metrics();
     } catch (const std::exception& ex) {
@@ -313,7 +325,7 @@ bool Scheduler::submit(const TrialRow& t, const EvalInfo& e, const std::string& 
     return true;
 }
 
-void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs) {
+void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes) {
     const auto evals = active_evaluations(db_);
     if (evals.empty()) return;
     std::map<std::int64_t, EvalInfo> by_id;
@@ -322,15 +334,9 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs) {
     std::erase_if(pending, [&](const TrialRow& t) { return !by_id.count(t.evaluation); });
     if (pending.empty()) return;
 
-    std::string error;
-    auto nodes = slurm::load_node_gpus(error);
-    if (!nodes) {
-        log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
-        return;
-    }
     const double now = now_s();
     std::map<std::string, NodeWindow> windows;
-    for (const auto& n : *nodes) {
+    for (const auto& n : nodes) {
         NodeWindow w;
         w.node = n.name;
         w.total_gpus = n.total_gpus;

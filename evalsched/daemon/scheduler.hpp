@@ -7,6 +7,7 @@
 // never delays an API answer.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,7 +26,10 @@ namespace acme::evalsched {
 
 class Scheduler {
 public:
-    Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine);
+    // `cluster_gpus`, when given, receives the GPUs of the usable nodes after every round: the
+    // API sizes new evaluations' shards and bundles to it (options_for).
+    Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
+              std::atomic<int>* cluster_gpus = nullptr);
     // One round. Never throws: a failed round is logged and the next one tries again.
     void tick() noexcept;
 
@@ -37,7 +41,7 @@ private:
     void reconcile(const TagIndex& by_tag);
     void reconcile_metrics(const TagIndex& by_tag);
     void cancel_jobs(const TagIndex& by_tag);
-    void plan_and_submit(const std::vector<slurm::JobView>& jobs);
+    void plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
     void submit_metrics();
     Outcome judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job);
     MetricOutcome judge_metric(const MetricRow& m, const EvalInfo& e, const slurm::JobView* job);
@@ -51,6 +55,7 @@ private:
     store::Database db_;
     std::optional<diagnose::Engine> engine_;
     PriorBook priors_;
+    std::atomic<int>* cluster_gpus_;
 };
 
 }  // namespace acme::evalsched

@@ -26,9 +26,10 @@ assert_eq 20 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "
 jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$id-" | sort)
 assert_eq 20 "$(echo "$jobs" | wc -l)" "jobs submitted"
 assert_eq 20 "$(echo "$jobs" | uniq | wc -l)" "distinct trial tags"
-# The metric evaluation: three trials (two shards, one bundle) and two metric jobs, each once.
-assert_eq done "$(es_wait "$metrics_id" 60)" "metric evaluation state"
+# The metric evaluation: its trials (shards, one bundle) and two metric jobs, each once.
+assert_eq done "$(es_wait "$metrics_id" 90)" "metric evaluation state"
 assert_eq 4 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $metrics_id")" "scores of the metric evaluation"
+expected=$(( $(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $metrics_id") + 2 ))
 jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$metrics_id-" | sort)
-assert_eq 5 "$(echo "$jobs" | wc -l)" "jobs of the metric evaluation (3 trials, 2 metric jobs)"
-assert_eq 5 "$(echo "$jobs" | uniq | wc -l)" "distinct tags of the metric evaluation"
+assert_eq "$expected" "$(echo "$jobs" | wc -l)" "jobs of the metric evaluation (its trials and 2 metric jobs)"
+assert_eq "$expected" "$(echo "$jobs" | uniq | wc -l)" "distinct tags of the metric evaluation"
