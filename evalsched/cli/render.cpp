@@ -71,7 +71,10 @@ std::string render_evaluation(const json& e) {
     for (const auto& tr : e["trial_list"]) {
         std::string prior = human_duration(tr["median_s"].get<double>());
         if (tr.value("conservative", false)) prior += " (guess)";
-        t.push_back({std::to_string(tr["id"].get<long>()), tr["datasets"], std::to_string(tr["gpus"].get<long>()), tr["state"],
+        // A shard shows which one: "longqa#3of13", as its trial key and Slurm comment say.
+        std::string datasets = tr["datasets"].get<std::string>();
+        if (const std::string key = tr.value("trial", ""); key.find('#') != std::string::npos) datasets += key.substr(key.rfind('#'));
+        t.push_back({std::to_string(tr["id"].get<long>()), datasets, std::to_string(tr["gpus"].get<long>()), tr["state"],
                      std::to_string(tr["attempts"].get<long>()), tr.value("node", ""), tr["job_id"].is_null() ? "-" : std::to_string(tr["job_id"].get<long>()),
                      prior, tr.value("reason", "")});
     }

@@ -46,11 +46,14 @@ TEST_CASE("inference done is not scored: the progress line and the trial table s
            {"metric_jobs", {{"waiting", 0}, {"queued", 1}, {"running", 1}, {"done", 1}}},
            {"remaining_gpu_s", 0.0},
            {"running_gpus", 0},
-           {"trial_list", json::array()},
+           {"trial_list",
+            {{{"id", 15}, {"trial", "run7/step-100/longqa#3of13"}, {"datasets", "longqa"}, {"gpus", 1}, {"state", "done"},
+              {"attempts", 1}, {"node", "n1"}, {"job_id", 346}, {"median_s", 231.0}, {"conservative", false}, {"reason", ""}}}},
            {"metric_list",
             {{{"dataset", "longqa"}, {"after_trials", 2}, {"state", "running"}, {"node", "n3"}, {"job_id", 60}, {"reason", ""}}}}};
     CHECK(render_progress(e, 10) == "[##########] 3/3 done, 0 running, 0 pending, 0 failed, 2 metric jobs to go, ETA -");
     const std::string shown = render_evaluation(e);
     CHECK(shown.find("METRIC JOB  AFTER     STATE    NODE  JOB  REASON") != std::string::npos);
     CHECK(shown.find("longqa      2 trials  running  n3    60") != std::string::npos);
+    CHECK(shown.find("15     longqa#3of13  1     done") != std::string::npos);  // which shard
 }
