@@ -1,5 +1,5 @@
 # Helpers for the evalsched cluster tests (sourced after lib.sh): a private evalschedd on the
-# minicluster, a checkpoint, the fake20 suite wired to tests/fakes/fake-eval.
+# minicluster, a checkpoint, the fake20 suite wired to scripts/fake-eval.
 es_setup() {
   ES=$ACME_TEST_TMP/es
   mkdir -p "$ES"/{ckpt/run7/step-100,results,stage,fail,rules}
@@ -9,7 +9,7 @@ es_setup() {
   chmod 644 "$ES"/ckpt/run7/step-100/model.bin
   # Only the shipped rules: the daemon's retry decisions must not depend on work in progress.
   cp "$ACME_SRC_DIR"/rules/[0-9][0-9]-*.toml "$ES"/rules/
-  sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+  sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/scripts/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
     "$ACME_SRC_DIR"/tests/data/suites/fake20.toml >"$ES"/suite.toml
   chmod 644 "$ES"/suite.toml
   cat >"$ES"/evalsched.conf <<CONF

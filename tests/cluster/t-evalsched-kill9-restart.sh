@@ -7,7 +7,7 @@
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
 es_start
-sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/scripts/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
   "$ACME_SRC_DIR"/tests/data/suites/fake-metrics.toml >"$ES"/metrics.toml
 chmod 644 "$ES"/metrics.toml
 metrics_id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/metrics.toml --params-b 7 --name run8)

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
-sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/tests/fakes/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
+sed -e "s|@FAKE_EVAL@|$ACME_SRC_DIR/scripts/fake-eval|" -e "s|@FAIL_DIR@|$ES/fail|" \
   "$ACME_SRC_DIR"/tests/data/suites/fake-metrics.toml >"$ES"/metrics.toml
 chmod 644 "$ES"/metrics.toml
 : >"$ES"/fail/longqa-1.infra
