@@ -48,7 +48,7 @@ std::string release_job(unsigned job_id) {
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
     desc.job_id = job_id;
-    desc.begin_time = time(nullptr);
+    desc.begin_time = time(nullptr) + 1;  // after the revocation's second (actions.hpp)
     return slurm_update_job(&desc) == SLURM_SUCCESS ? std::string() : last_error();
 }
 

@@ -13,7 +13,10 @@ std::string drain_node(const std::string& node, const std::string& reason);
 // node's epilog has finished, and the job then waits AuthInfo's cred_expire (120 s by default)
 // before it may start: see release_job.
 std::string requeue_job(unsigned job_id);
-// Makes a pending job eligible now (StartTime=now).
+// Makes a requeued pending job eligible in a second (StartTime=now+1). Not now: each node of
+// the ended run revoked the job's credential at its end, and slurmd refuses a credential created
+// in the same second as the revocation ("Job credential revoked", seconds compared with <=);
+// the next second is the earliest start that cannot collide.
 std::string release_job(unsigned job_id);
 // How many GPUs slurmctld says the node has (its gres gpu count); nullopt when it cannot be asked.
 std::optional<int> node_gpu_count(const std::string& node);
