@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <queue>
 #include <set>
 #include <stdexcept>
 #include <system_error>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -31,7 +30,7 @@ std::string select_list(const std::set<std::string>& have, std::initializer_list
     std::string out;
     for (auto name : wanted) {
         if (!out.empty()) out += ", ";
-        // Expressions are only asked of a v4 spool (read_jobs falls back before that).
+        // Expressions are only asked of a v4 spool (prepare_jobs falls back before that).
         const bool expression = name.find('(') != std::string_view::npos;
         out += expression || have.count(std::string(name)) ? std::string(name) : "NULL";
     }
@@ -40,43 +39,136 @@ std::string select_list(const std::set<std::string>& have, std::initializer_list
 
 std::string text_or_empty(store::Statement& q, int column) { return q.is_null(column) ? std::string() : q.column_text(column); }
 
-struct Reader {
-    const ReadOptions& options;
-    SpoolSet& out;
-    std::unordered_map<std::int64_t, size_t> job_index{};
+// The spool files of a directory, each opened read-only: a report never writes a node's file.
+struct NodeFile {
+    std::string node;  // the file's name without .db
+    store::Database db;
+    bool failed = false;  // an error while reading: reported once, read no further
+};
+
+// Every *.db file directly in dir, in name order (which decides between nodes that disagree).
+std::vector<NodeFile> open_node_files(const std::string& dir, std::vector<std::string>& problems) {
+    std::error_code ec;
+    std::vector<fs::path> paths;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".db") paths.push_back(it->path());
+    if (ec) throw std::runtime_error(fmt::format("cannot read telemetry directory {}: {}", dir, ec.message()));
+    std::sort(paths.begin(), paths.end());
+    std::vector<NodeFile> files;
+    for (const auto& path : paths) {
+        try {
+            auto db = store::open_spool_read_only(path.string());
+            // Preparing reads the schema: a file that is not a spool fails here, before any
+            // merge, and is reported as it always was.
+            db.prepare("SELECT COUNT(*) FROM jobs");
+            files.push_back({path.stem().string(), std::move(db)});
+        } catch (const std::exception& error) {
+            problems.push_back(fmt::format("{}: {}", path.filename().string(), error.what()));
+        }
+    }
+    return files;
+}
+
+void fail(NodeFile& file, const std::exception& error, std::vector<std::string>& problems) {
+    file.failed = true;
+    problems.push_back(fmt::format("{}.db: {}", file.node, error.what()));
+}
+
+// The one reader of the jobs and diagnoses tables, shared by every view. Each file's rows come
+// in job id order (jobs by its primary key, diagnoses by theirs), so a k-way merge on the id
+// puts together a job's rows from every node and the diagnoses that go with it, one job at a
+// time: no index of a million ids, no sort, nothing kept once the job is handed on.
+class JobMerge {
+public:
+    JobMerge(std::vector<NodeFile>& files, const ReadOptions& options, std::vector<std::string>& problems)
+        : files_(files), options_(options), problems_(problems) {
+        for (size_t i = 0; i < files_.size(); ++i) {
+            try {
+                jobs_.push_back({i, prepare_jobs(files_[i].db)});
+                if (options_.diagnoses) diagnoses_.push_back({i, prepare_diagnoses(files_[i].db)});
+            } catch (const std::exception& error) {
+                fail(files_[i], error, problems_);
+            }
+        }
+    }
+
+    void run(const JobVisitor& visit) {
+        for (size_t c = 0; c < jobs_.size(); ++c) advance(jobs_, job_heap_, c);
+        for (size_t c = 0; c < diagnoses_.size(); ++c) advance(diagnoses_, diagnosis_heap_, c);
+        Job job;
+        while (!job_heap_.empty()) {
+            const std::int64_t id = job_heap_.top().first;
+            job.job_id = id;
+            Rank best;
+            // Equal ids pop in file order, as the files were read before the merge.
+            for (bool first = true; !job_heap_.empty() && job_heap_.top().first == id; first = false) {
+                const size_t c = job_heap_.top().second;
+                job_heap_.pop();
+                take_row(job, jobs_[c], first, best);
+                advance(jobs_, job_heap_, c);
+            }
+            visit(job, job_diagnoses(id));
+            job = Job{};
+        }
+    }
+
+private:
+    struct Cursor {
+        size_t file;
+        store::Statement rows;
+    };
+    // (job id of the cursor's current row, cursor): the smallest id on top, then the first file.
+    using Heap = std::priority_queue<std::pair<std::int64_t, size_t>, std::vector<std::pair<std::int64_t, size_t>>,
+                                     std::greater<>>;
+
+    // Which of a job's rows speaks for the job: a requeued job's nodes each recorded the run
+    // they saw (the first one "PENDING" at requeue), so a final state beats a live one, then
+    // more restarts, then a later end.
     struct Rank {
         bool final = false;
         std::int64_t restarts = 0;
         double end = 0;
         auto operator<=>(const Rank&) const = default;
     };
-    std::vector<Rank> ranks{};  // parallel to out.jobs while reading
-    bool indexed = false;
-    int files_read = 0;
 
-    static bool live_state(const std::string& state) {
-        for (auto live : {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING"})
-            if (state.rfind(live, 0) == 0) return true;
+    // The batch host breaks ties between diagnoses (final_diagnosis); the listing shows it.
+    bool reads_batch_host() const { return options_.full_jobs || options_.diagnoses; }
+
+    static bool live_state(std::string_view state) {
+        for (std::string_view live : {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+            if (state.starts_with(live)) return true;
         return false;
+    }
+
+    // Steps the cursor and puts it back in the heap at its new row; a file that fails to step
+    // is reported and leaves the merge with what it gave so far.
+    void advance(std::vector<Cursor>& cursors, Heap& heap, size_t c) {
+        NodeFile& file = files_[cursors[c].file];
+        if (file.failed) return;
+        try {
+            if (cursors[c].rows.step()) heap.emplace(cursors[c].rows.column_int(0), c);
+        } catch (const std::exception& error) {
+            fail(file, error, problems_);
+        }
     }
 
     // sacct's window: a job counts when it ended at or after start and began (or, pending, was
     // submitted) at or before end. Bound values only.
     std::string window_sql() const {
         std::string where = " WHERE 1";
-        if (options.start) where += " AND (COALESCE(NULLIF(end_time, 0), ended_at) IS NULL OR COALESCE(NULLIF(end_time, 0), ended_at) >= :start)";
-        if (options.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= :end";
-        if (!options.job_ids.empty()) where += " AND job_id IN (SELECT value FROM json_each(:ids))";
+        // No end yet counts as ending at start: one test per row instead of two.
+        if (options_.start) where += " AND COALESCE(NULLIF(end_time, 0), ended_at, :start) >= :start";
+        if (options_.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= :end";
+        if (!options_.job_ids.empty()) where += " AND job_id IN (SELECT value FROM json_each(:ids))";
         return where;
     }
 
-    void bind_window(store::Statement& q, store::Database& db, std::string_view sql) const {
-        (void)db;
-        if (options.start) q.bind(index_of(sql, ":start"), *options.start);
-        if (options.end) q.bind(index_of(sql, ":end"), *options.end);
-        if (!options.job_ids.empty()) {
+    void bind_window(store::Statement& q, std::string_view sql) const {
+        if (options_.start) q.bind(index_of(sql, ":start"), *options_.start);
+        if (options_.end) q.bind(index_of(sql, ":end"), *options_.end);
+        if (!options_.job_ids.empty()) {
             std::string ids = "[";
-            for (size_t i = 0; i < options.job_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(options.job_ids[i]);
+            for (size_t i = 0; i < options_.job_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(options_.job_ids[i]);
             ids += "]";
             q.bind(index_of(sql, ":ids"), ids);
         }
@@ -93,15 +185,17 @@ struct Reader {
         return 0;
     }
 
-    void read_jobs(store::Database& db, const std::string& node) {
-        start_file();
+    // Only the columns the views asked for: each one costs SQLite a decode per row, a million
+    // times. The layout stays fixed; a column not asked for is a NULL.
+    store::Statement prepare_jobs(store::Database& db) const {
         const auto have = table_columns(db, "jobs");
-        const bool full = options.full_jobs;
+        const bool full = options_.full_jobs;
         const std::string sql = fmt::format(
-            "SELECT job_id, {}, {} FROM jobs{}",
-            select_list(have, {"node", "gpus", "job_type", "state", "num_nodes", "gpus_total", "restarts",
-                               "COALESCE(submit_time, 0)", "COALESCE(start_time, started_at, 0)",
-                               "COALESCE(end_time, ended_at, 0)", "batch_host"}),
+            "SELECT job_id, {}, {} FROM jobs{} ORDER BY job_id",
+            select_list(have, {options_.node_rows ? "node" : "NULL", "gpus", "job_type", "state",
+                               full ? "num_nodes" : "NULL", "gpus_total", "restarts", "COALESCE(submit_time, 0)",
+                               "COALESCE(start_time, started_at, 0)", "COALESCE(end_time, ended_at, 0)",
+                               reads_batch_host() ? "batch_host" : "NULL"}),
             full ? select_list(have, {"uid", "user", "account", "partition", "name", "nodelist", "exit_code",
                                       "derived_exit_code", "telemetry_error", "job_type_source"})
                  : std::string("NULL"),
@@ -110,87 +204,118 @@ struct Reader {
         std::string effective = sql;
         if (!have.count("start_time")) {
             effective = fmt::format("SELECT job_id, node, gpus, NULL, NULL, NULL, NULL, NULL, 0, COALESCE(started_at, 0), "
-                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{}",
+                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{} ORDER BY job_id",
                                     full ? "uid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, " +
                                                std::string(have.count("telemetry_error") ? "telemetry_error" : "NULL") + ", NULL"
                                          : std::string("NULL"),
-                                    options.job_ids.empty() ? "" : " AND job_id IN (SELECT value FROM json_each(:ids))");
+                                    options_.job_ids.empty() ? "" : " AND job_id IN (SELECT value FROM json_each(:ids))");
         }
         auto q = db.prepare(effective);
-        bind_window(q, db, effective);
-        while (q.step()) {
-            const std::int64_t id = q.column_int(0);
-            // job_id is each file's primary key: only a second file can repeat an id, so the
-            // index exists only from then on (one collected spool of a million jobs needs none).
-            size_t at = out.jobs.size();
-            bool inserted = true;
-            if (indexed) {
-                const auto [it, fresh] = job_index.try_emplace(id, out.jobs.size());
-                at = it->second;
-                inserted = fresh;
-            }
-            if (inserted) out.jobs.emplace_back().job_id = id;
-            Job& job = out.jobs[at];
-            const std::string row_node = q.is_null(1) ? node : q.column_text(1);
-            const std::string ids = text_or_empty(q, 2);
-            if (!ids.empty()) job.gpu_ids += static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
-            if (options.node_rows) job.nodes.push_back({row_node, ids});
-            // Job-wide fields come from the row written last in the job's life: a requeued job's
-            // nodes each recorded the run they saw (the first one "PENDING" at requeue), so a
-            // final state beats a live one, then more restarts, then a later end. Any row fills
-            // what is still unknown.
-            const std::string row_state = text_or_empty(q, 4);
-            const Rank rank{!row_state.empty() && !live_state(row_state), q.is_null(7) ? 0 : q.column_int(7),
-                            q.column_double(10)};
-            if (inserted) ranks.push_back(rank);
-            const bool authoritative = inserted || ranks[at] < rank;
-            if (authoritative) ranks[at] = rank;
-            auto take = [&](std::string& field, int column) {
-                if (!q.is_null(column) && (authoritative || field.empty())) field = q.column_text(column);
-            };
-            auto take_int = [&](int& field, int column) {
-                if (!q.is_null(column) && (authoritative || field == 0)) field = static_cast<int>(q.column_int(column));
-            };
-            auto take_time = [&](double& field, int column) {
-                const double v = q.column_double(column);
-                if (v > 0 && (authoritative || field == 0)) field = v;
-            };
-            take(job.job_type, 3);
-            take(job.state, 4);
-            take_int(job.num_nodes, 5);
-            take_int(job.gpus_total, 6);
-            take_int(job.restarts, 7);
-            take_time(job.submit, 8);
-            take_time(job.start, 9);
-            take_time(job.end, 10);
-            take(job.batch_host, 11);
-            if (full) {
-                JobText& text = job.mutable_text();
-                if (!q.is_null(12) && (authoritative || text.uid < 0)) text.uid = q.column_int(12);
-                take(text.user, 13);
-                take(text.account, 14);
-                take(text.partition, 15);
-                take(text.name, 16);
-                take(text.nodelist, 17);
-                take(text.exit_code, 18);
-                take(text.derived_exit_code, 19);
-                take(text.telemetry_error, 20);
-                take(text.job_type_source, 21);
-            }
-        }
+        bind_window(q, effective);
+        return q;
     }
 
-    // After read_spools sorted the jobs by id.
+    // In job id order through the table's primary key index. action and rule come after the
+    // evidence (the log lines, often on overflow pages): read only for the per-job listing.
+    store::Statement prepare_diagnoses(store::Database& db) const {
+        const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
+        const bool full = options_.full_jobs;
+        return db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
+                                      "FROM diagnoses ORDER BY job_id, restart",
+                                      full ? "action" : "NULL", full && has_rule ? "rule" : "NULL"));
+    }
+
+    // One node's row of the job. Job-wide fields come from the row of the best rank; any row
+    // fills what is still unknown.
+    void take_row(Job& job, Cursor& cursor, bool first, Rank& best) {
+        store::Statement& q = cursor.rows;
+        // Each column is asked for once (a million rows): NULL text reads as empty.
+        const std::string ids = q.column_text(2);
+        if (!ids.empty()) job.gpu_ids += static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
+        if (options_.node_rows) job.nodes.push_back({q.is_null(1) ? files_[cursor.file].node : q.column_text(1), ids});
+        const bool has_state = !q.is_null(4), has_restarts = !q.is_null(7);
+        const std::string row_state = has_state ? q.column_text(4) : std::string();
+        const std::int64_t restarts = has_restarts ? q.column_int(7) : 0;
+        const double end = q.column_double(10);
+        const Rank rank{!row_state.empty() && !live_state(row_state), restarts, end};
+        const bool authoritative = first || best < rank;
+        if (authoritative) best = rank;
+        auto take = [&](std::string& field, int column) {
+            if (!q.is_null(column) && (authoritative || field.empty())) field = q.column_text(column);
+        };
+        auto take_int = [&](int& field, int column) {
+            if (!q.is_null(column) && (authoritative || field == 0)) field = static_cast<int>(q.column_int(column));
+        };
+        auto take_time = [&](double& field, double v) {
+            if (v > 0 && (authoritative || field == 0)) field = v;
+        };
+        take(job.job_type, 3);
+        if (has_state && (authoritative || job.state.empty())) job.state = row_state;
+        take_int(job.gpus_total, 6);
+        if (has_restarts && (authoritative || job.restarts == 0)) job.restarts = static_cast<int>(restarts);
+        take_time(job.submit, q.column_double(8));
+        take_time(job.start, q.column_double(9));
+        take_time(job.end, end);
+        if (reads_batch_host()) take(job.batch_host, 11);
+        if (!options_.full_jobs) return;
+        take_int(job.num_nodes, 5);
+        JobText& text = job.mutable_text();
+        if (!q.is_null(12) && (authoritative || text.uid < 0)) text.uid = q.column_int(12);
+        take(text.user, 13);
+        take(text.account, 14);
+        take(text.partition, 15);
+        take(text.name, 16);
+        take(text.nodelist, 17);
+        take(text.exit_code, 18);
+        take(text.derived_exit_code, 19);
+        take(text.telemetry_error, 20);
+        take(text.job_type_source, 21);
+    }
+
+    // The diagnoses of job `id` from every file, in file order; those of jobs outside the
+    // period are passed over. The buffer's strings keep their capacity from job to job.
+    std::span<const Diagnosis> job_diagnoses(std::int64_t id) {
+        size_t count = 0;
+        while (!diagnosis_heap_.empty() && diagnosis_heap_.top().first <= id) {
+            const size_t c = diagnosis_heap_.top().second;
+            diagnosis_heap_.pop();
+            store::Statement& q = diagnoses_[c].rows;
+            if (q.column_int(0) == id) {
+                if (count == diagnosis_buffer_.size()) diagnosis_buffer_.emplace_back();
+                Diagnosis& d = diagnosis_buffer_[count++];
+                d.job_id = id;
+                d.restart = q.column_int(1);
+                d.node = q.column_text(2);
+                d.ts = q.column_double(3);
+                d.category = q.column_text(4);
+                d.reason = q.column_text(5);
+                d.confidence = q.column_double(6);
+                d.action = text_or_empty(q, 7);
+                d.rule = text_or_empty(q, 8);
+            }
+            advance(diagnoses_, diagnosis_heap_, c);
+        }
+        return {diagnosis_buffer_.data(), count};
+    }
+
+    std::vector<NodeFile>& files_;
+    const ReadOptions& options_;
+    std::vector<std::string>& problems_;
+    std::vector<Cursor> jobs_, diagnoses_;
+    Heap job_heap_, diagnosis_heap_;
+    std::vector<Diagnosis> diagnosis_buffer_;
+};
+
+// The rest of a file, for the jobs already read (sorted by id): per-GPU summaries, task exits,
+// GPU events, drains and the last health check.
+struct Reader {
+    const ReadOptions& options;
+    SpoolSet& out;
+
     bool wanted(std::int64_t job_id) const {
         const auto it = std::lower_bound(out.jobs.begin(), out.jobs.end(), job_id,
                                          [](const Job& job, std::int64_t id) { return job.job_id < id; });
         return it != out.jobs.end() && it->job_id == job_id;
-    }
-
-    void start_file() {
-        if (files_read++ == 0 || indexed) return;
-        for (size_t i = 0; i < out.jobs.size(); ++i) job_index.emplace(out.jobs[i].job_id, i);
-        indexed = true;
     }
 
     void read_summaries(store::Database& db, const std::string& node) {
@@ -217,26 +342,6 @@ struct Reader {
             s.ecc_uncorrected = q.column_optional_int(13);
             s.verdict = text_or_empty(q, 14);
             out.summaries.push_back(std::move(s));
-        }
-    }
-
-    void read_diagnoses(store::Database& db) {
-        const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
-        auto q = db.prepare(fmt::format(
-            "SELECT job_id, restart, node, ts, category, reason, confidence, action, {} FROM diagnoses", has_rule ? "rule" : "NULL"));
-        while (q.step()) {
-            Diagnosis d;
-            d.job_id = q.column_int(0);
-            if (!wanted(d.job_id)) continue;
-            d.restart = q.column_int(1);
-            d.node = q.column_text(2);
-            d.ts = q.column_double(3);
-            d.category = q.column_text(4);
-            d.reason = q.column_text(5);
-            d.confidence = q.column_double(6);
-            d.action = q.column_text(7);
-            d.rule = text_or_empty(q, 8);
-            out.diagnoses.push_back(std::move(d));
         }
     }
 
@@ -287,59 +392,36 @@ struct Reader {
 }  // namespace
 
 SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().extension() == ".db") files.push_back(it->path());
-    if (ec) throw std::runtime_error(fmt::format("cannot read telemetry directory {}: {}", dir, ec.message()));
-    std::sort(files.begin(), files.end());
-
     SpoolSet out;
+    auto files = open_node_files(dir, out.problems);
+    JobMerge(files, options, out.problems).run([&](Job& job, std::span<const Diagnosis> diagnoses) {
+        out.jobs.push_back(std::move(job));
+        out.diagnoses.insert(out.diagnoses.end(), diagnoses.begin(), diagnoses.end());
+    });
     Reader reader{options, out};
-    // Jobs first, from every file, so summaries and diagnoses are kept only for jobs in the set.
-    std::vector<std::pair<std::string, store::Database>> open;
-    size_t rows = 0;
-    for (const auto& path : files) {
+    for (auto& file : files) {
+        if (file.failed) continue;
         try {
-            auto db = store::open_spool_read_only(path.string());
-            // Sizing the job table up front spares a million-job report its regrowth and rehashing.
-            auto count = db.prepare("SELECT COUNT(*) FROM jobs");
-            if (count.step()) rows += static_cast<size_t>(count.column_int(0));
-            open.emplace_back(path.stem().string(), std::move(db));
-        } catch (const std::exception& error) {
-            out.problems.push_back(fmt::format("{}: {}", path.filename().string(), error.what()));
-        }
-    }
-    if (options.job_ids.empty()) {
-        out.jobs.reserve(rows);
-        reader.ranks.reserve(rows);
-    }
-    for (auto it = open.begin(); it != open.end();) {
-        try {
-            reader.read_jobs(it->second, it->first);
-            ++it;
-        } catch (const std::exception& error) {
-            out.problems.push_back(fmt::format("{}.db: {}", it->first, error.what()));
-            it = open.erase(it);
-        }
-    }
-    // One file is already in job order (the primary key); only a merge needs the sort.
-    const auto by_id = [](const Job& a, const Job& b) { return a.job_id < b.job_id; };
-    if (!std::is_sorted(out.jobs.begin(), out.jobs.end(), by_id)) std::sort(out.jobs.begin(), out.jobs.end(), by_id);
-    for (auto& [node, db] : open) {
-        try {
-            if (options.summaries) reader.read_summaries(db, node);
-            if (options.diagnoses) reader.read_diagnoses(db);
-            if (options.steps) reader.read_task_exits(db);
+            if (options.summaries) reader.read_summaries(file.db, file.node);
+            if (options.steps) reader.read_task_exits(file.db);
             if (options.events) {
-                reader.read_events(db, node);
-                reader.read_recovery(db, node);
+                reader.read_events(file.db, file.node);
+                reader.read_recovery(file.db, file.node);
             }
-            out.nodes.push_back(node);
+            out.nodes.push_back(file.node);
         } catch (const std::exception& error) {
-            out.problems.push_back(fmt::format("{}.db: {}", node, error.what()));
+            fail(file, error, out.problems);
         }
     }
+    return out;
+}
+
+SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, const JobVisitor& visit) {
+    SpoolScan out;
+    auto files = open_node_files(dir, out.problems);
+    JobMerge(files, options, out.problems).run(visit);
+    for (const auto& file : files)
+        if (!file.failed) out.nodes.push_back(file.node);
     return out;
 }
 

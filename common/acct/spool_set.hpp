@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,10 @@ struct JobText {
 
 struct Job {
     std::int64_t job_id = 0;
-    std::string job_type, state, batch_host;
-    int num_nodes = 0, gpus_total = 0, restarts = 0;
+    std::string job_type, state;
+    std::string batch_host;                 // with ReadOptions::full_jobs or diagnoses
+    int num_nodes = 0;                      // with ReadOptions::full_jobs
+    int gpus_total = 0, restarts = 0;
     int gpu_ids = 0;                        // GPU ids listed by its node rows, all nodes
     double submit = 0, start = 0, end = 0;  // epoch seconds, 0: unknown
     std::vector<NodeGpus> nodes;            // every node with a row for this job (ReadOptions::node_rows)
@@ -119,5 +123,21 @@ struct SpoolSet {
 // Reads every *.db file directly in dir. Throws std::runtime_error (one line) only when the
 // directory itself cannot be listed.
 SpoolSet read_spools(const std::string& dir, const ReadOptions& options);
+
+// What scan_spools saw of the directory besides the jobs.
+struct SpoolScan {
+    std::vector<std::string> nodes;     // one per readable spool file, sorted
+    std::vector<std::string> problems;  // as SpoolSet::problems
+};
+
+// Called once per job with its diagnoses from every node (empty unless ReadOptions::diagnoses),
+// both valid only during the call; the visitor may move from the job.
+using JobVisitor = std::function<void(Job& job, std::span<const Diagnosis> diagnoses)>;
+
+// The jobs of read_spools, merged across nodes, handed one at a time in job id order instead of
+// held: --summary and --failures aggregate a million jobs as they stream. Reads only the jobs
+// and diagnoses tables (ReadOptions::summaries, steps and events are ignored). Throws as
+// read_spools.
+SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, const JobVisitor& visit);
 
 }  // namespace acme::acct
