@@ -116,6 +116,23 @@ nlohmann::json period_json(const Period& p) {
             {"end", p.end ? nlohmann::json(static_cast<std::int64_t>(*p.end)) : nlohmann::json()}};
 }
 
+// --summary and --failures over months of jobs: aggregated as the spools stream, one job at a
+// time, so a million jobs are never held (the other views list the jobs or need them all).
+void stream_aggregates(const std::string& dir, const acct::ReadOptions& read, ViewKind kind,
+                       const acct::JobFilter& filter, Context& context) {
+    acct::SummaryAggregator summary(context.now);
+    acct::FailureAggregator failures(context.now);
+    auto scan = acct::scan_spools(dir, read, [&](acct::Job& job, std::span<const acct::Diagnosis> diagnoses) {
+        if (!acct::matches(job, filter)) return;
+        if (kind == ViewKind::summary) summary.add(job);
+        else failures.add(job, diagnoses);
+    });
+    context.data.nodes = std::move(scan.nodes);
+    context.data.problems = std::move(scan.problems);
+    if (kind == ViewKind::summary) context.summary = summary.rows();
+    else context.failures = failures.rows();
+}
+
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
              const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter) {
     acct::ReadOptions read;
@@ -132,8 +149,10 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     Context context;
     context.now = env.now;
     context.allocations = o.allocations;
+    const bool streamed = !everything && (kind == ViewKind::summary || kind == ViewKind::failures);
     try {
-        context.data = acct::read_spools(o.spool_dir, read);
+        if (streamed) stream_aggregates(o.spool_dir, read, kind, filter, context);
+        else context.data = acct::read_spools(o.spool_dir, read);
     } catch (const std::runtime_error& error) {
         throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
     }

@@ -23,7 +23,9 @@ constexpr std::array<std::string_view, 7> kDefaults = {"Category",  "Reason",   
 
 Table failures_view(const Context& context) {
     Table table{"failures", {kFields.begin(), kFields.end()}, {kDefaults.begin(), kDefaults.end()}, {}};
-    for (const auto& f : acct::aggregate_failures(context.jobs, context.data.diagnoses, context.now)) {
+    const auto rows = context.failures ? *context.failures
+                                       : acct::aggregate_failures(context.jobs, context.data.diagnoses, context.now);
+    for (const auto& f : rows) {
         table.rows.push_back({text_cell(f.category), text_cell(f.reason), int_cell(f.num), real_cell(f.gpu_demand, 1),
                               real_cell(f.gpu_hours, 2), real_cell(f.gpu_time_pct, 2), elapsed_cell(f.ttf_median_s)});
     }

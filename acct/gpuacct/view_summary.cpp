@@ -24,7 +24,8 @@ constexpr std::array<Field, 9> kFields = {{
 Table summary_view(const Context& context) {
     Table table{"summary", {kFields.begin(), kFields.end()}, {}, {}};
     for (const auto& f : kFields) table.defaults.push_back(f.name);
-    for (const auto& r : acct::aggregate_summary(context.jobs, context.now)) {
+    const auto rows = context.summary ? *context.summary : acct::aggregate_summary(context.jobs, context.now);
+    for (const auto& r : rows) {
         table.rows.push_back({text_cell(r.dimension), text_cell(r.value), int_cell(r.jobs), real_cell(r.jobs_pct, 1),
                               real_cell(r.gpu_hours, 2), real_cell(r.gpu_time_pct, 1), elapsed_cell(r.duration_median_s),
                               elapsed_cell(r.queue_median_s), real_cell(r.gpus_median, 1)});

@@ -23,6 +23,10 @@ struct Context {
     double now = 0;
     bool allocations = false;     // -X: no step rows
     std::optional<std::vector<SlurmNode>> slurm_nodes;  // nullopt: slurmctld not reachable
+    // --summary and --failures alone aggregate the jobs as they stream (cli.cpp) and leave
+    // `jobs` empty; unset, the views aggregate `jobs` (the HTML report holds every job anyway).
+    std::optional<std::vector<acct::SummaryRow>> summary;
+    std::optional<std::vector<acct::FailureRow>> failures;
 };
 
 enum class ViewKind { jobs, failures, nodes, summary };

@@ -154,55 +154,60 @@ std::vector<StepRow> job_steps(std::span<const TaskExit* const> exits) {
     return out;
 }
 
-std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now) {
-    const auto by_job = diagnoses_by_job(diagnoses);
-    struct Acc {
-        FailureRow row;
-        double gpu_sum = 0;
-        std::vector<double> ttf;
-    };
-    std::map<std::string, Acc> acc;
-    auto add = [&](const std::string& category, const std::string& reason, int gpus, double run_s) {
-        auto& a = acc[reason];
-        a.row.category = category;
-        a.row.reason = reason;
-        a.row.num++;
-        a.gpu_sum += gpus;
-        a.row.gpu_hours += gpus * run_s / 3600.0;
-        a.ttf.push_back(run_s);
-    };
-    static const std::vector<const Diagnosis*> none;
-    for (const auto& job : jobs) {
-        const auto it = by_job.find(job.job_id);
-        const auto& of_job = it == by_job.end() ? none : it->second;
-        const int gpus = job_gpus(job);
-        // One failure per run: every diagnosed restart before the last (it was requeued, so it
-        // failed), and the last run when the job ended badly.
-        std::map<std::int64_t, std::vector<const Diagnosis*>> runs;
-        for (const Diagnosis* d : of_job) runs[d->restart].push_back(d);
-        const std::int64_t last = runs.empty() ? job.restarts : std::max<std::int64_t>(job.restarts, runs.rbegin()->first);
-        double previous = job.submit;
-        for (const auto& [restart, ds] : runs) {
-            const Diagnosis* d = final_diagnosis(job, ds);
-            if (restart == last) break;
-            // An earlier run's own start is not recorded: it ran at most since the previous failure.
-            add(d->category, d->reason, gpus, previous > 0 && d->ts > previous ? d->ts - previous : 0);
-            previous = d->ts;
+void FailureAggregator::count(const std::string& category, const std::string& reason, int gpus, double run_s) {
+    auto it = by_reason_.find(reason);
+    if (it == by_reason_.end()) it = by_reason_.emplace(reason, Acc{}).first;
+    Acc& a = it->second;
+    a.row.category = category;
+    a.row.num++;
+    a.gpu_sum += gpus;
+    a.row.gpu_hours += gpus * run_s / 3600.0;
+    a.ttf.push_back(run_s);
+}
+
+void FailureAggregator::add(const Job& job, std::span<const Diagnosis> of_job) {
+    of_job_.clear();
+    for (const Diagnosis& d : of_job) of_job_.push_back(&d);
+    add(job, std::span<const Diagnosis* const>(of_job_));
+}
+
+void FailureAggregator::add(const Job& job, std::span<const Diagnosis* const> of_job) {
+    const int gpus = job_gpus(job);
+    // One failure per run: every diagnosed restart before the last (it was requeued, so it
+    // failed), and the last run when the job ended badly. The runs are the diagnoses grouped by
+    // restart; the stable sort keeps the nodes' order within a run for final_diagnosis.
+    runs_.assign(of_job.begin(), of_job.end());
+    std::stable_sort(runs_.begin(), runs_.end(), [](const Diagnosis* a, const Diagnosis* b) { return a->restart < b->restart; });
+    const std::int64_t last = runs_.empty() ? job.restarts : std::max<std::int64_t>(job.restarts, runs_.back()->restart);
+    const Diagnosis* final_run = nullptr;
+    double previous = job.submit;
+    for (auto run = runs_.begin(); run != runs_.end();) {
+        const auto run_end = std::find_if(run, runs_.end(), [&](const Diagnosis* d) { return d->restart != (*run)->restart; });
+        const Diagnosis* d = final_diagnosis(job, std::span<const Diagnosis* const>(&*run, static_cast<size_t>(run_end - run)));
+        if ((*run)->restart == last) {
+            final_run = d;
+            break;
         }
-        if (!state_is_failure(job.state)) continue;
-        const auto final_run = runs.find(last);
-        const Diagnosis* d = final_run == runs.end() ? nullptr : final_diagnosis(job, final_run->second);
-        if (d) add(d->category, d->reason, gpus, job_elapsed(job, now));
-        // A cancellation nobody diagnosed is a user's choice, not a failure (the paper counts them apart).
-        else if (!state_is(job.state, "CANCELLED")) add("unknown", "unknown", gpus, job_elapsed(job, now));
+        // An earlier run's own start is not recorded: it ran at most since the previous failure.
+        count(d->category, d->reason, gpus, previous > 0 && d->ts > previous ? d->ts - previous : 0);
+        previous = d->ts;
+        run = run_end;
     }
+    if (!state_is_failure(job.state)) return;
+    if (final_run) count(final_run->category, final_run->reason, gpus, job_elapsed(job, now_));
+    // A cancellation nobody diagnosed is a user's choice, not a failure (the paper counts them apart).
+    else if (!state_is(job.state, "CANCELLED")) count("unknown", "unknown", gpus, job_elapsed(job, now_));
+}
+
+std::vector<FailureRow> FailureAggregator::rows() {
     double total = 0;
-    for (const auto& [_, a] : acc) total += a.row.gpu_hours;
+    for (const auto& [_, a] : by_reason_) total += a.row.gpu_hours;
     std::vector<FailureRow> out;
-    for (auto& [_, a] : acc) {
+    for (auto& [reason, a] : by_reason_) {
+        a.row.reason = reason;
         a.row.gpu_demand = a.row.num ? a.gpu_sum / static_cast<double>(a.row.num) : 0;
         a.row.gpu_time_pct = total > 0 ? 100.0 * a.row.gpu_hours / total : 0;
-        a.row.ttf_median_s = median(a.ttf);
+        a.row.ttf_median_s = median(std::move(a.ttf));
         out.push_back(a.row);
     }
     std::sort(out.begin(), out.end(), [](const FailureRow& a, const FailureRow& b) {
@@ -211,6 +216,16 @@ std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<
         return ka != kb ? ka < kb : a.reason < b.reason;
     });
     return out;
+}
+
+std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now) {
+    const auto by_job = diagnoses_by_job(diagnoses);
+    FailureAggregator failures(now);
+    for (const auto& job : jobs) {
+        const auto it = by_job.find(job.job_id);
+        failures.add(job, it == by_job.end() ? std::span<const Diagnosis* const>() : std::span<const Diagnosis* const>(it->second));
+    }
+    return failures.rows();
 }
 
 std::vector<NodeRow> aggregate_nodes(std::span<const std::string> nodes, std::span<const Job> jobs,
@@ -272,73 +287,78 @@ double median(std::vector<double> values) {
     return (lower + upper) / 2;
 }
 
-std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now) {
-    struct Acc {
-        SummaryRow row;
-        std::vector<double> duration, queue, gpus;
-    };
-    // Groups are found by index, not by a keyed map: this loop runs once per job of six months.
-    constexpr std::array<std::pair<int, const char*>, 6> buckets = {
-        {{1, "1"}, {4, "2-4"}, {8, "5-8"}, {64, "9-64"}, {256, "65-256"}, {1 << 30, "257+"}}};
+// Groups are found by index, not by a keyed map: add runs once per job of six months.
+constexpr std::array<std::pair<int, const char*>, 6> kBuckets = {
+    {{1, "1"}, {4, "2-4"}, {8, "5-8"}, {64, "9-64"}, {256, "65-256"}, {1 << 30, "257+"}}};
+
+SummaryAggregator::SummaryAggregator(double now) : now_(now) {
     const auto types = job_types();
-    std::vector<Acc> fixed(1 + types.size() + buckets.size());
-    fixed[0].row = {"all", "all"};
-    for (size_t i = 0; i < types.size(); ++i) fixed[1 + i].row = {"type", std::string(types[i])};
-    for (size_t i = 0; i < buckets.size(); ++i) fixed[1 + types.size() + i].row = {"gpus", buckets[i].second};
-    std::vector<Acc> states;
-    size_t other_type = 1;
+    fixed_.resize(1 + types.size() + kBuckets.size());
+    fixed_[0].row = {"all", "all"};
+    for (size_t i = 0; i < types.size(); ++i) fixed_[1 + i].row = {"type", std::string(types[i])};
+    for (size_t i = 0; i < kBuckets.size(); ++i) fixed_[1 + types.size() + i].row = {"gpus", kBuckets[i].second};
     for (size_t i = 0; i < types.size(); ++i)
-        if (types[i] == "other") other_type = 1 + i;
-    double total_gpu_h = 0;
-    std::int64_t total_jobs = 0;
-    for (const auto& job : jobs) {
-        const int gpus = job_gpus(job);
-        if (gpus <= 0) continue;
-        const double elapsed = job_elapsed(job, now);
-        const double gpu_h = gpus * elapsed / 3600.0;
-        const double queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
-        size_t bucket = 0;
-        while (gpus > buckets[bucket].first) ++bucket;
-        size_t type = other_type;
-        for (size_t i = 0; i < types.size(); ++i)
-            if (types[i] == job.job_type) type = 1 + i;
-        std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
-        if (state.empty()) state = "UNKNOWN";
-        Acc* state_acc = nullptr;
-        for (auto& a : states)
-            if (a.row.value == state) state_acc = &a;
-        if (!state_acc) {
-            states.emplace_back().row = {"state", std::string(state)};
-            state_acc = &states.back();
-        }
-        for (Acc* a : {&fixed[0], &fixed[type], state_acc, &fixed[1 + types.size() + bucket]}) {
-            a->row.jobs++;
-            a->row.gpu_hours += gpu_h;
-            if (job.start > 0) {
-                a->duration.push_back(elapsed);
-                a->queue.push_back(queue);
-            }
-            a->gpus.push_back(gpus);
-        }
-        total_gpu_h += gpu_h;
-        total_jobs++;
+        if (types[i] == "other") other_type_ = 1 + i;
+}
+
+void SummaryAggregator::add(const Job& job) {
+    const int gpus = job_gpus(job);
+    if (gpus <= 0) return;
+    const auto types = job_types();
+    const double elapsed = job_elapsed(job, now_);
+    const double gpu_h = gpus * elapsed / 3600.0;
+    const double queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
+    size_t bucket = 0;
+    while (gpus > kBuckets[bucket].first) ++bucket;
+    size_t type = other_type_;
+    for (size_t i = 0; i < types.size(); ++i)
+        if (types[i] == job.job_type) type = 1 + i;
+    std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
+    if (state.empty()) state = "UNKNOWN";
+    Group* state_group = nullptr;
+    for (auto& g : states_)
+        if (g.row.value == state) state_group = &g;
+    if (!state_group) {
+        states_.emplace_back().row = {"state", std::string(state)};
+        state_group = &states_.back();
     }
+    for (Group* g : {&fixed_[0], &fixed_[type], state_group, &fixed_[1 + types.size() + bucket]}) {
+        g->row.jobs++;
+        g->row.gpu_hours += gpu_h;
+        if (job.start > 0) {
+            g->duration.push_back(elapsed);
+            g->queue.push_back(queue);
+        }
+        g->gpus.push_back(gpus);
+    }
+    total_gpu_h_ += gpu_h;
+    total_jobs_++;
+}
+
+std::vector<SummaryRow> SummaryAggregator::rows() {
+    const size_t types = job_types().size();
     // The paper's state shares: by count, most common first, between types and GPU counts.
-    std::stable_sort(states.begin(), states.end(), [](const Acc& a, const Acc& b) { return a.row.jobs > b.row.jobs; });
-    std::vector<Acc*> order;
-    for (size_t i = 0; i < 1 + types.size(); ++i) order.push_back(&fixed[i]);
-    for (auto& a : states) order.push_back(&a);
-    for (size_t i = 1 + types.size(); i < fixed.size(); ++i) order.push_back(&fixed[i]);
+    std::stable_sort(states_.begin(), states_.end(), [](const Group& a, const Group& b) { return a.row.jobs > b.row.jobs; });
+    std::vector<Group*> order;
+    for (size_t i = 0; i < 1 + types; ++i) order.push_back(&fixed_[i]);
+    for (auto& g : states_) order.push_back(&g);
+    for (size_t i = 1 + types; i < fixed_.size(); ++i) order.push_back(&fixed_[i]);
     std::vector<SummaryRow> out;
-    for (Acc* a : order) {
-        a->row.jobs_pct = total_jobs ? 100.0 * static_cast<double>(a->row.jobs) / static_cast<double>(total_jobs) : 0;
-        a->row.gpu_time_pct = total_gpu_h > 0 ? 100.0 * a->row.gpu_hours / total_gpu_h : 0;
-        a->row.duration_median_s = median(std::move(a->duration));
-        a->row.queue_median_s = median(std::move(a->queue));
-        a->row.gpus_median = median(std::move(a->gpus));
-        out.push_back(std::move(a->row));
+    for (Group* g : order) {
+        g->row.jobs_pct = total_jobs_ ? 100.0 * static_cast<double>(g->row.jobs) / static_cast<double>(total_jobs_) : 0;
+        g->row.gpu_time_pct = total_gpu_h_ > 0 ? 100.0 * g->row.gpu_hours / total_gpu_h_ : 0;
+        g->row.duration_median_s = median(std::move(g->duration));
+        g->row.queue_median_s = median(std::move(g->queue));
+        g->row.gpus_median = median(std::move(g->gpus));
+        out.push_back(std::move(g->row));
     }
     return out;
+}
+
+std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now) {
+    SummaryAggregator summary(now);
+    for (const auto& job : jobs) summary.add(job);
+    return summary.rows();
 }
 
 }  // namespace acme::acct

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,8 +65,30 @@ struct FailureRow {
     double gpu_time_pct = 0;       // share of all failed runs' GPU time
     double ttf_median_s = 0;       // median time from a run's start to its failure
 };
-// Ordered like the paper's Table 3: category, then the taxonomy's reason order; unknown last.
-// Failed jobs without a diagnosis count as unknown.
+// Failed runs counted one job at a time, as the jobs stream past (scan_spools), each with its
+// diagnoses from every node: add every job, then take the rows.
+class FailureAggregator {
+public:
+    explicit FailureAggregator(double now) : now_(now) {}
+    void add(const Job& job, std::span<const Diagnosis* const> of_job);
+    void add(const Job& job, std::span<const Diagnosis> of_job);
+    // Ordered like the paper's Table 3: category, then the taxonomy's reason order; unknown
+    // last. Failed jobs without a diagnosis count as unknown.
+    std::vector<FailureRow> rows();
+
+private:
+    struct Acc {
+        FailureRow row;
+        double gpu_sum = 0;
+        std::vector<double> ttf;
+    };
+    void count(const std::string& category, const std::string& reason, int gpus, double run_s);
+
+    double now_;
+    std::map<std::string, Acc, std::less<>> by_reason_;
+    std::vector<const Diagnosis*> of_job_, runs_;  // per-job scratch, kept for its capacity
+};
+// The same over jobs held in memory, with every diagnosis of the period.
 std::vector<FailureRow> aggregate_failures(std::span<const Job> jobs, std::span<const Diagnosis> diagnoses, double now);
 
 struct NodeRow {
@@ -86,8 +110,29 @@ struct SummaryRow {
     double jobs_pct = 0, gpu_hours = 0, gpu_time_pct = 0;
     double duration_median_s = 0, queue_median_s = 0, gpus_median = 0;
 };
-// GPU jobs only (the paper's characterization is of GPU jobs); rows: all, each type in the
-// paper's order, each state, each GPU-count bucket (1, 2-4, 5-8, 9-64, 65-256, 257+).
+// The characterization counted one job at a time, as the jobs stream past (scan_spools): add
+// every job, then take the rows.
+class SummaryAggregator {
+public:
+    explicit SummaryAggregator(double now);
+    void add(const Job& job);
+    // GPU jobs only (the paper's characterization is of GPU jobs); rows: all, each type in the
+    // paper's order, each state, each GPU-count bucket (1, 2-4, 5-8, 9-64, 65-256, 257+).
+    std::vector<SummaryRow> rows();
+
+private:
+    struct Group {
+        SummaryRow row;
+        std::vector<double> duration, queue, gpus;
+    };
+    double now_;
+    std::vector<Group> fixed_;   // all, the types, the GPU-count buckets: found by index
+    std::vector<Group> states_;  // in order of first appearance
+    size_t other_type_ = 1;
+    double total_gpu_h_ = 0;
+    std::int64_t total_jobs_ = 0;
+};
+// The same over jobs held in memory.
 std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now);
 
 double median(std::vector<double> values);
