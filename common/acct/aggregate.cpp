@@ -177,7 +177,8 @@ void FailureAggregator::add(const Job& job, std::span<const Diagnosis* const> of
     // failed), and the last run when the job ended badly. The runs are the diagnoses grouped by
     // restart; the stable sort keeps the nodes' order within a run for final_diagnosis.
     runs_.assign(of_job.begin(), of_job.end());
-    std::stable_sort(runs_.begin(), runs_.end(), [](const Diagnosis* a, const Diagnosis* b) { return a->restart < b->restart; });
+    const auto by_restart = [](const Diagnosis* a, const Diagnosis* b) { return a->restart < b->restart; };
+    if (!std::is_sorted(runs_.begin(), runs_.end(), by_restart)) std::stable_sort(runs_.begin(), runs_.end(), by_restart);
     const std::int64_t last = runs_.empty() ? job.restarts : std::max<std::int64_t>(job.restarts, runs_.back()->restart);
     const Diagnosis* final_run = nullptr;
     double previous = job.submit;
@@ -287,71 +288,111 @@ double median(std::vector<double> values) {
     return (lower + upper) / 2;
 }
 
+namespace {
+
 // Groups are found by index, not by a keyed map: add runs once per job of six months.
 constexpr std::array<std::pair<int, const char*>, 6> kBuckets = {
     {{1, "1"}, {4, "2-4"}, {8, "5-8"}, {64, "9-64"}, {256, "65-256"}, {1 << 30, "257+"}}};
 
+size_t bucket_of(int gpus) {
+    size_t bucket = 0;
+    while (gpus > kBuckets[bucket].first) ++bucket;
+    return bucket;
+}
+
+// The median of each group's values, for groups that split the samples (every sample in one
+// group, or none): the values are laid out group after group in one scratch vector (a
+// counting sort) and each group's median is selected in place, as median() does.
+template <typename Sample, typename GroupOf, typename ValueOf>
+std::vector<double> medians_by_group(std::span<const Sample> samples, size_t groups, GroupOf group_of, ValueOf value_of,
+                                     std::vector<double>& scratch) {
+    constexpr size_t none = static_cast<size_t>(-1);
+    std::vector<size_t> begin(groups + 1, 0);
+    for (const auto& s : samples)
+        if (const size_t g = group_of(s); g != none) ++begin[g + 1];
+    for (size_t g = 0; g < groups; ++g) begin[g + 1] += begin[g];
+    scratch.resize(begin[groups]);
+    std::vector<size_t> next(begin.begin(), begin.end() - 1);
+    for (const auto& s : samples)
+        if (const size_t g = group_of(s); g != none) scratch[next[g]++] = value_of(s);
+    std::vector<double> out(groups);
+    for (size_t g = 0; g < groups; ++g) {
+        const auto first = scratch.begin() + static_cast<std::ptrdiff_t>(begin[g]);
+        const size_t n = begin[g + 1] - begin[g];
+        if (n == 0) continue;
+        const auto mid = first + static_cast<std::ptrdiff_t>(n / 2);
+        std::nth_element(first, mid, first + static_cast<std::ptrdiff_t>(n));
+        out[g] = n % 2 ? *mid : (*std::max_element(first, mid) + *mid) / 2;
+    }
+    return out;
+}
+
+}  // namespace
+
 SummaryAggregator::SummaryAggregator(double now) : now_(now) {
     const auto types = job_types();
-    fixed_.resize(1 + types.size() + kBuckets.size());
-    fixed_[0].row = {"all", "all"};
-    for (size_t i = 0; i < types.size(); ++i) fixed_[1 + i].row = {"type", std::string(types[i])};
-    for (size_t i = 0; i < kBuckets.size(); ++i) fixed_[1 + types.size() + i].row = {"gpus", kBuckets[i].second};
-    for (size_t i = 0; i < types.size(); ++i)
-        if (types[i] == "other") other_type_ = 1 + i;
+    for (size_t i = 0; i < types.size(); ++i) {
+        types_.push_back({"type", std::string(types[i])});
+        if (types[i] == "other") other_type_ = i;
+    }
+    for (const auto& [_, name] : kBuckets) buckets_.push_back({"gpus", name});
 }
 
 void SummaryAggregator::add(const Job& job) {
     const int gpus = job_gpus(job);
     if (gpus <= 0) return;
+    Sample sample;
+    sample.gpus = gpus;
+    sample.started = job.start > 0;
+    sample.duration = job_elapsed(job, now_);
+    sample.queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
+    const double gpu_h = gpus * sample.duration / 3600.0;
     const auto types = job_types();
-    const double elapsed = job_elapsed(job, now_);
-    const double gpu_h = gpus * elapsed / 3600.0;
-    const double queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
-    size_t bucket = 0;
-    while (gpus > kBuckets[bucket].first) ++bucket;
-    size_t type = other_type_;
+    sample.type = static_cast<std::uint8_t>(other_type_);
     for (size_t i = 0; i < types.size(); ++i)
-        if (types[i] == job.job_type) type = 1 + i;
+        if (types[i] == job.job_type) sample.type = static_cast<std::uint8_t>(i);
     std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
     if (state.empty()) state = "UNKNOWN";
-    Group* state_group = nullptr;
-    for (auto& g : states_)
-        if (g.row.value == state) state_group = &g;
-    if (!state_group) {
-        states_.emplace_back().row = {"state", std::string(state)};
-        state_group = &states_.back();
-    }
-    for (Group* g : {&fixed_[0], &fixed_[type], state_group, &fixed_[1 + types.size() + bucket]}) {
-        g->row.jobs++;
-        g->row.gpu_hours += gpu_h;
-        if (job.start > 0) {
-            g->duration.push_back(elapsed);
-            g->queue.push_back(queue);
-        }
-        g->gpus.push_back(gpus);
+    sample.state = 0;
+    while (sample.state < states_.size() && states_[sample.state].value != state) ++sample.state;
+    if (sample.state == states_.size()) states_.push_back({"state", std::string(state)});
+    for (SummaryRow* row : {&all_, &types_[sample.type], &states_[sample.state], &buckets_[bucket_of(gpus)]}) {
+        row->jobs++;
+        row->gpu_hours += gpu_h;
     }
     total_gpu_h_ += gpu_h;
-    total_jobs_++;
+    samples_.push_back(sample);
 }
 
 std::vector<SummaryRow> SummaryAggregator::rows() {
-    const size_t types = job_types().size();
+    const std::span<const Sample> samples(samples_);
+    std::vector<double> scratch;
+    const auto total_jobs = static_cast<double>(samples_.size());
+    // One dimension's rows, given which of them a sample counts in.
+    const auto finish = [&](std::vector<SummaryRow>& rows, auto group_of) {
+        const auto started = [&](const Sample& s) { return s.started ? group_of(s) : static_cast<size_t>(-1); };
+        const auto duration = medians_by_group(samples, rows.size(), started, [](const Sample& s) { return s.duration; }, scratch);
+        const auto queue = medians_by_group(samples, rows.size(), started, [](const Sample& s) { return s.queue; }, scratch);
+        const auto gpus = medians_by_group(samples, rows.size(), group_of,
+                                           [](const Sample& s) { return static_cast<double>(s.gpus); }, scratch);
+        for (size_t g = 0; g < rows.size(); ++g) {
+            SummaryRow& row = rows[g];
+            row.jobs_pct = total_jobs > 0 ? 100.0 * static_cast<double>(row.jobs) / total_jobs : 0;
+            row.gpu_time_pct = total_gpu_h_ > 0 ? 100.0 * row.gpu_hours / total_gpu_h_ : 0;
+            row.duration_median_s = duration[g];
+            row.queue_median_s = queue[g];
+            row.gpus_median = gpus[g];
+        }
+    };
+    std::vector<SummaryRow> all{all_};
+    finish(all, [](const Sample&) { return size_t{0}; });
+    finish(types_, [](const Sample& s) { return size_t{s.type}; });
+    finish(states_, [](const Sample& s) { return size_t{s.state}; });
+    finish(buckets_, [](const Sample& s) { return bucket_of(s.gpus); });
     // The paper's state shares: by count, most common first, between types and GPU counts.
-    std::stable_sort(states_.begin(), states_.end(), [](const Group& a, const Group& b) { return a.row.jobs > b.row.jobs; });
-    std::vector<Group*> order;
-    for (size_t i = 0; i < 1 + types; ++i) order.push_back(&fixed_[i]);
-    for (auto& g : states_) order.push_back(&g);
-    for (size_t i = 1 + types; i < fixed_.size(); ++i) order.push_back(&fixed_[i]);
-    std::vector<SummaryRow> out;
-    for (Group* g : order) {
-        g->row.jobs_pct = total_jobs_ ? 100.0 * static_cast<double>(g->row.jobs) / static_cast<double>(total_jobs_) : 0;
-        g->row.gpu_time_pct = total_gpu_h_ > 0 ? 100.0 * g->row.gpu_hours / total_gpu_h_ : 0;
-        g->row.duration_median_s = median(std::move(g->duration));
-        g->row.queue_median_s = median(std::move(g->queue));
-        g->row.gpus_median = median(std::move(g->gpus));
-        out.push_back(std::move(g->row));
-    }
+    std::stable_sort(states_.begin(), states_.end(), [](const SummaryRow& a, const SummaryRow& b) { return a.jobs > b.jobs; });
+    std::vector<SummaryRow> out = std::move(all);
+    for (auto* rows : {&types_, &states_, &buckets_}) out.insert(out.end(), rows->begin(), rows->end());
     return out;
 }
 

@@ -121,16 +121,21 @@ public:
     std::vector<SummaryRow> rows();
 
 private:
-    struct Group {
-        SummaryRow row;
-        std::vector<double> duration, queue, gpus;
+    // What the medians need of one GPU job, kept once rather than once per row it counts in.
+    struct Sample {
+        double duration = 0, queue = 0;
+        std::int32_t gpus = 0;
+        std::uint32_t state = 0;  // index into states_
+        std::uint8_t type = 0;    // index into job_types()
+        bool started = false;     // only a started job has a duration and a queue time
     };
     double now_;
-    std::vector<Group> fixed_;   // all, the types, the GPU-count buckets: found by index
-    std::vector<Group> states_;  // in order of first appearance
-    size_t other_type_ = 1;
+    std::vector<SummaryRow> types_, buckets_;  // found by index
+    std::vector<SummaryRow> states_;           // in order of first appearance
+    SummaryRow all_{"all", "all"};
+    std::vector<Sample> samples_;
+    size_t other_type_ = 0;
     double total_gpu_h_ = 0;
-    std::int64_t total_jobs_ = 0;
 };
 // The same over jobs held in memory.
 std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now);

@@ -62,7 +62,9 @@ bool state_is(std::string_view stored, std::string_view wanted) { return first_w
 bool state_is_failure(std::string_view stored) {
     const auto s = first_word(stored);
     if (s.empty()) return false;
-    for (auto ok : {"COMPLETED", "RUNNING", "PENDING", "SUSPENDED", "COMPLETING", "REQUEUED", "RESIZING"})
+    static constexpr std::array<std::string_view, 7> kNotFailed = {"COMPLETED",  "RUNNING",  "PENDING", "SUSPENDED",
+                                                                   "COMPLETING", "REQUEUED", "RESIZING"};
+    for (auto ok : kNotFailed)
         if (s == ok) return false;
     return true;
 }
