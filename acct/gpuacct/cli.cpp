@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fstream>
 #include <ostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -117,20 +118,26 @@ nlohmann::json period_json(const Period& p) {
 }
 
 // --summary and --failures over months of jobs: aggregated as the spools stream, one job at a
-// time, so a million jobs are never held (the other views list the jobs or need them all).
+// time, so a million jobs are never held (the other views list the jobs or need them all). The
+// spools are read in parts side by side, one per core, each part into its own aggregator.
 void stream_aggregates(const std::string& dir, const acct::ReadOptions& read, ViewKind kind,
                        const acct::JobFilter& filter, Context& context) {
-    acct::SummaryAggregator summary(context.now);
-    acct::FailureAggregator failures(context.now);
-    auto scan = acct::scan_spools(dir, read, [&](acct::Job& job, std::span<const acct::Diagnosis> diagnoses) {
+    const size_t parts = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<acct::SummaryAggregator> summary(parts, acct::SummaryAggregator(context.now));
+    std::vector<acct::FailureAggregator> failures(parts, acct::FailureAggregator(context.now));
+    auto scan = acct::scan_spools(dir, read, parts, [&](size_t part, acct::Job& job, std::span<const acct::Diagnosis> diagnoses) {
         if (!acct::matches(job, filter)) return;
-        if (kind == ViewKind::summary) summary.add(job);
-        else failures.add(job, diagnoses);
+        if (kind == ViewKind::summary) summary[part].add(job);
+        else failures[part].add(job, diagnoses);
     });
     context.data.nodes = std::move(scan.nodes);
     context.data.problems = std::move(scan.problems);
-    if (kind == ViewKind::summary) context.summary = summary.rows();
-    else context.failures = failures.rows();
+    for (size_t part = 1; part < parts; ++part) {
+        summary[0].append(std::move(summary[part]));
+        failures[0].append(std::move(failures[part]));
+    }
+    if (kind == ViewKind::summary) context.summary = summary[0].rows();
+    else context.failures = failures[0].rows();
 }
 
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,

@@ -156,13 +156,9 @@ std::vector<StepRow> job_steps(std::span<const TaskExit* const> exits) {
 
 void FailureAggregator::count(const std::string& category, const std::string& reason, int gpus, double run_s) {
     auto it = by_reason_.find(reason);
-    if (it == by_reason_.end()) it = by_reason_.emplace(reason, Acc{}).first;
-    Acc& a = it->second;
-    a.row.category = category;
-    a.row.num++;
-    a.gpu_sum += gpus;
-    a.row.gpu_hours += gpus * run_s / 3600.0;
-    a.ttf.push_back(run_s);
+    if (it == by_reason_.end()) it = by_reason_.emplace(reason, Reason{}).first;
+    it->second.category = category;
+    it->second.runs.push_back({gpus, run_s});
 }
 
 void FailureAggregator::add(const Job& job, std::span<const Diagnosis> of_job) {
@@ -200,17 +196,34 @@ void FailureAggregator::add(const Job& job, std::span<const Diagnosis* const> of
     else if (!state_is(job.state, "CANCELLED")) count("unknown", "unknown", gpus, job_elapsed(job, now_));
 }
 
-std::vector<FailureRow> FailureAggregator::rows() {
-    double total = 0;
-    for (const auto& [_, a] : by_reason_) total += a.row.gpu_hours;
-    std::vector<FailureRow> out;
-    for (auto& [reason, a] : by_reason_) {
-        a.row.reason = reason;
-        a.row.gpu_demand = a.row.num ? a.gpu_sum / static_cast<double>(a.row.num) : 0;
-        a.row.gpu_time_pct = total > 0 ? 100.0 * a.row.gpu_hours / total : 0;
-        a.row.ttf_median_s = median(std::move(a.ttf));
-        out.push_back(a.row);
+void FailureAggregator::append(FailureAggregator&& later) {
+    for (auto& [name, theirs] : later.by_reason_) {
+        Reason& mine = by_reason_[name];
+        mine.category = std::move(theirs.category);
+        mine.runs.insert(mine.runs.end(), theirs.runs.begin(), theirs.runs.end());
     }
+}
+
+std::vector<FailureRow> FailureAggregator::rows() {
+    std::vector<FailureRow> out;
+    double total = 0;
+    for (const auto& [name, reason] : by_reason_) {
+        FailureRow row{reason.category, name};
+        double gpu_sum = 0;
+        std::vector<double> ttf;
+        ttf.reserve(reason.runs.size());
+        for (const Run& run : reason.runs) {
+            gpu_sum += run.gpus;
+            row.gpu_hours += run.gpus * run.seconds / 3600.0;
+            ttf.push_back(run.seconds);
+        }
+        row.num = static_cast<std::int64_t>(reason.runs.size());
+        row.gpu_demand = row.num ? gpu_sum / static_cast<double>(row.num) : 0;
+        row.ttf_median_s = median(std::move(ttf));
+        total += row.gpu_hours;
+        out.push_back(std::move(row));
+    }
+    for (auto& row : out) row.gpu_time_pct = total > 0 ? 100.0 * row.gpu_hours / total : 0;
     std::sort(out.begin(), out.end(), [](const FailureRow& a, const FailureRow& b) {
         const auto ka = std::make_pair(category_rank(a.category), reason_rank(a.reason));
         const auto kb = std::make_pair(category_rank(b.category), reason_rank(b.reason));
@@ -300,43 +313,64 @@ size_t bucket_of(int gpus) {
     return bucket;
 }
 
-// The median of each group's values, for groups that split the samples (every sample in one
-// group, or none): the values are laid out group after group in one scratch vector (a
-// counting sort) and each group's median is selected in place, as median() does.
-template <typename Sample, typename GroupOf, typename ValueOf>
-std::vector<double> medians_by_group(std::span<const Sample> samples, size_t groups, GroupOf group_of, ValueOf value_of,
-                                     std::vector<double>& scratch) {
-    constexpr size_t none = static_cast<size_t>(-1);
-    std::vector<size_t> begin(groups + 1, 0);
-    for (const auto& s : samples)
-        if (const size_t g = group_of(s); g != none) ++begin[g + 1];
-    for (size_t g = 0; g < groups; ++g) begin[g + 1] += begin[g];
-    scratch.resize(begin[groups]);
-    std::vector<size_t> next(begin.begin(), begin.end() - 1);
-    for (const auto& s : samples)
-        if (const size_t g = group_of(s); g != none) scratch[next[g]++] = value_of(s);
-    std::vector<double> out(groups);
+// The median of values[begin, end), selected in place as median() does.
+double median_in_place(std::vector<double>& values, size_t begin, size_t end) {
+    if (begin == end) return 0;
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = values.begin() + static_cast<std::ptrdiff_t>(end);
+    const auto mid = first + static_cast<std::ptrdiff_t>((end - begin) / 2);
+    std::nth_element(first, mid, last);
+    return (end - begin) % 2 ? *mid : (*std::max_element(first, mid) + *mid) / 2;
+}
+
+struct Medians {
+    std::vector<double> duration, queue, gpus;  // per group
+};
+
+// Room for one dimension's values, reused from one dimension to the next.
+struct Scratch {
+    std::vector<std::uint32_t> group;
+    std::vector<double> duration, queue, gpus;
+};
+
+// One dimension's medians: durations and queue times of the started jobs, GPUs of all. Its
+// groups split the samples (each is in one); one pass lays each group's values out in one
+// range (a counting sort), where its median is selected.
+template <typename Sample, typename GroupOf>
+Medians medians_by_group(std::span<const Sample> samples, size_t groups, GroupOf group_of, Scratch& scratch) {
+    auto& [group, duration, queue, gpus] = scratch;
+    group.resize(samples.size());
+    std::vector<size_t> all(groups + 1), started(groups + 1);  // each group's first index
+    for (size_t i = 0; i < samples.size(); ++i) {
+        const auto g = group[i] = static_cast<std::uint32_t>(group_of(samples[i]));
+        ++all[g + 1];
+        started[g + 1] += samples[i].started;
+    }
     for (size_t g = 0; g < groups; ++g) {
-        const auto first = scratch.begin() + static_cast<std::ptrdiff_t>(begin[g]);
-        const size_t n = begin[g + 1] - begin[g];
-        if (n == 0) continue;
-        const auto mid = first + static_cast<std::ptrdiff_t>(n / 2);
-        std::nth_element(first, mid, first + static_cast<std::ptrdiff_t>(n));
-        out[g] = n % 2 ? *mid : (*std::max_element(first, mid) + *mid) / 2;
+        all[g + 1] += all[g];
+        started[g + 1] += started[g];
+    }
+    duration.resize(started[groups]);
+    queue.resize(started[groups]);
+    gpus.resize(samples.size());
+    std::vector<size_t> next_all(all.begin(), all.end() - 1), next_started(started.begin(), started.end() - 1);
+    for (size_t i = 0; i < samples.size(); ++i) {
+        const auto g = group[i];
+        gpus[next_all[g]++] = samples[i].gpus;
+        if (!samples[i].started) continue;
+        duration[next_started[g]] = samples[i].duration;
+        queue[next_started[g]++] = samples[i].queue;
+    }
+    Medians out;
+    for (size_t g = 0; g < groups; ++g) {
+        out.duration.push_back(median_in_place(duration, started[g], started[g + 1]));
+        out.queue.push_back(median_in_place(queue, started[g], started[g + 1]));
+        out.gpus.push_back(median_in_place(gpus, all[g], all[g + 1]));
     }
     return out;
 }
 
 }  // namespace
-
-SummaryAggregator::SummaryAggregator(double now) : now_(now) {
-    const auto types = job_types();
-    for (size_t i = 0; i < types.size(); ++i) {
-        types_.push_back({"type", std::string(types[i])});
-        if (types[i] == "other") other_type_ = i;
-    }
-    for (const auto& [_, name] : kBuckets) buckets_.push_back({"gpus", name});
-}
 
 void SummaryAggregator::add(const Job& job) {
     const int gpus = job_gpus(job);
@@ -346,53 +380,72 @@ void SummaryAggregator::add(const Job& job) {
     sample.started = job.start > 0;
     sample.duration = job_elapsed(job, now_);
     sample.queue = job.start > 0 && job.submit > 0 && job.start > job.submit ? job.start - job.submit : 0;
-    const double gpu_h = gpus * sample.duration / 3600.0;
     const auto types = job_types();
-    sample.type = static_cast<std::uint8_t>(other_type_);
+    static const auto other = static_cast<std::uint8_t>(std::find(types.begin(), types.end(), "other") - types.begin());
+    sample.type = other;
     for (size_t i = 0; i < types.size(); ++i)
         if (types[i] == job.job_type) sample.type = static_cast<std::uint8_t>(i);
     std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
     if (state.empty()) state = "UNKNOWN";
-    sample.state = 0;
-    while (sample.state < states_.size() && states_[sample.state].value != state) ++sample.state;
-    if (sample.state == states_.size()) states_.push_back({"state", std::string(state)});
-    for (SummaryRow* row : {&all_, &types_[sample.type], &states_[sample.state], &buckets_[bucket_of(gpus)]}) {
-        row->jobs++;
-        row->gpu_hours += gpu_h;
-    }
-    total_gpu_h_ += gpu_h;
+    while (sample.state < states_.size() && states_[sample.state] != state) ++sample.state;
+    if (sample.state == states_.size()) states_.emplace_back(state);
     samples_.push_back(sample);
 }
 
+void SummaryAggregator::append(SummaryAggregator&& later) {
+    // Their state numbers become ours; states new to us keep their order of first appearance.
+    std::vector<std::uint32_t> ours;
+    for (const auto& state : later.states_) {
+        const auto it = std::find(states_.begin(), states_.end(), state);
+        ours.push_back(static_cast<std::uint32_t>(it - states_.begin()));
+        if (it == states_.end()) states_.push_back(state);
+    }
+    samples_.reserve(samples_.size() + later.samples_.size());
+    for (Sample sample : later.samples_) {
+        sample.state = ours[sample.state];
+        samples_.push_back(sample);
+    }
+}
+
 std::vector<SummaryRow> SummaryAggregator::rows() {
+    const auto types = job_types();
+    std::vector<SummaryRow> all{{"all", "all"}}, by_type, by_state, by_bucket;
+    for (const auto type : types) by_type.push_back({"type", std::string(type)});
+    for (const auto& state : states_) by_state.push_back({"state", state});
+    for (const auto& [_, name] : kBuckets) by_bucket.push_back({"gpus", name});
+    // Sums in job order, as the jobs came.
+    double total_gpu_h = 0;
+    for (const Sample& s : samples_) {
+        const double gpu_h = s.gpus * s.duration / 3600.0;
+        for (SummaryRow* row : {&all[0], &by_type[s.type], &by_state[s.state], &by_bucket[bucket_of(s.gpus)]}) {
+            row->jobs++;
+            row->gpu_hours += gpu_h;
+        }
+        total_gpu_h += gpu_h;
+    }
     const std::span<const Sample> samples(samples_);
-    std::vector<double> scratch;
     const auto total_jobs = static_cast<double>(samples_.size());
-    // One dimension's rows, given which of them a sample counts in.
+    Scratch scratch;
+    // One dimension's shares and medians, given which of its rows a sample counts in.
     const auto finish = [&](std::vector<SummaryRow>& rows, auto group_of) {
-        const auto started = [&](const Sample& s) { return s.started ? group_of(s) : static_cast<size_t>(-1); };
-        const auto duration = medians_by_group(samples, rows.size(), started, [](const Sample& s) { return s.duration; }, scratch);
-        const auto queue = medians_by_group(samples, rows.size(), started, [](const Sample& s) { return s.queue; }, scratch);
-        const auto gpus = medians_by_group(samples, rows.size(), group_of,
-                                           [](const Sample& s) { return static_cast<double>(s.gpus); }, scratch);
+        const Medians medians = medians_by_group(samples, rows.size(), group_of, scratch);
         for (size_t g = 0; g < rows.size(); ++g) {
             SummaryRow& row = rows[g];
             row.jobs_pct = total_jobs > 0 ? 100.0 * static_cast<double>(row.jobs) / total_jobs : 0;
-            row.gpu_time_pct = total_gpu_h_ > 0 ? 100.0 * row.gpu_hours / total_gpu_h_ : 0;
-            row.duration_median_s = duration[g];
-            row.queue_median_s = queue[g];
-            row.gpus_median = gpus[g];
+            row.gpu_time_pct = total_gpu_h > 0 ? 100.0 * row.gpu_hours / total_gpu_h : 0;
+            row.duration_median_s = medians.duration[g];
+            row.queue_median_s = medians.queue[g];
+            row.gpus_median = medians.gpus[g];
         }
     };
-    std::vector<SummaryRow> all{all_};
     finish(all, [](const Sample&) { return size_t{0}; });
-    finish(types_, [](const Sample& s) { return size_t{s.type}; });
-    finish(states_, [](const Sample& s) { return size_t{s.state}; });
-    finish(buckets_, [](const Sample& s) { return bucket_of(s.gpus); });
+    finish(by_type, [](const Sample& s) { return size_t{s.type}; });
+    finish(by_state, [](const Sample& s) { return size_t{s.state}; });
+    finish(by_bucket, [](const Sample& s) { return bucket_of(s.gpus); });
     // The paper's state shares: by count, most common first, between types and GPU counts.
-    std::stable_sort(states_.begin(), states_.end(), [](const SummaryRow& a, const SummaryRow& b) { return a.jobs > b.jobs; });
+    std::stable_sort(by_state.begin(), by_state.end(), [](const SummaryRow& a, const SummaryRow& b) { return a.jobs > b.jobs; });
     std::vector<SummaryRow> out = std::move(all);
-    for (auto* rows : {&types_, &states_, &buckets_}) out.insert(out.end(), rows->begin(), rows->end());
+    for (auto* rows : {&by_type, &by_state, &by_bucket}) out.insert(out.end(), rows->begin(), rows->end());
     return out;
 }
 

@@ -66,26 +66,33 @@ struct FailureRow {
     double ttf_median_s = 0;       // median time from a run's start to its failure
 };
 // Failed runs counted one job at a time, as the jobs stream past (scan_spools), each with its
-// diagnoses from every node: add every job, then take the rows.
+// diagnoses from every node: add every job, then take the rows. Jobs read in parts on several
+// threads go to one aggregator per part, joined in id order by append: the sums are taken in
+// rows(), over the runs in job order, so the result is the same to the last bit either way.
 class FailureAggregator {
 public:
     explicit FailureAggregator(double now) : now_(now) {}
     void add(const Job& job, std::span<const Diagnosis* const> of_job);
     void add(const Job& job, std::span<const Diagnosis> of_job);
+    // Adds what `later` counted, all of whose jobs come after this one's.
+    void append(FailureAggregator&& later);
     // Ordered like the paper's Table 3: category, then the taxonomy's reason order; unknown
     // last. Failed jobs without a diagnosis count as unknown.
     std::vector<FailureRow> rows();
 
 private:
-    struct Acc {
-        FailureRow row;
-        double gpu_sum = 0;
-        std::vector<double> ttf;
+    struct Run {
+        int gpus = 0;
+        double seconds = 0;  // start to failure
+    };
+    struct Reason {
+        std::string category;  // of its last failure
+        std::vector<Run> runs;
     };
     void count(const std::string& category, const std::string& reason, int gpus, double run_s);
 
     double now_;
-    std::map<std::string, Acc, std::less<>> by_reason_;
+    std::map<std::string, Reason, std::less<>> by_reason_;
     std::vector<const Diagnosis*> of_job_, runs_;  // per-job scratch, kept for its capacity
 };
 // The same over jobs held in memory, with every diagnosis of the period.
@@ -111,17 +118,20 @@ struct SummaryRow {
     double duration_median_s = 0, queue_median_s = 0, gpus_median = 0;
 };
 // The characterization counted one job at a time, as the jobs stream past (scan_spools): add
-// every job, then take the rows.
+// every job, then take the rows. As with FailureAggregator, parts join in id order by append
+// and rows() sums in job order.
 class SummaryAggregator {
 public:
-    explicit SummaryAggregator(double now);
+    explicit SummaryAggregator(double now) : now_(now) {}
     void add(const Job& job);
+    // Adds what `later` counted, all of whose jobs come after this one's.
+    void append(SummaryAggregator&& later);
     // GPU jobs only (the paper's characterization is of GPU jobs); rows: all, each type in the
     // paper's order, each state, each GPU-count bucket (1, 2-4, 5-8, 9-64, 65-256, 257+).
     std::vector<SummaryRow> rows();
 
 private:
-    // What the medians need of one GPU job, kept once rather than once per row it counts in.
+    // One GPU job, what its rows need: 32 bytes, kept once rather than once per row.
     struct Sample {
         double duration = 0, queue = 0;
         std::int32_t gpus = 0;
@@ -130,12 +140,8 @@ private:
         bool started = false;     // only a started job has a duration and a queue time
     };
     double now_;
-    std::vector<SummaryRow> types_, buckets_;  // found by index
-    std::vector<SummaryRow> states_;           // in order of first appearance
-    SummaryRow all_{"all", "all"};
-    std::vector<Sample> samples_;
-    size_t other_type_ = 0;
-    double total_gpu_h_ = 0;
+    std::vector<std::string> states_;  // first words of the states, in order of first appearance
+    std::vector<Sample> samples_;      // in job order
 };
 // The same over jobs held in memory.
 std::vector<SummaryRow> aggregate_summary(std::span<const Job> jobs, double now);

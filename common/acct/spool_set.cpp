@@ -1,11 +1,14 @@
 #include "common/acct/spool_set.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
+#include <limits>
 #include <queue>
 #include <set>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -42,8 +45,9 @@ std::string text_or_empty(store::Statement& q, int column) { return q.is_null(co
 // The spool files of a directory, each opened read-only: a report never writes a node's file.
 struct NodeFile {
     std::string node;  // the file's name without .db
-    store::Database db;
-    bool failed = false;  // an error while reading: reported once, read no further
+    std::optional<store::Database> db;  // set unless failed
+    bool failed = false;   // an error while reading: read no further
+    std::string problem;   // the first error, as SpoolSet::problems words it
 };
 
 // Every *.db file directly in dir, in name order (which decides between nodes that disagree).
@@ -61,7 +65,7 @@ std::vector<NodeFile> open_node_files(const std::string& dir, std::vector<std::s
             // Preparing reads the schema: a file that is not a spool fails here, before any
             // merge, and is reported as it always was.
             db.prepare("SELECT COUNT(*) FROM jobs");
-            files.push_back({path.stem().string(), std::move(db)});
+            files.push_back({path.stem().string(), std::move(db), false, {}});
         } catch (const std::exception& error) {
             problems.push_back(fmt::format("{}: {}", path.filename().string(), error.what()));
         }
@@ -69,10 +73,37 @@ std::vector<NodeFile> open_node_files(const std::string& dir, std::vector<std::s
     return files;
 }
 
-void fail(NodeFile& file, const std::exception& error, std::vector<std::string>& problems) {
+void fail(NodeFile& file, const std::exception& error) {
+    if (!file.failed) file.problem = fmt::format("{}.db: {}", file.node, error.what());
     file.failed = true;
-    problems.push_back(fmt::format("{}.db: {}", file.node, error.what()));
 }
+
+// The files read without error are the nodes; the others' first errors are the problems.
+void report(const std::vector<NodeFile>& files, std::vector<std::string>& nodes, std::vector<std::string>& problems) {
+    for (const auto& file : files) {
+        if (file.failed) problems.push_back(file.problem);
+        else nodes.push_back(file.node);
+    }
+}
+
+// The same files again, for another thread: a connection serves one thread at a time.
+std::vector<NodeFile> reopen(const std::vector<NodeFile>& files) {
+    std::vector<NodeFile> out;
+    for (const auto& file : files) {
+        NodeFile& copy = out.emplace_back(file.node, std::nullopt, file.failed, file.problem);
+        if (file.failed) continue;
+        try {
+            copy.db = store::open_spool_read_only(file.db->path());
+        } catch (const std::exception& error) {
+            fail(copy, error);
+        }
+    }
+    return out;
+}
+
+struct IdRange {
+    std::int64_t first = std::numeric_limits<std::int64_t>::min(), last = std::numeric_limits<std::int64_t>::max();
+};
 
 // The one reader of the jobs and diagnoses tables, shared by every view. Each file's rows come
 // in job id order (jobs by its primary key, diagnoses by theirs), so a k-way merge on the id
@@ -80,19 +111,23 @@ void fail(NodeFile& file, const std::exception& error, std::vector<std::string>&
 // time: no index of a million ids, no sort, nothing kept once the job is handed on.
 class JobMerge {
 public:
-    JobMerge(std::vector<NodeFile>& files, const ReadOptions& options, std::vector<std::string>& problems)
-        : files_(files), options_(options), problems_(problems) {
+    // Reads the jobs with ids in [first, last] (a part of the id space: see scan_spools).
+    JobMerge(std::vector<NodeFile>& files, const ReadOptions& options, IdRange ids)
+        : files_(files), options_(options), ids_(ids) {
         for (size_t i = 0; i < files_.size(); ++i) {
             try {
-                jobs_.push_back({i, prepare_jobs(files_[i].db)});
-                if (options_.diagnoses) diagnoses_.push_back({i, prepare_diagnoses(files_[i].db)});
+                if (files_[i].failed) continue;
+                jobs_.push_back({i, prepare_jobs(*files_[i].db)});
+                if (options_.diagnoses) diagnoses_.push_back({i, prepare_diagnoses(*files_[i].db)});
             } catch (const std::exception& error) {
-                fail(files_[i], error, problems_);
+                fail(files_[i], error);
             }
         }
     }
 
-    void run(const JobVisitor& visit) {
+    // visit(Job&, std::span<const Diagnosis>) for every job, in id order.
+    template <typename Visit>
+    void run(Visit&& visit) {
         for (size_t c = 0; c < jobs_.size(); ++c) advance(jobs_, job_heap_, c);
         for (size_t c = 0; c < diagnoses_.size(); ++c) advance(diagnoses_, diagnosis_heap_, c);
         Job job;
@@ -148,41 +183,40 @@ private:
         try {
             if (cursors[c].rows.step()) heap.emplace(cursors[c].rows.column_int(0), c);
         } catch (const std::exception& error) {
-            fail(file, error, problems_);
+            fail(file, error);
         }
     }
+
+    // The parameters of both queries, numbered: ?1 the period's start, ?2 its end, ?3 the -j
+    // ids, ?4 and ?5 the part's first and last job id. Every query ends on ?4 and ?5, so every
+    // number exists in it and binding one it does not use is harmless.
+    static constexpr std::string_view kIdRangeSql = " AND job_id BETWEEN ?4 AND ?5";
 
     // sacct's window: a job counts when it ended at or after start and began (or, pending, was
     // submitted) at or before end. Bound values only.
     std::string window_sql() const {
         std::string where = " WHERE 1";
         // No end yet counts as ending at start: one test per row instead of two.
-        if (options_.start) where += " AND COALESCE(NULLIF(end_time, 0), ended_at, :start) >= :start";
-        if (options_.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= :end";
-        if (!options_.job_ids.empty()) where += " AND job_id IN (SELECT value FROM json_each(:ids))";
+        if (options_.start) where += " AND COALESCE(NULLIF(end_time, 0), ended_at, ?1) >= ?1";
+        if (options_.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= ?2";
         return where;
     }
 
-    void bind_window(store::Statement& q, std::string_view sql) const {
-        if (options_.start) q.bind(index_of(sql, ":start"), *options_.start);
-        if (options_.end) q.bind(index_of(sql, ":end"), *options_.end);
+    std::string ids_sql() const {
+        return options_.job_ids.empty() ? std::string() : " AND job_id IN (SELECT value FROM json_each(?3))";
+    }
+
+    void bind(store::Statement& q) const {
+        if (options_.start) q.bind(1, *options_.start);
+        if (options_.end) q.bind(2, *options_.end);
         if (!options_.job_ids.empty()) {
             std::string ids = "[";
             for (size_t i = 0; i < options_.job_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(options_.job_ids[i]);
             ids += "]";
-            q.bind(index_of(sql, ":ids"), ids);
+            q.bind(3, ids);
         }
-    }
-
-    // Named parameters are numbered by first appearance, in text order.
-    static int index_of(std::string_view sql, std::string_view name) {
-        int index = 0;
-        for (auto n : {":start", ":end", ":ids"}) {
-            if (sql.find(n) == std::string_view::npos) continue;
-            ++index;
-            if (n == name) return index;
-        }
-        return 0;
+        q.bind(4, ids_.first);
+        q.bind(5, ids_.last);
     }
 
     // Only the columns the views asked for: each one costs SQLite a decode per row, a million
@@ -191,7 +225,7 @@ private:
         const auto have = table_columns(db, "jobs");
         const bool full = options_.full_jobs;
         const std::string sql = fmt::format(
-            "SELECT job_id, {}, {} FROM jobs{} ORDER BY job_id",
+            "SELECT job_id, {}, {} FROM jobs{}{}{} ORDER BY job_id",
             select_list(have, {options_.node_rows ? "node" : "NULL", "gpus", "job_type", "state",
                                full ? "num_nodes" : "NULL", "gpus_total", "restarts", "COALESCE(submit_time, 0)",
                                "COALESCE(start_time, started_at, 0)", "COALESCE(end_time, ended_at, 0)",
@@ -199,19 +233,19 @@ private:
             full ? select_list(have, {"uid", "user", "account", "partition", "name", "nodelist", "exit_code",
                                       "derived_exit_code", "telemetry_error", "job_type_source"})
                  : std::string("NULL"),
-            window_sql());
+            window_sql(), ids_sql(), kIdRangeSql);
         // The COALESCE expressions name v4 columns; on an older spool fall back to the sampler's.
         std::string effective = sql;
         if (!have.count("start_time")) {
             effective = fmt::format("SELECT job_id, node, gpus, NULL, NULL, NULL, NULL, NULL, 0, COALESCE(started_at, 0), "
-                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{} ORDER BY job_id",
+                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{}{} ORDER BY job_id",
                                     full ? "uid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, " +
                                                std::string(have.count("telemetry_error") ? "telemetry_error" : "NULL") + ", NULL"
                                          : std::string("NULL"),
-                                    options_.job_ids.empty() ? "" : " AND job_id IN (SELECT value FROM json_each(:ids))");
+                                    ids_sql(), kIdRangeSql);
         }
         auto q = db.prepare(effective);
-        bind_window(q, effective);
+        bind(q);
         return q;
     }
 
@@ -220,9 +254,11 @@ private:
     store::Statement prepare_diagnoses(store::Database& db) const {
         const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
         const bool full = options_.full_jobs;
-        return db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
-                                      "FROM diagnoses ORDER BY job_id, restart",
-                                      full ? "action" : "NULL", full && has_rule ? "rule" : "NULL"));
+        auto q = db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
+                                        "FROM diagnoses WHERE 1{} ORDER BY job_id, restart",
+                                        full ? "action" : "NULL", full && has_rule ? "rule" : "NULL", kIdRangeSql));
+        bind(q);
+        return q;
     }
 
     // One node's row of the job. Job-wide fields come from the row of the best rank; any row
@@ -273,14 +309,14 @@ private:
     }
 
     // The diagnoses of job `id` from every file, in file order; those of jobs outside the
-    // period are passed over. The buffer's strings keep their capacity from job to job.
+    // period are passed over. One buffer serves every job.
     std::span<const Diagnosis> job_diagnoses(std::int64_t id) {
         size_t count = 0;
         while (!diagnosis_heap_.empty() && diagnosis_heap_.top().first <= id) {
-            const size_t c = diagnosis_heap_.top().second;
+            const auto [job_id, c] = diagnosis_heap_.top();
             diagnosis_heap_.pop();
             store::Statement& q = diagnoses_[c].rows;
-            if (q.column_int(0) == id) {
+            if (job_id == id) {
                 if (count == diagnosis_buffer_.size()) diagnosis_buffer_.emplace_back();
                 Diagnosis& d = diagnosis_buffer_[count++];
                 d.job_id = id;
@@ -300,7 +336,7 @@ private:
 
     std::vector<NodeFile>& files_;
     const ReadOptions& options_;
-    std::vector<std::string>& problems_;
+    const IdRange ids_;
     std::vector<Cursor> jobs_, diagnoses_;
     Heap job_heap_, diagnosis_heap_;
     std::vector<Diagnosis> diagnosis_buffer_;
@@ -389,12 +425,43 @@ struct Reader {
     }
 };
 
+// The ids split into `parts` runs of equal width between the smallest and the largest id of
+// any file: Slurm hands ids out in order, so equal widths hold about equal numbers of jobs. One
+// run when the ids are too few to be worth a thread and a second connection to every file.
+std::vector<IdRange> split_ids(std::vector<NodeFile>& files, size_t parts) {
+    constexpr std::uint64_t kMinIdsPerPart = 1 << 16;
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    for (auto& file : files) {
+        if (file.failed) continue;
+        try {
+            auto q = file.db->prepare("SELECT MIN(job_id), MAX(job_id) FROM jobs");
+            if (q.step() && !q.is_null(0)) {
+                lo = std::min(lo, q.column_int(0));
+                hi = std::max(hi, q.column_int(1));
+            }
+        } catch (const std::exception& error) {
+            fail(file, error);
+        }
+    }
+    std::vector<IdRange> out(1);
+    if (parts < 2 || hi < lo) return out;
+    // Unsigned, so that no difference of two ids can overflow.
+    const std::uint64_t width = (static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) / parts + 1;
+    if (width < kMinIdsPerPart) return out;
+    out.resize(parts);
+    for (size_t p = 0; p + 1 < parts; ++p) {
+        out[p].last = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + width * (p + 1) - 1);
+        out[p + 1].first = out[p].last + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     SpoolSet out;
     auto files = open_node_files(dir, out.problems);
-    JobMerge(files, options, out.problems).run([&](Job& job, std::span<const Diagnosis> diagnoses) {
+    JobMerge(files, options, IdRange{}).run([&](Job& job, std::span<const Diagnosis> diagnoses) {
         out.jobs.push_back(std::move(job));
         out.diagnoses.insert(out.diagnoses.end(), diagnoses.begin(), diagnoses.end());
     });
@@ -402,26 +469,50 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     for (auto& file : files) {
         if (file.failed) continue;
         try {
-            if (options.summaries) reader.read_summaries(file.db, file.node);
-            if (options.steps) reader.read_task_exits(file.db);
+            if (options.summaries) reader.read_summaries(*file.db, file.node);
+            if (options.steps) reader.read_task_exits(*file.db);
             if (options.events) {
-                reader.read_events(file.db, file.node);
-                reader.read_recovery(file.db, file.node);
+                reader.read_events(*file.db, file.node);
+                reader.read_recovery(*file.db, file.node);
             }
-            out.nodes.push_back(file.node);
         } catch (const std::exception& error) {
-            fail(file, error, out.problems);
+            fail(file, error);
         }
     }
+    report(files, out.nodes, out.problems);
     return out;
 }
 
-SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, const JobVisitor& visit) {
+SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, size_t parts, const JobVisitor& visit) {
     SpoolScan out;
     auto files = open_node_files(dir, out.problems);
-    JobMerge(files, options, out.problems).run(visit);
-    for (const auto& file : files)
-        if (!file.failed) out.nodes.push_back(file.node);
+    const auto ranges = split_ids(files, parts);
+    // Part 0 on this thread with the files as opened, each other part on its own thread with its
+    // own connections, opened here before any part runs (part 0 marks the files it fails on); a
+    // part's errors stay with its copy of the files until all are joined.
+    std::vector<std::vector<NodeFile>> copies(ranges.size());
+    for (size_t part = 1; part < ranges.size(); ++part) copies[part] = reopen(files);
+    std::vector<std::exception_ptr> errors(ranges.size());
+    auto read_part = [&](size_t part) {
+        try {
+            JobMerge(part == 0 ? files : copies[part], options, ranges[part])
+                .run([&](Job& job, std::span<const Diagnosis> diagnoses) { visit(part, job, diagnoses); });
+        } catch (...) {
+            errors[part] = std::current_exception();
+        }
+    };
+    {
+        std::vector<std::jthread> threads;  // joined at the end of the block, even on a throw
+        for (size_t part = 1; part < ranges.size(); ++part) threads.emplace_back(read_part, part);
+        read_part(0);
+    }
+    for (const auto& error : errors)
+        if (error) std::rethrow_exception(error);
+    // A file that failed in any part failed: its first part's error is the one reported.
+    for (size_t part = 1; part < ranges.size(); ++part)
+        for (size_t i = 0; i < files.size(); ++i)
+            if (!files[i].failed && copies[part][i].failed) files[i] = std::move(copies[part][i]);
+    report(files, out.nodes, out.problems);
     return out;
 }
 

@@ -131,13 +131,16 @@ struct SpoolScan {
 };
 
 // Called once per job with its diagnoses from every node (empty unless ReadOptions::diagnoses),
-// both valid only during the call; the visitor may move from the job.
-using JobVisitor = std::function<void(Job& job, std::span<const Diagnosis> diagnoses)>;
+// both valid only during the call; the visitor may move from the job. `part`: see scan_spools.
+using JobVisitor = std::function<void(size_t part, Job& job, std::span<const Diagnosis> diagnoses)>;
 
-// The jobs of read_spools, merged across nodes, handed one at a time in job id order instead of
-// held: --summary and --failures aggregate a million jobs as they stream. Reads only the jobs
-// and diagnoses tables (ReadOptions::summaries, steps and events are ignored). Throws as
+// The jobs of read_spools, merged across nodes, handed one at a time instead of held: --summary
+// and --failures aggregate a million jobs as they stream. The range of job ids is cut into up
+// to `parts` runs read side by side, each on its own thread with its own connections (one run
+// when the range is too narrow to be worth a thread). Calls for one part come from one thread,
+// in id order, and every id of part p is below those of part p + 1. Reads only the jobs and
+// diagnoses tables (ReadOptions::summaries, steps and events are ignored). Throws as
 // read_spools.
-SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, const JobVisitor& visit);
+SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, size_t parts, const JobVisitor& visit);
 
 }  // namespace acme::acct

@@ -236,3 +236,84 @@ TEST_CASE("steps from task exits: worst task decides, batch and extern named as 
     CHECK(steps[2].step == "batch");
     CHECK(steps[3].step == "extern");
 }
+
+TEST_CASE("jobs read in parts on threads give the rows of one pass, to the last bit") {
+    test::TempDir dir;
+    {
+        auto n1 = store::open_spool(store::spool_path(dir.path().string(), "n1"));
+        auto n2 = store::open_spool(store::spool_path(dir.path().string(), "n2"));
+        const char* states[] = {"COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED by 0", "TIMEOUT"};
+        const char* types[] = {"pretrain", "eval", "sft", "weird"};
+        const char* reasons[] = {"type_error", "nvlink_error", "key_error"};
+        const char* categories[] = {"script", "infrastructure", "script"};
+        n1.exec("BEGIN");
+        n2.exec("BEGIN");
+        // Ids 1000 apart: wide enough to be cut in parts. Uneven times, so sums depend on order.
+        for (int i = 1; i <= 400; ++i) {
+            const long long id = i * 1000LL;
+            const double start = T + i * 37.3, end = start + 60 + (i * 7919 % 86400) / 3.7;
+            test::JobSpec j{.id = id, .node = "n1", .type = types[i % 4], .state = states[i % 5],
+                            .gpus_total = 1 << (i % 9), .restarts = i % 7 == 0, .submit = start - i % 13,
+                            .start = start, .end = end};
+            add_job(n1, j);
+            if (i % 3 == 0) {
+                j.node = "n2";
+                j.state = i % 2 ? "PENDING" : j.state;
+                add_job(n2, j);
+            }
+            if (i % 5 != 0) add_diagnosis(n1, id, 0, "n1", end, categories[i % 3], reasons[i % 3]);
+            if (i % 7 == 0) add_diagnosis(n2, id, 1, "n2", end + 5, "infrastructure", "ecc_error");
+        }
+        n1.exec("COMMIT");
+        n2.exec("COMMIT");
+    }
+    acct::ReadOptions o;
+    o.diagnoses = true;
+    o.full_jobs = o.node_rows = false;
+    auto aggregate = [&](size_t parts) {
+        std::vector<acct::SummaryAggregator> summary(parts, acct::SummaryAggregator(T + 99999));
+        std::vector<acct::FailureAggregator> failures(parts, acct::FailureAggregator(T + 99999));
+        std::vector<std::vector<long long>> ids(parts);
+        acct::scan_spools(dir.path().string(), o, parts, [&](size_t part, acct::Job& job, std::span<const acct::Diagnosis> ds) {
+            ids[part].push_back(job.job_id);
+            summary[part].add(job);
+            failures[part].add(job, ds);
+        });
+        for (size_t part = 1; part < parts; ++part) {
+            CHECK(!ids[part].empty());
+            CHECK(ids[part - 1].back() < ids[part].front());
+            summary[0].append(std::move(summary[part]));
+            failures[0].append(std::move(failures[part]));
+        }
+        return std::make_pair(summary[0].rows(), failures[0].rows());
+    };
+    const auto [summary1, failures1] = aggregate(1);
+    const auto [summary2, failures2] = aggregate(2);
+    REQUIRE(summary1.size() == summary2.size());
+    for (size_t i = 0; i < summary1.size(); ++i) {
+        CHECK(summary1[i].value == summary2[i].value);
+        CHECK(summary1[i].jobs == summary2[i].jobs);
+        CHECK(summary1[i].gpu_hours == summary2[i].gpu_hours);
+        CHECK(summary1[i].gpu_time_pct == summary2[i].gpu_time_pct);
+        CHECK(summary1[i].duration_median_s == summary2[i].duration_median_s);
+        CHECK(summary1[i].queue_median_s == summary2[i].queue_median_s);
+        CHECK(summary1[i].gpus_median == summary2[i].gpus_median);
+    }
+    REQUIRE(failures1.size() == failures2.size());
+    for (size_t i = 0; i < failures1.size(); ++i) {
+        CHECK(failures1[i].reason == failures2[i].reason);
+        CHECK(failures1[i].category == failures2[i].category);
+        CHECK(failures1[i].num == failures2[i].num);
+        CHECK(failures1[i].gpu_hours == failures2[i].gpu_hours);
+        CHECK(failures1[i].gpu_time_pct == failures2[i].gpu_time_pct);
+        CHECK(failures1[i].ttf_median_s == failures2[i].ttf_median_s);
+    }
+    // And the same as the jobs held in memory.
+    o.full_jobs = true;
+    const auto set = acct::read_spools(dir.path().string(), o);
+    CHECK(set.jobs.size() == 400);
+    const auto held = acct::aggregate_failures(set.jobs, set.diagnoses, T + 99999);
+    REQUIRE(held.size() == failures1.size());
+    for (size_t i = 0; i < held.size(); ++i) CHECK(held[i].gpu_hours == failures1[i].gpu_hours);
+    CHECK(acct::aggregate_summary(set.jobs, T + 99999)[0].gpu_hours == summary1[0].gpu_hours);
+}
