@@ -1,6 +1,7 @@
 #include "common/acct/spool_set.hpp"
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <filesystem>
 #include <limits>
@@ -170,7 +171,9 @@ private:
     bool reads_batch_host() const { return options_.full_jobs || options_.diagnoses; }
 
     static bool live_state(std::string_view state) {
-        for (std::string_view live : {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+        static constexpr std::array<std::string_view, 6> kLive = {"PENDING",   "RUNNING",    "REQUEUED",
+                                                                  "SUSPENDED", "COMPLETING", "CONFIGURING"};
+        for (auto live : kLive)
             if (state.starts_with(live)) return true;
         return false;
     }
@@ -187,36 +190,35 @@ private:
         }
     }
 
-    // The parameters of both queries, numbered: ?1 the period's start, ?2 its end, ?3 the -j
-    // ids, ?4 and ?5 the part's first and last job id. Every query ends on ?4 and ?5, so every
-    // number exists in it and binding one it does not use is harmless.
-    static constexpr std::string_view kIdRangeSql = " AND job_id BETWEEN ?4 AND ?5";
+    // The jobs query's parameters, numbered: ?1 and ?2 the part's first and last job id, ?3 the
+    // period's start, ?4 its end, ?5 the -j ids. Each is bound only when the query names it.
+    static constexpr std::string_view kIdRangeSql = " AND job_id BETWEEN ?1 AND ?2";
 
     // sacct's window: a job counts when it ended at or after start and began (or, pending, was
-    // submitted) at or before end. Bound values only.
-    std::string window_sql() const {
-        std::string where = " WHERE 1";
+    // submitted) at or before end. A spool before v4 has only the sampler's times: the columns
+    // it lacks read as NULL.
+    std::string window_sql(const std::set<std::string>& have) const {
+        const auto column = [&](const char* name) { return have.count(name) ? name : "NULL"; };
+        std::string where;
         // No end yet counts as ending at start: one test per row instead of two.
-        if (options_.start) where += " AND COALESCE(NULLIF(end_time, 0), ended_at, ?1) >= ?1";
-        if (options_.end) where += " AND COALESCE(start_time, started_at, submit_time, 0) <= ?2";
+        if (options_.start) where += fmt::format(" AND COALESCE(NULLIF({}, 0), ended_at, ?3) >= ?3", column("end_time"));
+        if (options_.end)
+            where += fmt::format(" AND COALESCE({}, started_at, {}, 0) <= ?4", column("start_time"), column("submit_time"));
+        if (!options_.job_ids.empty()) where += " AND job_id IN (SELECT value FROM json_each(?5))";
         return where;
     }
 
-    std::string ids_sql() const {
-        return options_.job_ids.empty() ? std::string() : " AND job_id IN (SELECT value FROM json_each(?3))";
-    }
-
-    void bind(store::Statement& q) const {
-        if (options_.start) q.bind(1, *options_.start);
-        if (options_.end) q.bind(2, *options_.end);
+    void bind_jobs(store::Statement& q) const {
+        q.bind(1, ids_.first);
+        q.bind(2, ids_.last);
+        if (options_.start) q.bind(3, *options_.start);
+        if (options_.end) q.bind(4, *options_.end);
         if (!options_.job_ids.empty()) {
             std::string ids = "[";
             for (size_t i = 0; i < options_.job_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(options_.job_ids[i]);
             ids += "]";
-            q.bind(3, ids);
+            q.bind(5, ids);
         }
-        q.bind(4, ids_.first);
-        q.bind(5, ids_.last);
     }
 
     // Only the columns the views asked for: each one costs SQLite a decode per row, a million
@@ -224,8 +226,8 @@ private:
     store::Statement prepare_jobs(store::Database& db) const {
         const auto have = table_columns(db, "jobs");
         const bool full = options_.full_jobs;
-        const std::string sql = fmt::format(
-            "SELECT job_id, {}, {} FROM jobs{}{}{} ORDER BY job_id",
+        std::string sql = fmt::format(
+            "SELECT job_id, {}, {} FROM jobs WHERE 1{}{} ORDER BY job_id",
             select_list(have, {options_.node_rows ? "node" : "NULL", "gpus", "job_type", "state",
                                full ? "num_nodes" : "NULL", "gpus_total", "restarts", "COALESCE(submit_time, 0)",
                                "COALESCE(start_time, started_at, 0)", "COALESCE(end_time, ended_at, 0)",
@@ -233,31 +235,32 @@ private:
             full ? select_list(have, {"uid", "user", "account", "partition", "name", "nodelist", "exit_code",
                                       "derived_exit_code", "telemetry_error", "job_type_source"})
                  : std::string("NULL"),
-            window_sql(), ids_sql(), kIdRangeSql);
+            kIdRangeSql, window_sql(have));
         // The COALESCE expressions name v4 columns; on an older spool fall back to the sampler's.
-        std::string effective = sql;
         if (!have.count("start_time")) {
-            effective = fmt::format("SELECT job_id, node, gpus, NULL, NULL, NULL, NULL, NULL, 0, COALESCE(started_at, 0), "
-                                    "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{}{} ORDER BY job_id",
-                                    full ? "uid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, " +
-                                               std::string(have.count("telemetry_error") ? "telemetry_error" : "NULL") + ", NULL"
-                                         : std::string("NULL"),
-                                    ids_sql(), kIdRangeSql);
+            sql = fmt::format("SELECT job_id, node, gpus, NULL, NULL, NULL, NULL, NULL, 0, COALESCE(started_at, 0), "
+                              "COALESCE(ended_at, 0), NULL, {} FROM jobs WHERE 1{}{} ORDER BY job_id",
+                              full ? "uid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, " +
+                                         std::string(have.count("telemetry_error") ? "telemetry_error" : "NULL") + ", NULL"
+                                   : std::string("NULL"),
+                              kIdRangeSql, window_sql(have));
         }
-        auto q = db.prepare(effective);
-        bind(q);
+        auto q = db.prepare(sql);
+        bind_jobs(q);
         return q;
     }
 
-    // In job id order through the table's primary key index. action and rule come after the
-    // evidence (the log lines, often on overflow pages): read only for the per-job listing.
+    // In job id order through the table's primary key index, from the part's first job on; no
+    // upper bound, which through the index would cost a key comparison a row: the merge stops
+    // asking past the part's last job. action and rule come after the evidence (the log lines,
+    // often on overflow pages): read only for the per-job listing.
     store::Statement prepare_diagnoses(store::Database& db) const {
         const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
         const bool full = options_.full_jobs;
         auto q = db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
-                                        "FROM diagnoses WHERE 1{} ORDER BY job_id, restart",
-                                        full ? "action" : "NULL", full && has_rule ? "rule" : "NULL", kIdRangeSql));
-        bind(q);
+                                        "FROM diagnoses WHERE job_id >= ?1 ORDER BY job_id, restart",
+                                        full ? "action" : "NULL", full && has_rule ? "rule" : "NULL"));
+        q.bind(1, ids_.first);
         return q;
     }
 
@@ -434,7 +437,8 @@ std::vector<IdRange> split_ids(std::vector<NodeFile>& files, size_t parts) {
     for (auto& file : files) {
         if (file.failed) continue;
         try {
-            auto q = file.db->prepare("SELECT MIN(job_id), MAX(job_id) FROM jobs");
+            // One aggregate per query: only a lone MIN or MAX is a lookup, two are a full scan.
+            auto q = file.db->prepare("SELECT (SELECT MIN(job_id) FROM jobs), (SELECT MAX(job_id) FROM jobs)");
             if (q.step() && !q.is_null(0)) {
                 lo = std::min(lo, q.column_int(0));
                 hi = std::max(hi, q.column_int(1));

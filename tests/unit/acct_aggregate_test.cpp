@@ -317,3 +317,22 @@ TEST_CASE("jobs read in parts on threads give the rows of one pass, to the last 
     for (size_t i = 0; i < held.size(); ++i) CHECK(held[i].gpu_hours == failures1[i].gpu_hours);
     CHECK(acct::aggregate_summary(set.jobs, T + 99999)[0].gpu_hours == summary1[0].gpu_hours);
 }
+
+TEST_CASE("a spool from before the job records (v3) is read within the period on the sampler's times") {
+    test::TempDir dir;
+    {
+        store::Database n1(store::spool_path(dir.path().string(), "n1"));
+        store::migrate(n1, store::spool_migrations().first(3));
+        n1.exec("INSERT INTO jobs (job_id, uid, node, gpus, started_at, ended_at) VALUES "
+                "(5, 1000, 'n1', '0,1', 1793491200, 1793494800), (6, 1000, 'n1', '0', 1793400000, 1793403600)");
+    }
+    acct::ReadOptions o;
+    o.start = T;
+    o.end = T + 86400;
+    const auto set = acct::read_spools(dir.path().string(), o);
+    CHECK(set.problems.empty());
+    REQUIRE(set.jobs.size() == 1);
+    CHECK(set.jobs[0].job_id == 5);
+    CHECK(acct::job_gpus(set.jobs[0]) == 2);
+    CHECK(acct::job_elapsed(set.jobs[0], T) == doctest::Approx(3600));
+}
