@@ -384,7 +384,10 @@ void SummaryAggregator::add(const Job& job) {
     static const auto other = static_cast<std::uint8_t>(std::find(types.begin(), types.end(), "other") - types.begin());
     sample.type = other;
     for (size_t i = 0; i < types.size(); ++i)
-        if (types[i] == job.job_type) sample.type = static_cast<std::uint8_t>(i);
+        if (types[i] == job.job_type) {
+            sample.type = static_cast<std::uint8_t>(i);
+            break;
+        }
     std::string_view state = std::string_view(job.state).substr(0, job.state.find(' '));
     if (state.empty()) state = "UNKNOWN";
     while (sample.state < states_.size() && states_[sample.state] != state) ++sample.state;
