@@ -53,6 +53,13 @@ int gres_gpu_count(const std::string& gres) {
     return total;
 }
 
+int usable_gpus(const std::vector<NodeGpus>& nodes) {
+    int gpus = 0;
+    for (const auto& n : nodes)
+        if (n.usable) gpus += n.total_gpus;
+    return gpus;
+}
+
 std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error) {
     init_once();
     node_info_msg_t* msg = nullptr;

@@ -34,6 +34,8 @@ int gres_gpu_count(const std::string& gres);
 // slurm_load_node(SHOW_DETAIL): every node with gres and gres_used. nullopt: slurmctld
 // cannot be asked (error names why).
 std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error);
+// The GPUs of the nodes work may be placed on (usable ones).
+int usable_gpus(const std::vector<NodeGpus>& nodes);
 
 struct JobView {
     std::uint32_t job_id = 0;

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "common/slurm/cluster.hpp"
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/http_api.hpp"
@@ -82,7 +83,13 @@ int main(int argc, char** argv) {
 
     event_base* base = event_base_new();
     Wakeup wakeup;
+    // One look at the nodes before serving, so the first submissions are sized to the cluster
+    // too (the scheduler refreshes it every round); without slurmctld, the fixed defaults.
     std::atomic<int> cluster_gpus{0};
+    {
+        std::string error;
+        if (auto nodes = acme::slurm::load_node_gpus(error)) cluster_gpus = acme::slurm::usable_gpus(*nodes);
+    }
     HttpApi api(base, config, std::move(*api_db), [&] { wakeup.wake(); }, &cluster_gpus);
     try {
         api.listen();

@@ -107,12 +107,7 @@ void Scheduler::tick() noexcept {
             log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
             return;
         }
-        if (cluster_gpus_) {
-            int gpus = 0;
-            for (const auto& n : *nodes)
-                if (n.usable) gpus += n.total_gpus;
-            cluster_gpus_->store(gpus);
-        }
+        if (cluster_gpus_) cluster_gpus_->store(slurm::usable_gpus(*nodes));
         plan_and_submit(*jobs, *nodes);
         // After placing trials: a dataset whose last trial was just queued gets its metric job now.
         submit_metrics();
