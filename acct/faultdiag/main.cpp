@@ -4,10 +4,11 @@
 
 #include "acct/faultdiag/cli.hpp"
 #include "common/store/spool.hpp"
+#include "common/util/install_paths.hpp"
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
-    acme::faultdiag::Defaults defaults{ACME_RULES_DIR, std::string(acme::store::kDefaultSpoolDir), ACME_LABELS_PATH,
+    acme::faultdiag::Defaults defaults{std::string(acme::paths::kRulesDir), std::string(acme::paths::kSpoolDir), std::string(acme::paths::kLabelsDb),
                                        isatty(STDIN_FILENO) == 1};
     return acme::faultdiag::run(args, defaults, std::cin, std::cout, std::cerr);
 }

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     // libslurm exits the process when it finds no slurm.conf: ask it only where one exists.
     const char* conf = std::getenv("SLURM_CONF");
     std::error_code ec;
-    env.ask_slurm = std::filesystem::exists(conf && *conf ? conf : ACME_SLURM_CONF, ec);
+    env.ask_slurm = std::filesystem::exists(conf && *conf ? std::string(conf) : std::string(acme::paths::kSlurmConf), ec);
     std::vector<std::string> args(argv + 1, argv + argc);
     return acme::gpuacct::run(args, env, std::cout, std::cerr);
 }

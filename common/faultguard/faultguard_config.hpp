@@ -6,10 +6,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/install_paths.hpp"
+
 namespace acme::faultguard {
 
 struct Config {
-    std::string spool = "/var/spool/acme";
+    std::string spool{paths::kSpoolDir};
     std::string rules;          // rules.d directory of the diagnosis engine
     std::string labels;         // labels store (faultdiag --label) for history matching; empty: none
     std::string helper;         // path of acme-faultguard-epilog

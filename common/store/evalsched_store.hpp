@@ -10,10 +10,11 @@
 
 #include "common/store/database.hpp"
 #include "common/store/migrations.hpp"
+#include "common/util/install_paths.hpp"
 
 namespace acme::store {
 
-inline constexpr std::string_view kDefaultEvalschedDb = "/var/lib/acme/evalsched.db";
+inline constexpr std::string_view kDefaultEvalschedDb = paths::kEvalschedDb;
 
 std::span<const Migration> evalsched_migrations();
 

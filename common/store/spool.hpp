@@ -8,10 +8,11 @@
 
 #include "common/store/database.hpp"
 #include "common/store/migrations.hpp"
+#include "common/util/install_paths.hpp"
 
 namespace acme::store {
 
-inline constexpr std::string_view kDefaultSpoolDir = "/var/spool/acme";
+inline constexpr std::string_view kDefaultSpoolDir = paths::kSpoolDir;
 
 // The spool's migrations, oldest first.
 std::span<const Migration> spool_migrations();

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/install_paths.hpp"
+
 namespace acme::telemetry {
 
 struct GputraceConfig {
@@ -15,7 +17,7 @@ struct GputraceConfig {
     double interval = 10.0;            // seconds between samples when the user gives none
     double min_interval = 1.0;         // the shortest interval a user may ask for
     double max_interval = 3600.0;      // the longest
-    std::string spool = "/var/spool/acme";
+    std::string spool{paths::kSpoolDir};
     std::string nvml = "libnvidia-ml.so.1";
     std::string sampler;               // path of acme-gpu-sampler; the build's libexec by default
     double stop_timeout = 10.0;        // seconds the epilog waits for the sampler's final flush

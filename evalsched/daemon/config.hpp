@@ -1,4 +1,4 @@
-// evalschedd's configuration file (/etc/slurm/acme/evalsched.conf, man evalsched.conf(5)):
+// evalschedd's configuration file (SLURM_CONF_DIR/acme/evalsched.conf, man evalsched.conf(5)):
 // key=value lines like slurm.conf. Strict: an unknown key or a bad value refuses to start with
 // file:line, because a daemon that silently ignores "admin_grup=" hands no one admin rights
 // and says nothing.
@@ -8,20 +8,22 @@
 #include <string>
 #include <string_view>
 
+#include "common/util/install_paths.hpp"
+
 namespace acme::evalsched {
 
-inline constexpr std::string_view kDefaultConfigPath = "/etc/slurm/acme/evalsched.conf";
-inline constexpr std::string_view kDefaultSocket = "/run/evalschedd/evalschedd.sock";
+inline constexpr std::string_view kDefaultConfigPath = paths::kEvalschedConf;
+inline constexpr std::string_view kDefaultSocket = paths::kEvalschedSocket;
 
 struct DaemonConfig {
     std::string socket{kDefaultSocket};                  // the API, HTTP/JSON, SO_PEERCRED
-    std::string database = "/var/lib/acme/evalsched.db";
-    std::string results_dir = "/var/lib/acme/evalsched/results";  // per evaluation, owned by its user
+    std::string database{paths::kEvalschedDb};
+    std::string results_dir{paths::kEvalschedResults}; // per evaluation, owned by its user
     std::string admin_group;                             // members see and cancel every evaluation
     std::string stage_dir = "/dev/shm";                  // node-local, world-writable and sticky
     double stage_cache_bytes = 64e9;                     // LRU-evicted above this, per node and user
     std::string stage_helper;                            // evalsched-stage; default: installed one
-    std::string rules_dir = "/etc/slurm/acme/rules.d";   // faultdiag's rules, for retry decisions
+    std::string rules_dir{paths::kRulesDir};   // faultdiag's rules, for retry decisions
     std::string partition;                               // empty: the cluster's default
     std::string metrics_listen;                          // "127.0.0.1:9817": /metrics only
     std::string log_file;                                // empty: stderr

@@ -23,9 +23,6 @@
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/scheduler.hpp"
 
-#ifndef ACME_PKGLIBEXECDIR
-#define ACME_PKGLIBEXECDIR "/usr/libexec/acme-slurm"
-#endif
 
 namespace {
 
@@ -52,7 +49,7 @@ int main(int argc, char** argv) {
     CLI::App app{"evalschedd: schedules checkpoint evaluations into a Slurm cluster's backfill windows"};
     std::string config_path{kDefaultConfigPath};
     bool foreground = false;
-    app.add_option("-f,--config", config_path, "configuration file (evalsched.conf(5))");
+    app.add_option("-f,--config", config_path, "configuration file (evalsched.conf(5))")->capture_default_str();
     app.add_flag("-D,--foreground", foreground, "stay in the foreground, log to stderr");
     CLI11_PARSE(app, argc, argv);
 
@@ -63,7 +60,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "evalschedd: %s\n", e.what());
         return 2;
     }
-    if (config.stage_helper.empty()) config.stage_helper = std::string(ACME_PKGLIBEXECDIR) + "/evalsched-stage.sh";
+    if (config.stage_helper.empty()) config.stage_helper = std::string(acme::paths::kHelperDir) + "/evalsched-stage.sh";
     if (access(config.stage_helper.c_str(), R_OK) != 0) {
         std::fprintf(stderr, "evalschedd: stage_helper %s is not readable: install evalsched-stage.sh or set stage_helper=\n",
                      config.stage_helper.c_str());

@@ -42,19 +42,6 @@ using namespace acme::faultguard;
 
 constexpr const char* kPlugin = "faultguard";
 
-#ifndef ACME_LIBEXECDIR
-#define ACME_LIBEXECDIR "/usr/local/libexec/acme-slurm"
-#endif
-#ifndef ACME_LABELS_PATH
-#define ACME_LABELS_PATH "/usr/local/var/lib/acme/labels.db"
-#endif
-#ifndef ACME_CKPT_RULES
-#define ACME_CKPT_RULES "/usr/local/etc/slurm/acme/checkpoints.toml"
-#endif
-#ifndef ACME_RULESDIR
-#define ACME_RULESDIR "/usr/local/etc/slurm/acme/rules.d"
-#endif
-
 int on_job_type(int, const char* optarg, int remote);
 int on_auto_recover(int, const char* optarg, int remote);
 int on_ckpt_dir(int, const char* optarg, int remote);
@@ -134,9 +121,9 @@ int on_ckpt_dir(int, const char* optarg, int remote) {
 }
 
 ConfigResult load_config(int ac, char** av) {
-    return parse_plugstack_args(plugstack_args(ac, av), {ACME_RULESDIR, ACME_LIBEXECDIR "/acme-faultguard-epilog", ACME_LABELS_PATH,
-                                       ACME_LIBEXECDIR "/acme-ckpt-find", ACME_CKPT_RULES,
-                                       ACME_LIBEXECDIR "/acme-health-gate"});
+    return parse_plugstack_args(plugstack_args(ac, av), {ACME_CONF_DIR "/rules.d", ACME_HELPER_DIR "/acme-faultguard-epilog", ACME_STATE_DIR "/labels.db",
+                                       ACME_HELPER_DIR "/acme-ckpt-find", ACME_CONF_DIR "/checkpoints.toml",
+                                       ACME_HELPER_DIR "/acme-health-gate"});
 }
 
 // --auto-recover's restart cap in job_script context; -1 when the job did not ask.

@@ -40,10 +40,6 @@ constexpr const char* kEnvVar = "ACME_GPU_TELEMETRY";
 // to the job prolog exactly like the flag; a command-line flag still wins.
 constexpr const char* kSlurmEnvVar = "SLURM_SPANK__SLURM_SPANK_OPTION_gputrace_gpu_telemetry";
 
-#ifndef ACME_LIBEXECDIR
-#define ACME_LIBEXECDIR "/usr/local/libexec/acme-slurm"
-#endif
-
 // Per process: sbatch/srun parse the plugstack arguments once in init; job_script processes
 // parse them in each callback (init is not called there).
 GputraceConfig g_config;
@@ -59,7 +55,7 @@ char opt_usage[] =
 struct spank_option g_option = {opt_name, opt_arginfo, opt_usage, 2, 0, on_option};
 
 ConfigResult load_config(int ac, char** av) {
-    return parse_plugstack_args(plugstack_args(ac, av), ACME_LIBEXECDIR "/acme-gpu-sampler");
+    return parse_plugstack_args(plugstack_args(ac, av), ACME_HELPER_DIR "/acme-gpu-sampler");
 }
 
 int on_option(int, const char* optarg, int remote) {

@@ -16,14 +16,12 @@
 
 #include "common/gpucheck/verdict.hpp"
 #include "common/slurm/jobs.hpp"
+#include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"
 #include "tools/gpucheck/devices.hpp"
 #include "tools/gpucheck/measure.hpp"
 #include "tools/gpucheck/multinode.hpp"
 
-#ifndef ACME_GPUCHECK_CONFIG
-#define ACME_GPUCHECK_CONFIG "/usr/local/etc/slurm/acme/gpucheck.toml"
-#endif
 
 namespace {
 
@@ -51,7 +49,7 @@ void print_node(const NodeResult& node) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string config_path = ACME_GPUCHECK_CONFIG, gpus;
+    std::string config_path{acme::paths::kGpucheckConfig}, gpus;
     bool json = false, quick = false, multinode = false, pairs = false;
     int port = 29555;
     CLI::App app{"gpucheck: GPU, HBM and NCCL health check of this node (or, under srun, of several)"};
