@@ -13,9 +13,9 @@
 #include "acct/gpuacct/report.hpp"
 #include "acct/gpuacct/slurm_view.hpp"
 #include "acct/gpuacct/views.hpp"
-#include "common/acct/job_states.hpp"
-#include "common/acct/job_type.hpp"
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
+#include "common/slurm/job_type.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 namespace acme::gpuacct {
 namespace {

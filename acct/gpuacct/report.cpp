@@ -6,8 +6,8 @@
 #include <fmt/ostream.h>
 
 #include "acct/gpuacct/report_page.hpp"
-#include "common/acct/eval_timeline.hpp"
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/eval_timeline.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 namespace acme::gpuacct {
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include "common/acct/job_states.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 #include "common/slurm/accounting.hpp"
 #include "common/slurm/nodes.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 namespace acme::gpuacct {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/acct/format_spec.hpp"
+#include "acct/gpuacct/core/format_spec.hpp"
 
 namespace acme::gpuacct {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "acct/gpuacct/views.hpp"
-#include "common/acct/job_states.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 
 namespace acme::gpuacct {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "acct/gpuacct/table.hpp"
-#include "common/acct/aggregate.hpp"
-#include "common/acct/spool_set.hpp"
+#include "acct/gpuacct/core/aggregate.hpp"
+#include "acct/gpuacct/core/spool_set.hpp"
 
 namespace acme::gpuacct {
 

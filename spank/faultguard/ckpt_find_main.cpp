@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/recovery/checkpoints.hpp"
+#include "spank/faultguard/core/checkpoints.hpp"
 
 int main(int argc, char** argv) {
     std::string dir, rules;

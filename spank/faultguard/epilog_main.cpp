@@ -20,15 +20,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/acct/job_type.hpp"
+#include "common/slurm/job_type.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
-#include "common/faultguard/log_tail.hpp"
-#include "common/faultguard/output_path.hpp"
-#include "common/faultguard/spool_records.hpp"
-#include "common/faultguard/task_exit_log.hpp"
-#include "common/recovery/policy.hpp"
-#include "common/recovery/release.hpp"
+#include "spank/faultguard/core/log_tail.hpp"
+#include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/spool_records.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
+#include "spank/faultguard/core/recovery_policy.hpp"
+#include "spank/faultguard/core/recovery_release.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"

@@ -13,14 +13,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/faultguard/spool_records.hpp"
+#include "spank/faultguard/core/spool_records.hpp"
 #include "common/nvml/library.hpp"
-#include "common/recovery/policy.hpp"
-#include "common/recovery/release.hpp"
+#include "spank/faultguard/core/recovery_policy.hpp"
+#include "spank/faultguard/core/recovery_release.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/store/spool.hpp"
-#include "common/telemetry/sampler.hpp"
+#include "spank/gputrace/core/sampler.hpp"
 #include "common/util/parse.hpp"
 
 namespace {

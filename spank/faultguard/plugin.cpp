@@ -17,10 +17,10 @@
 
 #include <fmt/format.h>
 
-#include "common/acct/job_type.hpp"
-#include "common/faultguard/faultguard_config.hpp"
-#include "common/faultguard/recovery_options.hpp"
-#include "common/faultguard/task_exit_log.hpp"
+#include "common/slurm/job_type.hpp"
+#include "spank/faultguard/core/faultguard_config.hpp"
+#include "spank/faultguard/core/recovery_options.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/spank_abi.hpp"

@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
-#include "common/telemetry/gputrace_config.hpp"
-#include "common/telemetry/sampler_control.hpp"
-#include "common/telemetry/sampler_paths.hpp"
+#include "spank/gputrace/core/gputrace_config.hpp"
+#include "spank/gputrace/core/sampler_control.hpp"
+#include "spank/gputrace/core/sampler_paths.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/spank_abi.hpp"
 

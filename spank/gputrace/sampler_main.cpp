@@ -22,10 +22,10 @@
 #include "common/nvml/library.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
-#include "common/telemetry/job_watch.hpp"
-#include "common/telemetry/sampler.hpp"
-#include "common/telemetry/sampler_paths.hpp"
-#include "common/telemetry/spool_writer.hpp"
+#include "spank/gputrace/core/job_watch.hpp"
+#include "spank/gputrace/core/sampler.hpp"
+#include "spank/gputrace/core/sampler_paths.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
 #include "common/util/parse.hpp"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/store/spool.hpp"
-#include "common/telemetry/spool_writer.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
 
 using namespace acme;
 using Clock = std::chrono::steady_clock;

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/faultguard/faultguard_config.hpp"
-#include "common/faultguard/output_path.hpp"
-#include "common/faultguard/task_exit_log.hpp"
+#include "spank/faultguard/core/faultguard_config.hpp"
+#include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

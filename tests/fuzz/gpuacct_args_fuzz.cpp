@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/acct/format_spec.hpp"
-#include "common/acct/job_states.hpp"
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/format_spec.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 namespace {
 constexpr std::string_view kKnown[] = {"JobID", "JobName", "State", "GPUUtil", "GPUUtilMax", "Reason"};

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/telemetry/gputrace_config.hpp"
+#include "spank/gputrace/core/gputrace_config.hpp"
 #include "common/util/parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -2,8 +2,8 @@
 
 #include <fstream>
 
-#include "common/acct/aggregate.hpp"
-#include "common/acct/spool_set.hpp"
+#include "acct/gpuacct/core/aggregate.hpp"
+#include "acct/gpuacct/core/spool_set.hpp"
 #include "tests/unit/acct_spool_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 

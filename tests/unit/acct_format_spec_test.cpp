@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/acct/format_spec.hpp"
-#include "common/acct/job_states.hpp"
+#include "acct/gpuacct/core/format_spec.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 
 using namespace acme::acct;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "common/acct/job_type.hpp"
+#include "common/slurm/job_type.hpp"
 
 using acme::acct::classify_job_type;
 

@@ -4,7 +4,7 @@
 #include <ctime>
 #include <string>
 
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 using acme::acct::parse_sacct_time;
 

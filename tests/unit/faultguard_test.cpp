@@ -5,10 +5,10 @@
 
 #include <fstream>
 
-#include "common/faultguard/faultguard_config.hpp"
-#include "common/faultguard/log_tail.hpp"
-#include "common/faultguard/output_path.hpp"
-#include "common/faultguard/task_exit_log.hpp"
+#include "spank/faultguard/core/faultguard_config.hpp"
+#include "spank/faultguard/core/log_tail.hpp"
+#include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::faultguard;

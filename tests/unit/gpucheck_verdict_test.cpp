@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "common/gpucheck/verdict.hpp"
+#include "tools/gpucheck/verdict.hpp"
 
 using namespace acme::gpucheck;
 

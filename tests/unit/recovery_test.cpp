@@ -2,9 +2,9 @@
 
 #include <fstream>
 
-#include "common/faultguard/recovery_options.hpp"
-#include "common/recovery/checkpoints.hpp"
-#include "common/recovery/policy.hpp"
+#include "spank/faultguard/core/recovery_options.hpp"
+#include "spank/faultguard/core/checkpoints.hpp"
+#include "spank/faultguard/core/recovery_policy.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme;

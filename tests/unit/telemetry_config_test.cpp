@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "common/telemetry/gputrace_config.hpp"
+#include "spank/gputrace/core/gputrace_config.hpp"
 
 using namespace acme::telemetry;
 
@@ -25,13 +25,13 @@ TEST_CASE("plugstack arguments set every documented key") {
     CHECK(r.config.call_timeout == 4);
 }
 
-TEST_CASE("defaults: off, 10 s, the build's sampler, /var/spool/acme") {
+TEST_CASE("defaults: off, 10 s, the build's sampler, the build's spool") {
     const auto r = parse({});
     CHECK(r.errors.empty());
     CHECK_FALSE(r.config.default_on);
     CHECK(r.config.interval == 10);
     CHECK(r.config.sampler == "/libexec/acme-gpu-sampler");
-    CHECK(r.config.spool == "/var/spool/acme");
+    CHECK(r.config.spool == acme::paths::kSpoolDir);  // what gpuacct reads by default too
 }
 
 TEST_CASE("unknown keys and bad values are errors that name the key; the rest still applies") {

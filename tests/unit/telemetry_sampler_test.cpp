@@ -7,8 +7,8 @@
 
 #include "common/nvml/library.hpp"
 #include "common/store/spool.hpp"
-#include "common/telemetry/sampler.hpp"
-#include "common/telemetry/spool_writer.hpp"
+#include "spank/gputrace/core/sampler.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme;

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/gpucheck/verdict.hpp"
+#include "tools/gpucheck/verdict.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/gpucheck/verdict.hpp"
+#include "tools/gpucheck/verdict.hpp"
 
 namespace acme::gpucheck {
 

@@ -1,4 +1,4 @@
-#include "common/faultguard/spool_records.hpp"
+#include "spank/faultguard/core/spool_records.hpp"
 
 #include <nlohmann/json.hpp>
 

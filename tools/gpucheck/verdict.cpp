@@ -1,4 +1,4 @@
-#include "common/gpucheck/verdict.hpp"
+#include "tools/gpucheck/verdict.hpp"
 
 #include <algorithm>
 #include <set>

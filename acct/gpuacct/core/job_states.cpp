@@ -1,4 +1,4 @@
-#include "common/acct/job_states.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 
 #include <array>
 #include <cctype>

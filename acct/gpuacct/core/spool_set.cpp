@@ -1,4 +1,4 @@
-#include "common/acct/spool_set.hpp"
+#include "acct/gpuacct/core/spool_set.hpp"
 
 #include <algorithm>
 #include <array>

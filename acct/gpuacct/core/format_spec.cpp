@@ -1,4 +1,4 @@
-#include "common/acct/format_spec.hpp"
+#include "acct/gpuacct/core/format_spec.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "common/faultguard/output_path.hpp"
+#include "spank/faultguard/core/output_path.hpp"
 
 #include <cctype>
 

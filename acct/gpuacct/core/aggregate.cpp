@@ -1,12 +1,12 @@
-#include "common/acct/aggregate.hpp"
+#include "acct/gpuacct/core/aggregate.hpp"
 
 #include <algorithm>
 #include <array>
 #include <map>
 #include <tuple>
 
-#include "common/acct/job_states.hpp"
-#include "common/acct/job_type.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
+#include "common/slurm/job_type.hpp"
 #include "common/diagnose/taxonomy.hpp"
 
 namespace acme::acct {

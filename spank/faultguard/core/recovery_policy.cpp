@@ -1,4 +1,4 @@
-#include "common/recovery/policy.hpp"
+#include "spank/faultguard/core/recovery_policy.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "common/faultguard/recovery_options.hpp"
+#include "spank/faultguard/core/recovery_options.hpp"
 
 #include <sys/stat.h>
 

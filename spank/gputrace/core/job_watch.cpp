@@ -1,4 +1,4 @@
-#include "common/telemetry/job_watch.hpp"
+#include "spank/gputrace/core/job_watch.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

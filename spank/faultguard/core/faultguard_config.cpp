@@ -1,4 +1,4 @@
-#include "common/faultguard/faultguard_config.hpp"
+#include "spank/faultguard/core/faultguard_config.hpp"
 
 #include <fmt/format.h>
 

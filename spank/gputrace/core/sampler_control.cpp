@@ -1,4 +1,4 @@
-#include "common/telemetry/sampler_control.hpp"
+#include "spank/gputrace/core/sampler_control.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

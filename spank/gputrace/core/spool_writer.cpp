@@ -1,4 +1,4 @@
-#include "common/telemetry/spool_writer.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "common/acct/job_type.hpp"
+#include "common/slurm/job_type.hpp"
 
 #include <algorithm>
 #include <array>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/diagnose/engine.hpp"
-#include "common/faultguard/task_exit_log.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/store/database.hpp"
 
 namespace acme::faultguard {

@@ -1,4 +1,4 @@
-#include "common/faultguard/task_exit_log.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "common/telemetry/gputrace_config.hpp"
+#include "spank/gputrace/core/gputrace_config.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "common/recovery/release.hpp"
+#include "spank/faultguard/core/recovery_release.hpp"
 
 #include <chrono>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "common/recovery/checkpoints.hpp"
+#include "spank/faultguard/core/checkpoints.hpp"
 
 #include <fnmatch.h>
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/nvml/library.hpp"
-#include "common/telemetry/spool_writer.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
 
 namespace acme::telemetry {
 

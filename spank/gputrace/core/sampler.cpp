@@ -1,4 +1,4 @@
-#include "common/telemetry/sampler.hpp"
+#include "spank/gputrace/core/sampler.hpp"
 
 #include <fmt/format.h>
 

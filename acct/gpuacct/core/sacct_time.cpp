@@ -1,4 +1,4 @@
-#include "common/acct/sacct_time.hpp"
+#include "acct/gpuacct/core/sacct_time.hpp"
 
 #include <array>
 #include <cctype>

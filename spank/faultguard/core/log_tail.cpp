@@ -1,4 +1,4 @@
-#include "common/faultguard/log_tail.hpp"
+#include "spank/faultguard/core/log_tail.hpp"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -1,4 +1,4 @@
-#include "common/acct/eval_timeline.hpp"
+#include "acct/gpuacct/core/eval_timeline.hpp"
 
 #include "common/store/database.hpp"
 
