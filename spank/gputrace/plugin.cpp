@@ -168,10 +168,11 @@ int job_epilog(spank_t sp, int ac, char** av) {
 
 extern "C" {
 
-// init, job_prolog and job_epilog each open the callbacks of some process (srun/sbatch/salloc,
-// slurmstepd, the job_script processes): each logs the build line before anything else.
+// init, job_prolog and job_epilog each open the callbacks of some process (slurmstepd, the
+// job_script processes): each logs the build line before anything else; on a user's terminal
+// init_post_opt does, once -v is known.
 ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
-    acme::spank::log_build_once(kPlugin, g_build_logged);
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "init", 0, [&] {
         const spank_context_t ctx = spank_context();
         if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
@@ -190,13 +191,18 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
     });
 }
 
+ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t, int, char**) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, true);
+    return 0;
+}
+
 ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {
-    acme::spank::log_build_once(kPlugin, g_build_logged);
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_prolog", 0, [&] { return job_prolog(sp, ac, av); });
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) noexcept {
-    acme::spank::log_build_once(kPlugin, g_build_logged);
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_epilog", 0, [&] { return job_epilog(sp, ac, av); });
 }
 
