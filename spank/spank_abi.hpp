@@ -13,11 +13,14 @@ extern "C" {
 // (and the version script spank/spank.lds lists the same names).
 #define ACME_SPANK_EXPORT __attribute__((visibility("default")))
 
+#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/util/version.hpp"
 
 namespace acme::spank {
 
@@ -33,6 +36,24 @@ int guarded(const char* plugin, const char* where, int on_error, Fn&& fn) noexce
         slurm_error("%s: %s: unknown exception", plugin, where);
     }
     return on_error;
+}
+
+// The first line a plugin logs in a process, once: after an upgrade, which acme-slurm built
+// against which Slurm is loaded is the question before any other. slurmd's and slurmstepd's
+// logs (remote, job_script, slurmd contexts) get it at info; srun/sbatch/salloc on a user's
+// terminal only with -v, or every user would read it on every submission. They call init
+// before they parse -v, so a verbose line from there is always dropped: on a user's terminal
+// only a callback with `options_parsed` (init_post_opt) logs it. `logged` is the plugin's own
+// flag, so each plugin in the process says it once.
+inline void log_build_once(const char* plugin, std::atomic<bool>& logged, bool options_parsed) noexcept {
+    const spank_context_t ctx = spank_context();
+    const bool user_terminal = ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR;
+    if (user_terminal && !options_parsed) return;
+    if (logged.exchange(true)) return;
+    if (user_terminal)
+        slurm_verbose("%s: acme-slurm %s built against Slurm %s", plugin, kPackageVersion, kSlurmVersion);
+    else
+        slurm_info("%s: acme-slurm %s built against Slurm %s", plugin, kPackageVersion, kSlurmVersion);
 }
 
 // The process environment (job_script context: the Prolog/Epilog environment slurmd built).

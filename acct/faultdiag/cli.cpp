@@ -19,6 +19,7 @@
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
 #include "common/store/labels_store.hpp"
+#include "common/util/version.hpp"
 
 namespace acme::faultdiag {
 namespace {
@@ -231,6 +232,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     o.labels_path = defaults.labels_path;
 
     CLI::App app{"faultdiag: name the cause of a failed job from its log, exit status and GPU events", "faultdiag"};
+    app.set_version_flag("--version", acme::version_line("faultdiag"), "print the version and exit");
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
     auto* job = app.add_option("--job", o.job, "diagnose a finished job from the node spools")->check(CLI::PositiveNumber);
@@ -253,6 +255,8 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
         std::vector<std::string> reversed(args.rbegin(), args.rend());
         app.parse(std::move(reversed));
     } catch (const CLI::CallForHelp& e) {
+        return app.exit(e, out, err);
+    } catch (const CLI::CallForVersion& e) {
         return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
         fmt::print(err, "faultdiag: {}: see faultdiag --help\n", e.what());

@@ -16,6 +16,7 @@
 #include "acct/gpuacct/core/job_states.hpp"
 #include "common/slurm/job_type.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
+#include "common/util/version.hpp"
 
 namespace acme::gpuacct {
 namespace {
@@ -243,6 +244,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     CLI::App app{"gpuacct: sacct-style reports of GPU use, failures and node health from the acme node spools",
                  "gpuacct"};
     app.set_help_flag("-h,--help", "print this help and exit");
+    app.set_version_flag("--version", acme::version_line("gpuacct"), "print the version and exit");
     // As sacct (getopt): an option given twice takes its last value.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("-j,--jobs", o.jobs, "JOBID[,JOBID...]: only these jobs (no default period)");
@@ -277,6 +279,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
         std::vector<std::string> reversed(args.rbegin(), args.rend());
         app.parse(std::move(reversed));
     } catch (const CLI::CallForHelp& e) {
+        return app.exit(e, out, err);
+    } catch (const CLI::CallForVersion& e) {
         return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
         fmt::print(err, "gpuacct: error: {}: see gpuacct --help\n", e.what());

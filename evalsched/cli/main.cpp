@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/util/version.hpp"
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/suite.hpp"
@@ -50,6 +51,7 @@ double tree_bytes(const fs::path& dir) {
 int main(int argc, char** argv) {
     CLI::App app{"evalsched: evaluate checkpoints on the cluster's idle GPUs, per dataset, as soon as they are saved"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", acme::version_line("evalsched"), "print the version and exit");
     // One line for a bad argument, like every other error of this command.
     app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("evalsched: ") + e.what() + ": see evalsched --help\n"; });
     std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(kDefaultSocket);

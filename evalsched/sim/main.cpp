@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "common/util/version.hpp"
 #include "evalsched/core/duration.hpp"
 #include "evalsched/core/suite.hpp"
 #include "evalsched/sim/experiment.hpp"
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     int seeds = 1;
     Scenario sc;
     double nic_gbps = 25, storage_gbps = 800;
+    app.set_version_flag("--version", acme::version_line("evalsched-sim"), "print the version and exit");
     app.add_option("--suite", suite_path, "suite file")->capture_default_str();
     app.add_option("--nodes", nodes_list, "node counts, comma separated (e.g. 1,4,16)")->capture_default_str();
     app.add_option("--gpus-per-node", sc.gpus_per_node, "GPUs per node")->capture_default_str()->check(CLI::Range(1, 64));

@@ -12,11 +12,13 @@
 #include <fmt/format.h>
 
 #include "spank/faultguard/core/checkpoints.hpp"
+#include "common/util/version.hpp"
 
 int main(int argc, char** argv) {
     std::string dir, rules;
     long long uid = -1, gid = -1;
     CLI::App app{"acme-ckpt-find: the newest complete checkpoint under a directory (run by faultguard.so)"};
+    app.set_version_flag("--version", acme::version_line("acme-ckpt-find"), "print the version and exit");
     app.add_option("--dir", dir, "the job's --ckpt-dir")->required();
     app.add_option("--rules", rules, "checkpoint rules (checkpoints.toml)")->required();
     app.add_option("--uid", uid, "become this user before reading")->required();

@@ -34,6 +34,7 @@
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
 #include "common/util/parse.hpp"
+#include "common/util/version.hpp"
 
 namespace {
 
@@ -264,6 +265,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by faultguard.so)"};
+    app.set_version_flag("--version", acme::version_line("acme-faultguard-epilog"), "print the version and exit");
     app.add_option("--job", o.job)->check(CLI::PositiveNumber);
     app.add_option("--node", o.node);
     app.add_option("--spool", o.spool);

@@ -22,6 +22,7 @@
 #include "common/store/spool.hpp"
 #include "spank/gputrace/core/sampler.hpp"
 #include "common/util/parse.hpp"
+#include "common/util/version.hpp"
 
 namespace {
 
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     std::string node, gpus, spool, nvml_path;
     long long job = 0, release = 0, restart = 0;
     CLI::App app{"acme-health-gate: pre-job GPU health check (run by faultguard.so's job prolog)"};
+    app.set_version_flag("--version", acme::version_line("acme-health-gate"), "print the version and exit");
     app.add_option("--node", node);
     app.add_option("--job", job)->check(CLI::PositiveNumber);
     app.add_option("--gpus", gpus, "the job's GPU ids on this node");

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -41,6 +42,8 @@ using acme::spank::plugstack_args;
 using namespace acme::faultguard;
 
 constexpr const char* kPlugin = "faultguard";
+// Set by the first callback of this process that logs the build line.
+std::atomic<bool> g_build_logged{false};
 
 int on_job_type(int, const char* optarg, int remote);
 int on_auto_recover(int, const char* optarg, int remote);
@@ -301,7 +304,11 @@ int job_epilog(spank_t sp, int ac, char** av) {
 
 extern "C" {
 
+// init, job_prolog and job_epilog each open the callbacks of some process (slurmstepd, the
+// job_script processes): each logs the build line before anything else; on a user's terminal
+// init_post_opt does, once -v is known.
 ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "init", 0, [&] {
         const spank_context_t ctx = spank_context();
         if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
@@ -316,6 +323,7 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
 }
 
 ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, true);
     return guarded(kPlugin, "init_post_opt", 0, [&] { return spank_remote(sp) ? set_resume_env(sp, ac, av) : 0; });
 }
 
@@ -324,6 +332,7 @@ ACME_SPANK_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) noexcept {
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_prolog", 0, [&] { return job_prolog(sp, ac, av); });
 }
 
@@ -332,6 +341,7 @@ ACME_SPANK_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char** av) noexc
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_epilog", 0, [&] { return job_epilog(sp, ac, av); });
 }
 

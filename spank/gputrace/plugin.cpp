@@ -5,6 +5,7 @@
 // or slurmd. Every callback fails open: telemetry trouble is logged, never the job's problem.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@ using acme::spank::plugstack_args;
 using namespace acme::telemetry;
 
 constexpr const char* kPlugin = "gputrace";
+// Set by the first callback of this process that logs the build line.
+std::atomic<bool> g_build_logged{false};
 constexpr const char* kEnvVar = "ACME_GPU_TELEMETRY";
 // Slurm's own environment form of a SPANK option. ACME_GPU_TELEMETRY is made an alias of it,
 // so Slurm validates it through on_option (a bad value refuses the submission) and carries it
@@ -161,7 +164,11 @@ int job_epilog(spank_t sp, int ac, char** av) {
 
 extern "C" {
 
+// init, job_prolog and job_epilog each open the callbacks of some process (slurmstepd, the
+// job_script processes): each logs the build line before anything else; on a user's terminal
+// init_post_opt does, once -v is known.
 ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "init", 0, [&] {
         const spank_context_t ctx = spank_context();
         if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
@@ -180,11 +187,18 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
     });
 }
 
+ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t, int, char**) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, true);
+    return 0;
+}
+
 ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_prolog", 0, [&] { return job_prolog(sp, ac, av); });
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) noexcept {
+    acme::spank::log_build_once(kPlugin, g_build_logged, false);
     return guarded(kPlugin, "job_epilog", 0, [&] { return job_epilog(sp, ac, av); });
 }
 

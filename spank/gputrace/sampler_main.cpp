@@ -27,6 +27,7 @@
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 #include "common/util/parse.hpp"
+#include "common/util/version.hpp"
 
 namespace {
 
@@ -213,6 +214,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"acme-gpu-sampler: samples one job's GPUs through NVML into the node spool (started by gputrace)"};
+    app.set_version_flag("--version", acme::version_line("acme-gpu-sampler"), "print the version and exit");
     app.add_option("--job", o.job, "Slurm job id")->required()->check(CLI::PositiveNumber);
     app.add_option("--node", o.node, "this node's Slurm name")->required();
     app.add_option("--gpus", o.gpus, "the job's GPU ids on this node (SLURM_JOB_GPUS)")->required();

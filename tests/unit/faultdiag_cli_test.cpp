@@ -11,6 +11,7 @@
 #include "acct/faultdiag/cli.hpp"
 #include "common/store/labels_store.hpp"
 #include "common/store/spool.hpp"
+#include "common/util/version.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 namespace {
@@ -72,6 +73,14 @@ TEST_CASE("faultdiag --json prints one object per input, stdin included") {
     CHECK(a["evidence"][1]["text"] == "exit code 1");
     CHECK(b["input"] == "(stdin)");
     CHECK(b["reason"] == "command_not_found");
+}
+
+TEST_CASE("faultdiag --version prints the version line on stdout and diagnoses nothing") {
+    acme::test::TempDir dir;
+    const auto r = faultdiag(dir, {"--version"}, "NCCL error: unhandled system error\n");
+    CHECK(r.status == 0);
+    CHECK(r.out == acme::version_line("faultdiag") + "\n");
+    CHECK(r.err.empty());
 }
 
 TEST_CASE("a missing file stops faultdiag before it prints anything") {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acct/gpuacct/cli.hpp"
+#include "common/util/version.hpp"
 #include "tests/unit/acct_spool_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -165,6 +166,16 @@ TEST_CASE("bad input: one line naming the thing, exit 1, nothing on stdout") {
     refused({"--nodes", "--summary"}, "gpuacct: error: ");
     refused({"-S", "now", "-E", "now-1days"}, "requested is after end time");
     refused({"--spool-dir", "/nonexistent/acme"}, "cannot read telemetry directory /nonexistent/acme");
+}
+
+TEST_CASE("--version prints the one version line on stdout, also beside a subcommand") {
+    Cluster c;
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--version"}, {"report", "--version"}}) {
+        const auto r = c.run(args);
+        CHECK(r.status == 0);
+        CHECK(r.out == acme::version_line("gpuacct") + "\n");
+        CHECK(r.err.empty());
+    }
 }
 
 TEST_CASE("a corrupt node file is reported on stderr and the rest is shown") {

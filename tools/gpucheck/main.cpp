@@ -18,6 +18,7 @@
 #include "common/slurm/jobs.hpp"
 #include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"
+#include "common/util/version.hpp"
 #include "tools/gpucheck/devices.hpp"
 #include "tools/gpucheck/measure.hpp"
 #include "tools/gpucheck/multinode.hpp"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     bool json = false, quick = false, multinode = false, pairs = false;
     int port = 29555;
     CLI::App app{"gpucheck: GPU, HBM and NCCL health check of this node (or, under srun, of several)"};
+    app.set_version_flag("--version", acme::version_line("gpucheck"), "print the version and exit");
     app.add_option("-c,--config", config_path, "thresholds file")->capture_default_str();
     app.add_option("--gpus", gpus, "Slurm GPU ids (device minor numbers) to check, e.g. 0,1 (default: all)");
     app.add_flag("--json", json, "one JSON object");
