@@ -152,6 +152,9 @@ for p in "${packages[@]}"; do
   assert_eq installed "$(dpkg-query -W -f='${db:Status-Status}' "$p")" "dpkg status of $p"
 done
 assert_eq "700 root" "$(stat -c '%a %U' /var/spool/acme)" "mode and owner of the installed /var/spool/acme"
+assert_eq "700 root" "$(stat -c '%a %U' /var/lib/acme)" "mode and owner of the installed /var/lib/acme"
+unit=$(ls /lib/systemd/system/evalschedd.service /usr/lib/systemd/system/evalschedd.service 2>/dev/null | head -n 1)
+assert_eq "/usr/sbin/evalschedd -D -f /etc/slurm/acme/evalsched.conf" "$(sed -n 's/^ExecStart=//p' "$unit")" "the installed unit's ExecStart"
 # Not enabled on install (debian/rules): the daemon needs a site's configuration first.
 [ ! -e /etc/systemd/system/multi-user.target.wants/evalschedd.service ] ||
   fail "installing acme-evalschedd enabled evalschedd.service"
@@ -161,6 +164,7 @@ snippet=/etc/slurm/plugstack.conf.d/acme.conf
 grep -q "^optional $plugindir/gputrace.so " "$snippet" || fail "$snippet does not load $plugindir/gputrace.so: $(grep '^optional' "$snippet")"
 grep -q "^optional $plugindir/faultguard.so " "$snippet" || fail "$snippet does not load $plugindir/faultguard.so"
 for path in $(grep '^optional' "$snippet" | tr ' ' '\n' | sed -n 's|^\([a-z_]*=\)\{0,1\}\(/.*\)|\2|p'); do
+  case $path in *.db) path=$(dirname "$path") ;; esac   # created at first use, in a shipped directory
   [ -e "$path" ] || fail "$snippet names $path, which the packages did not install"
 done
 spools=$(grep '^optional' "$snippet" | tr ' ' '\n' | sed -n 's/^spool=//p' | sort -u)
