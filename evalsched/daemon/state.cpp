@@ -620,9 +620,7 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
                 store::record_prior_run(db, {t.parts().front(), size_class, t.gpus, *o.run_s, 1.0 / t.num_shards, checkpoint, o.node, now});
             db.prepare("UPDATE trials SET state = 'done', reason = '' WHERE id = ?").bind(1, t.id).run();
         } else if (o.retry) {
-            std::string excluded = t.excluded_nodes;
-            if (!o.exclude_node.empty() && (',' + excluded + ',').find(',' + o.exclude_node + ',') == std::string::npos)
-                excluded += (excluded.empty() ? "" : ",") + o.exclude_node;
+            const std::string excluded = add_node(t.excluded_nodes, o.exclude_node);
             db.prepare("UPDATE trials SET state = 'pending', excluded_nodes = ?, reason = ? WHERE id = ?")
                 .bind_all(excluded, fmt::format("retrying after {} ({})", o.reason, o.category), t.id)
                 .run();
@@ -681,35 +679,6 @@ std::vector<TrialProgress> metric_trial_progress(Database& db, const MetricRow& 
     q.bind(1, m.id);
     while (q.step()) out.push_back({q.column_text(0), q.column_text(1), q.column_text(2), q.column_optional_int(3)});
     return out;
-}
-
-MetricDecision decide_metric(const std::vector<TrialProgress>& trials) {
-    MetricDecision d;
-    for (const auto& t : trials)
-        if (t.state == "failed") {
-            d.kind = MetricDecision::Kind::give_up;
-            d.state = "failed";
-            d.reason = fmt::format("inference failed: {}{}", t.key, t.reason.empty() ? "" : " (" + t.reason + ")");
-            return d;
-        }
-    for (const auto& t : trials)
-        if (t.state == "cancelled") {
-            d.kind = MetricDecision::Kind::give_up;
-            d.state = "cancelled";
-            d.reason = "inference cancelled: " + t.key;
-            return d;
-        }
-    for (const auto& t : trials) {
-        if (t.state == "done") continue;
-        if ((t.state == "queued" || t.state == "running") && t.job_id) {
-            d.after.push_back(*t.job_id);
-            continue;
-        }
-        d.after.clear();
-        return d;  // a trial still to be placed (or being submitted): nothing to chain to yet
-    }
-    d.kind = MetricDecision::Kind::submit;
-    return d;
 }
 
 std::string metric_tag(const std::string& instance, std::int64_t evaluation, std::int64_t metric, int submission) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/database.hpp"
+#include "evalsched/core/decisions.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/api_request.hpp"
 
@@ -180,23 +181,8 @@ std::vector<MetricRow> metrics_in_state(store::Database& db, const std::vector<s
 // result.json.
 std::set<std::string> metric_datasets(store::Database& db, std::int64_t evaluation);
 
-// Where one of a metric job's trials stands.
-struct TrialProgress {
-    std::string key, state, reason;
-    std::optional<std::int64_t> job_id;  // of its open attempt, once slurmctld took it
-};
+// Where each of a metric job's trials stands, for decide_metric (core/decisions.hpp).
 std::vector<TrialProgress> metric_trial_progress(store::Database& db, const MetricRow& m);
-
-// What a waiting metric job does next. Submitted as soon as every unfinished trial of its
-// dataset is a job in Slurm's queue, chained to them with afterany (slurmctld starts it the
-// moment inference ends); the job's own check refuses to score while a trial has not succeeded,
-// and it goes back to waiting for the retry.
-struct MetricDecision {
-    enum class Kind { wait, submit, give_up } kind = Kind::wait;
-    std::vector<std::int64_t> after;   // submit: the trial jobs still to finish
-    std::string state, reason;         // give_up: failed or cancelled, and why
-};
-MetricDecision decide_metric(const std::vector<TrialProgress>& trials);
 
 // "evalsched-<instance>-<evaluation>-m<metric>-<submission>"
 std::string metric_tag(const std::string& instance, std::int64_t evaluation, std::int64_t metric, int submission);
