@@ -14,11 +14,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/util/install_paths.hpp"
 #include "common/util/version.hpp"
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/suite.hpp"
-#include "evalsched/daemon/config.hpp"
 
 namespace {
 
@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", acme::version_line("evalsched"), "print the version and exit");
     // One line for a bad argument, like every other error of this command.
     app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("evalsched: ") + e.what() + ": see evalsched --help\n"; });
-    std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(kDefaultSocket);
-    app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(kDefaultSocket) + ")");
+    std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(acme::paths::kEvalschedSocket);
+    app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(acme::paths::kEvalschedSocket) + ")");
 
     auto* submit = app.add_subcommand("submit", "evaluate a checkpoint on a suite");
     std::string ckpt, suite_path, name, label;

@@ -17,6 +17,7 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/core/cost_model.hpp"
+#include "evalsched/core/decisions.hpp"
 #include "evalsched/core/planner.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/log.hpp"
@@ -50,10 +51,6 @@ std::optional<json> read_json(const std::string& path, const EvalInfo& e) {
     json j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return std::nullopt;
     return j;
-}
-
-bool contains_node(const std::string& list, const std::string& node) {
-    return (',' + list + ',').find(',' + node + ',') != std::string::npos;
 }
 
 // The run's exit status and seconds from the wrapper's run.json (a purged job leaves only it).
@@ -211,10 +208,8 @@ Outcome Scheduler::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
     const auto [category, reason] = diagnose_failure(log_path(e, a.tag), e, job);
     o.category = category;
     o.reason = reason;
-    // Infrastructure: elsewhere, without that node. Unknown: once more, the benefit of the
-    // doubt. Framework and script failures repeat anywhere: report them, never loop.
-    o.retry = (category == "infrastructure" || category == "unknown") && t.attempts < config_.max_attempts;
-    if (category == "infrastructure") o.exclude_node = o.node;
+    o.retry = retries(category, t.attempts, config_.max_attempts);
+    o.exclude_node = node_to_avoid(category, o.node);
     return o;
 }
 
@@ -379,33 +374,18 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
     PlanOptions options;
     options.margin_fraction = config_.margin_fraction;
     options.margin_s = config_.margin_s;
-    auto place = [&](const Placement& p) {
-        const TrialRow& t = *trial_of[p.trial];
-        if (submit(t, by_id[t.evaluation], p.node, p.time_limit_s)) {
-            auto& w = windows[p.node];
-            w.free_gpus = std::max(0, w.free_gpus - p.gpus);
-            w.staged.push_back(by_id[t.evaluation].key());
-        }
-    };
-    // Retries that must avoid a node are planned first, each on the nodes it may use, so the
-    // staged-node preference can never pin a retry to the node that failed it.
-    std::vector<PendingTrial> free_to_place;
+    std::vector<PendingTrial> trials;
+    std::map<std::string, std::string> avoid;
     for (const auto& t : pending) {
-        if (t.excluded_nodes.empty()) {
-            free_to_place.push_back(pending_of(t));
-            continue;
-        }
-        std::vector<NodeWindow> allowed;
-        for (const auto& [name, w] : windows)
-            if (!contains_node(t.excluded_nodes, name)) allowed.push_back(w);
-        const PendingTrial one = pending_of(t);
-        const Plan p = plan(std::span(&one, 1), allowed, options);
-        for (const auto& placement : p.submit) place(placement);
+        trials.push_back(pending_of(t));
+        if (!t.excluded_nodes.empty()) avoid[trials.back().id] = t.excluded_nodes;
     }
     std::vector<NodeWindow> all;
     for (const auto& [name, w] : windows) all.push_back(w);
-    const Plan p = plan(free_to_place, all, options);
-    for (const auto& placement : p.submit) place(placement);
+    for (const auto& p : plan_round(trials, avoid, std::move(all), options).submit) {
+        const TrialRow& t = *trial_of[p.trial];
+        submit(t, by_id[t.evaluation], p.node, p.time_limit_s);
+    }
 }
 
 void Scheduler::reconcile_metrics(const TagIndex& by_tag) {
@@ -489,7 +469,7 @@ MetricOutcome Scheduler::judge_metric(const MetricRow& m, const EvalInfo& e, con
         o.category = category;
         o.reason = reason;
     }
-    o.retry = (o.category == "infrastructure" || o.category == "unknown") && m.failures + 1 < config_.max_attempts;
+    o.retry = retries(o.category, m.failures + 1, config_.max_attempts);
     return o;
 }
 
@@ -532,7 +512,7 @@ bool Scheduler::submit_metric(const MetricRow& waiting, const EvalInfo& e, const
     job.user_id = e.uid;
     job.group_id = e.gid;
     // CPU only: no GPUs asked for, so inference's GPUs are free the moment it ends.
-    job.time_limit_min = static_cast<std::uint32_t>(std::ceil(std::max(2 * m.estimate_s + 120, 300.0) / 60));
+    job.time_limit_min = static_cast<std::uint32_t>(std::ceil(metric_time_limit_s(m.estimate_s) / 60));
     job.partition = config_.partition;
     std::string after_jobs;
     for (const auto id : after) after_jobs += fmt::format("{}{}", after_jobs.empty() ? "" : ":", id);

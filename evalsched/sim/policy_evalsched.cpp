@@ -1,7 +1,8 @@
-// evalsched in the simulator: the same make_trials, PriorBook and plan() the daemon uses. The
-// glue here plays evalschedd's part: poll the windows, submit what the plan says (pinned to
-// the planned node, with the planned --time), stage the checkpoint once per node, learn from
-// every finished trial, and start each dataset's CPU metric job when its last trial ends.
+// evalsched in the simulator: the same make_trials, PriorBook, plan_round() and decide_metric()
+// the daemon uses. The glue here plays evalschedd's part: poll the windows, submit what the plan
+// says (pinned to the planned node, with the planned --time), stage the checkpoint once per
+// node, learn from every finished trial, and start each dataset's CPU metric job when its last
+// trial ends.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "evalsched/core/decisions.hpp"
 #include "evalsched/core/duration.hpp"
 #include "evalsched/core/planner.hpp"
 #include "evalsched/core/priors.hpp"
@@ -124,7 +126,8 @@ private:
             for (const auto& x : p.submit) submit_pilot(w, x);
             return;
         }
-        const Plan p = plan(trials, windows);
+        // The daemon's round: the simulator injects no node failures, so no trial avoids a node.
+        const Plan p = plan_round(trials, {}, std::move(windows));
         for (const auto& x : p.submit) submit(w, x);
     }
 
@@ -306,7 +309,12 @@ private:
         CkptRun& run = runs_.at(ckpt);
         run.trials_left.erase(id);
         for (auto& [dataset, m] : run.metrics) {
-            if (!m.after.erase(id) || !m.after.empty()) continue;
+            if (!m.after.erase(id)) continue;
+            // The daemon's rule: a metric job goes once its trials are done or queued. Jobs here
+            // cannot be chained, so the unfinished trials count as not yet placed.
+            std::vector<TrialProgress> progress;
+            for (const auto& left : m.after) progress.push_back({left, "pending", "", std::nullopt});
+            if (decide_metric(progress).kind != MetricDecision::Kind::submit) continue;
             if (!m.has_command) {
                 w.score(ckpt, dataset);
                 continue;

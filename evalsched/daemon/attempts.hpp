@@ -1,0 +1,61 @@
+// A trial's attempts, each one Slurm job: the transitions the scheduler makes (submitting,
+// queued, running, then done, failed, retried or cancelled), each one transaction, and the
+// reads that find the trials and attempts to act on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/store/database.hpp"
+#include "evalsched/daemon/rows.hpp"
+
+namespace acme::evalsched {
+
+std::vector<TrialRow> trials_in_state(store::Database& db, const std::vector<std::string>& states);
+std::optional<TrialRow> load_trial(store::Database& db, std::int64_t id);
+// Attempts Slurm may still hold a job for: submitting, queued, running.
+std::vector<AttemptRow> open_attempts(store::Database& db);
+// Nodes holding (or copying) each evaluation's checkpoint: finished stagings and open attempts.
+std::vector<std::pair<std::int64_t, std::string>> staged_nodes(store::Database& db);
+
+// The Slurm job name of an attempt: evalschedd finds its jobs by it after a restart.
+// "evalsched-<instance>-<evaluation>-<trial>-<attempt>".
+std::string attempt_tag(const std::string& instance, std::int64_t evaluation, std::int64_t trial, int number);
+
+// Before slurm_submit_batch_job: a new attempt in 'submitting', the trial with it.
+AttemptRow begin_attempt(store::Database& db, const TrialRow& trial, const std::string& node, double time_limit_s, double now);
+void attempt_submitted(store::Database& db, const AttemptRow& a, std::int64_t job_id);
+// The submission did not happen (slurmctld refused, or a restart found no job by the tag):
+// the attempt is forgotten and the trial is pending again.
+void attempt_never_submitted(store::Database& db, const AttemptRow& a, const std::string& why);
+void attempt_running(store::Database& db, const AttemptRow& a, const std::string& node);
+
+struct Outcome {
+    bool success = false;
+    std::string node;
+    std::optional<int> exit_code;
+    std::string category, reason;    // the diagnosis when it failed
+    bool retry = false;
+    std::string exclude_node;        // on an infrastructure cause
+    bool cancelled = false;
+    // On success:
+    struct Score { std::string dataset, metric; double value; };
+    std::vector<Score> scores;
+    std::optional<double> run_s;     // inference seconds, for the priors
+    struct Stage { bool copied; double bytes, seconds; };
+    std::optional<Stage> stage;
+};
+
+// Ends an attempt and moves its trial on (done, pending for a retry, failed, cancelled), stores
+// scores, priors and staging, and closes the evaluation when its last trial ends. One
+// transaction.
+void finish_attempt(store::Database& db, const AttemptRow& a, const Outcome& o, const std::string& size_class, double now);
+
+// Attempts of cancelled trials whose jobs may still run.
+std::vector<AttemptRow> attempts_to_cancel(store::Database& db);
+void attempt_cancelled(store::Database& db, const AttemptRow& a, double now);
+
+}  // namespace acme::evalsched

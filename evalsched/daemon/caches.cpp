@@ -1,0 +1,61 @@
+#include "evalsched/daemon/caches.hpp"
+
+#include <map>
+
+#include "evalsched/daemon/views.hpp"
+
+namespace acme::evalsched {
+
+using nlohmann::json;
+using store::Database;
+
+std::string SummaryCache::list_text(Database& db, const Caller& caller) {
+    // Versions first, summaries second: a summary read after its version is never older than
+    // the version it is stored under (at worst newer, and rebuilt once more next time).
+    std::vector<std::pair<std::int64_t, std::int64_t>> visible;  // id, version
+    std::vector<std::int64_t> stale;
+    auto q = db.prepare("SELECT id, version FROM evaluations WHERE " + visible_to(caller) + " ORDER BY id");
+    while (q.step()) {
+        visible.emplace_back(q.column_int(0), q.column_int(1));
+        auto it = entries_.find(visible.back().first);
+        if (it == entries_.end() || it->second.version != visible.back().second) stale.push_back(visible.back().first);
+    }
+    if (entries_.size() + stale.size() > kMaxEntries) entries_.clear();
+    if (!stale.empty()) {
+        std::map<std::int64_t, std::int64_t> version_of(visible.begin(), visible.end());
+        for (auto& e : summaries_of(db, stale, caller)) {
+            const std::int64_t id = e["id"].get<std::int64_t>();
+            entries_[id] = Entry{version_of[id], e.dump(-1, ' ', false, json::error_handler_t::replace)};
+            ++rebuilt_;
+        }
+    }
+    std::string out = "[";
+    for (const auto& [id, version] : visible) {
+        auto it = entries_.find(id);
+        if (it == entries_.end()) continue;  // created after the version read: next time
+        if (out.size() > 1) out += ',';
+        out += it->second.text;
+    }
+    return out + "]";
+}
+
+json PriorsCache::get(Database& db, const std::string& dataset) {
+    // prior_runs only grows (finish_attempt) and loses its oldest rows (prune_prior_runs): its
+    // newest id and row count change whenever what priors_json reads does.
+    auto k = db.prepare("SELECT (SELECT COALESCE(MAX(id), 0) FROM prior_runs), (SELECT COUNT(*) FROM prior_runs)");
+    k.step();
+    const std::pair<std::int64_t, std::int64_t> key{k.column_int(0), k.column_int(1)};
+    if (!valid_ || key != key_) {
+        all_ = priors_json(db, "");
+        key_ = key;
+        valid_ = true;
+        ++rebuilds_;
+    }
+    if (dataset.empty()) return all_;
+    json out = json::array();
+    for (const auto& p : all_)
+        if (p["dataset"] == dataset) out.push_back(p);
+    return out;
+}
+
+}  // namespace acme::evalsched

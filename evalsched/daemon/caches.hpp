@@ -1,0 +1,52 @@
+// What the API keeps between requests so a busy store does not cost a whole-store read per
+// request: per-evaluation summaries by version, and the priors summary until prior_runs changes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common/store/database.hpp"
+#include "evalsched/daemon/rows.hpp"
+
+namespace acme::evalsched {
+
+// list_json(db, caller).dump(), keeping each evaluation's summary until its version changes
+// (the store bumps it on every change a summary shows): a busy scheduler committing every
+// round costs the next list one rebuilt summary per changed evaluation, not a whole-store
+// read. One per connection (not thread-safe).
+class SummaryCache {
+public:
+    std::string list_text(store::Database& db, const Caller& caller);
+    int rebuilt() const { return rebuilt_; }  // summaries built so far (tests)
+
+private:
+    static constexpr std::size_t kMaxEntries = 100000;
+    struct Entry {
+        std::int64_t version;
+        std::string text;
+    };
+    std::unordered_map<std::int64_t, Entry> entries_;
+    int rebuilt_ = 0;
+};
+
+// priors_json without re-reading every prior run on each request: the summary of all datasets
+// is kept until prior_runs changes (a trial finishing with a run time adds one, pruning drops
+// some), which costs two index lookups to check. One per connection (not thread-safe).
+class PriorsCache {
+public:
+    nlohmann::json get(store::Database& db, const std::string& dataset);
+    int rebuilds() const { return rebuilds_; }  // how often it read prior_runs (tests)
+
+private:
+    bool valid_ = false;
+    std::pair<std::int64_t, std::int64_t> key_{0, 0};  // newest id, row count
+    nlohmann::json all_;
+    int rebuilds_ = 0;
+};
+
+}  // namespace acme::evalsched

@@ -1,0 +1,104 @@
+#include "evalsched/daemon/evaluations.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace acme::evalsched {
+
+using store::Database;
+
+namespace {
+constexpr const char* kOpenMetricStates = "('waiting', 'submitting', 'queued', 'running')";
+}  // namespace
+
+// Closes the evaluation when none of its trials and metric jobs can change any more.
+void close_if_finished(Database& db, std::int64_t evaluation, double now) {
+    auto q = db.prepare(
+        "SELECT COALESCE(SUM(open), 0), COALESCE(SUM(state = 'failed'), 0), COALESCE(SUM(state = 'cancelled'), 0) FROM ("
+        " SELECT state, state NOT IN ('done', 'failed', 'cancelled') AS open FROM trials WHERE evaluation = ?1"
+        " UNION ALL SELECT state, state NOT IN ('done', 'failed', 'cancelled') FROM metric_jobs WHERE evaluation = ?1)");
+    q.bind(1, evaluation);
+    if (!q.step() || q.column_int(0) > 0) return;
+    const char* state = q.column_int(2) > 0 ? "cancelled" : q.column_int(1) > 0 ? "failed" : "done";
+    db.prepare("UPDATE evaluations SET state = ?, finished_at = ? WHERE id = ? AND state = 'active'").bind_all(state, now, evaluation).run();
+}
+
+std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Caller& caller, const std::string& results_dir,
+                               const std::function<TrialSet(const std::string&)>& make, double now) {
+    return db.transaction([&] {
+        db.prepare(
+              "INSERT INTO evaluations (name, checkpoint, path, suite_name, suite_file, uid, gid, user, priority, params_b,"
+              " checkpoint_bytes, output_dir, state, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)")
+            .bind_all(req.name, req.checkpoint, req.checkpoint_path, req.suite.name, req.suite_file, caller.uid, caller.gid,
+                      caller.user, req.priority, req.params_b, req.checkpoint_bytes, results_dir, now)
+            .run();
+        const std::int64_t id = db.last_insert_rowid();
+        const std::string output_dir = fmt::format("{}/{}", results_dir, id);
+        db.prepare("UPDATE evaluations SET output_dir = ? WHERE id = ?").bind_all(output_dir, id).run();
+        const TrialSet set = make(output_dir);
+        auto ins = db.prepare(
+            "INSERT INTO trials (evaluation, trial_key, datasets, shard, num_shards, gpus, median_s, p90_s, startup_s, metric_s,"
+            " conservative, command, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')");
+        std::map<std::string, std::int64_t> trial_ids;  // the core's trial id -> row
+        for (const auto& t : set.trials) {
+            std::string datasets;
+            for (const auto& p : t.parts) datasets += (datasets.empty() ? "" : ",") + p.dataset;
+            ins.reset();
+            ins.bind_all(id, t.id, datasets, t.parts.front().shard, t.parts.front().num_shards, t.gpus, t.prior.median_s,
+                         t.prior.p90_s, t.startup_s, t.metric_s, t.prior.conservative() ? 1 : 0, t.command)
+                .run();
+            trial_ids[t.id] = db.last_insert_rowid();
+        }
+        auto mins = db.prepare("INSERT INTO metric_jobs (evaluation, dataset, command, estimate_s, state) VALUES (?, ?, ?, ?, 'waiting')");
+        auto link = db.prepare("INSERT INTO metric_trials (metric, trial) VALUES (?, ?)");
+        for (const auto& m : set.metrics) {
+            if (m.command.empty()) continue;  // scored inside its trials
+            mins.reset();
+            mins.bind_all(id, m.dataset, m.command, m.estimate_s).run();
+            const std::int64_t metric = db.last_insert_rowid();
+            for (const auto& after : m.after) {
+                link.reset();
+                link.bind_all(metric, trial_ids.at(after)).run();
+            }
+        }
+        return id;
+    });
+}
+
+CancelResult cancel_evaluation(Database& db, std::int64_t id, const Caller& caller, double now) {
+    return db.transaction([&] {
+        if (!visible(db, id, caller)) return CancelResult::not_found;
+        auto q = db.prepare("SELECT state FROM evaluations WHERE id = ?");
+        q.bind(1, id);
+        q.step();
+        if (q.column_text(0) != "active") return CancelResult::already_finished;
+        // Jobs of queued and running attempts are killed by the scheduler thread (the only one
+        // that talks to slurmctld); it finds them through attempts_to_cancel.
+        db.prepare("UPDATE trials SET state = 'cancelled', reason = 'cancelled by ' || ? WHERE evaluation = ? AND state NOT IN ('done', 'failed')")
+            .bind_all(caller.user, id)
+            .run();
+        db.prepare(fmt::format("UPDATE metric_jobs SET state = 'cancelled', reason = 'cancelled by ' || ? WHERE evaluation = ? AND state IN {}",
+                               kOpenMetricStates))
+            .bind_all(caller.user, id)
+            .run();
+        db.prepare("UPDATE evaluations SET state = 'cancelled', finished_at = ? WHERE id = ?").bind_all(now, id).run();
+        return CancelResult::cancelled;
+    });
+}
+
+std::vector<EvalInfo> active_evaluations(Database& db) {
+    std::vector<EvalInfo> out;
+    auto q = db.prepare(fmt::format("SELECT {} FROM evaluations WHERE state = 'active' ORDER BY priority DESC, submitted_at, id", eval_columns()));
+    while (q.step()) out.push_back(eval_from(q));
+    return out;
+}
+
+std::optional<EvalInfo> load_evaluation(Database& db, std::int64_t id) {
+    auto q = db.prepare(fmt::format("SELECT {} FROM evaluations WHERE id = ?", eval_columns()));
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return eval_from(q);
+}
+
+}  // namespace acme::evalsched
