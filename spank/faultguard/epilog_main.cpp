@@ -13,9 +13,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "common/slurm/job_type.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
+#include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
@@ -40,16 +42,7 @@ namespace {
 
 using namespace acme;
 
-struct Options {
-    long long job = 0;
-    std::string job_type_tag;
-    int auto_recover = -1;  // --auto-recover's restart cap; -1: not asked
-    std::string gpucheck;   // gpucheck to localise an infrastructure failure with no hardware evidence
-    bool admin_comment = false;
-    std::string node, spool, rules, labels, exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
-    long long uid = -1, gid = -1, restart = 0, log_bytes = 256 * 1024;
-    double read_timeout = 5;
-};
+using Options = faultguard::EpilogArgs;
 
 double wall_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -94,7 +87,7 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
     } else {
         row.end_time = wall_now();
     }
-    const auto type = acct::classify_job_type({o.job_type_tag, comment, name});
+    const auto type = acct::classify_job_type({o.job_type, comment, name});
     row.job_type = std::string(type.type);
     row.job_type_source = std::string(type.source);
     faultguard::record_job(db, row);
@@ -263,38 +256,26 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Options o;
-    CLI::App app{"acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by faultguard.so)"};
-    app.set_version_flag("--version", acme::version_line("acme-faultguard-epilog"), "print the version and exit");
-    app.add_option("--job", o.job)->check(CLI::PositiveNumber);
-    app.add_option("--node", o.node);
-    app.add_option("--spool", o.spool);
-    app.add_option("--rules", o.rules);
-    app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
-    app.add_option("--job-type", o.job_type_tag, "the job's --llm-job-type");
-    app.add_option("--auto-recover", o.auto_recover, "the job's --auto-recover restart cap (-1: not asked)");
-    app.add_option("--gpucheck", o.gpucheck, "gpucheck program for localising faults");
-    long long release = 0;
-    app.add_option("--release", release, "internal: wait for this job's requeue, then make it eligible now");
-    app.add_flag("--admin-comment", o.admin_comment, "put the GPU summary into the job's AdminComment");
-    app.add_option("--uid", o.uid);
-    app.add_option("--gid", o.gid);
-    app.add_option("--restart", o.restart);
-    app.add_option("--exit-code2", o.exit_code2, "SLURM_JOB_EXIT_CODE2");
-    app.add_option("--gpus", o.gpus, "SLURM_JOB_GPUS");
-    app.add_option("--nodelist", o.nodelist, "SLURM_NODELIST");
-    app.add_option("--work-dir", o.work_dir, "SLURM_JOB_WORK_DIR");
-    app.add_option("--stdout-pattern", o.stdout_pattern, "SLURM_JOB_STDOUT");
-    app.add_option("--stderr-pattern", o.stderr_pattern, "SLURM_JOB_STDERR");
-    app.add_option("--user", o.user, "SLURM_JOB_USER");
-    app.add_option("--log-bytes", o.log_bytes)->check(CLI::Range(1024LL, 64LL * 1024 * 1024));
-    app.add_option("--read-timeout", o.read_timeout)->check(CLI::Range(0.1, 600.0));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    for (const auto a : args) {
+        if (a == "--version") {
+            fmt::print("{}\n", acme::version_line("acme-faultguard-epilog"));
+            return 0;
+        }
+        if (a == "--help" || a == "-h") {
+            fmt::print("acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by "
+                       "faultguard.so)\n{}", faultguard::epilog_usage());
+            return 0;
+        }
     }
-    if (release > 0) return recovery::release_after_requeue(static_cast<unsigned>(release), o.restart);
+    std::string error;
+    const auto parsed = faultguard::parse_epilog_args(args, error);
+    if (!parsed) {
+        fmt::print(stderr, "acme-faultguard-epilog: {}\n", error);
+        return 2;
+    }
+    const Options& o = *parsed;
+    if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart);
     if (o.job <= 0 || o.node.empty() || o.spool.empty() || o.rules.empty()) {
         fmt::print(stderr, "acme-faultguard-epilog: --job, --node, --spool and --rules are required\n");
         return 2;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "common/slurm/job_type.hpp"
+#include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_config.hpp"
 #include "spank/faultguard/core/recovery_options.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
@@ -258,33 +259,29 @@ int job_epilog(spank_t sp, int ac, char** av) {
     const std::string node = getenv_str("SLURMD_NODENAME");
     if (!plain_node_name(node)) return 0;
 
-    std::vector<std::string> argv = {
-        config.helper,
-        "--job", std::to_string(job_id),
-        "--node", node,
-        "--spool", config.spool,
-        "--rules", config.rules,
-        "--labels", config.labels,
-        "--uid", std::to_string(uid),
-        "--gid", std::to_string(gid),
-        "--restart", getenv_str("SLURM_JOB_RESTART_COUNT").empty() ? "0" : getenv_str("SLURM_JOB_RESTART_COUNT"),
-        "--exit-code2", getenv_str("SLURM_JOB_EXIT_CODE2"),
-        "--gpus", getenv_str("SLURM_JOB_GPUS"),
-        "--nodelist", getenv_str("SLURM_NODELIST"),
-        "--work-dir", getenv_str("SLURM_JOB_WORK_DIR"),
-        "--stdout-pattern", getenv_str("SLURM_JOB_STDOUT"),
-        "--stderr-pattern", getenv_str("SLURM_JOB_STDERR"),
-        "--user", getenv_str("SLURM_JOB_USER"),
-        "--log-bytes", std::to_string(config.log_bytes),
-        "--read-timeout", fmt::format("{}", config.timeout / 4),
-        "--job-type", job_type_option(sp),
-        "--auto-recover", std::to_string(auto_recover_option(sp)),
-    };
-    if (!config.gpucheck.empty()) {
-        argv.push_back("--gpucheck");
-        argv.push_back(config.gpucheck);
-    }
-    if (config.admin_comment) argv.push_back("--admin-comment");
+    EpilogArgs a;
+    a.job = job_id;
+    a.node = node;
+    a.spool = config.spool;
+    a.rules = config.rules;
+    a.labels = config.labels;
+    a.uid = uid;
+    a.gid = gid;
+    a.restart = acme::util::parse_int(getenv_str("SLURM_JOB_RESTART_COUNT")).value_or(0);
+    a.exit_code2 = getenv_str("SLURM_JOB_EXIT_CODE2");
+    a.gpus = getenv_str("SLURM_JOB_GPUS");
+    a.nodelist = getenv_str("SLURM_NODELIST");
+    a.work_dir = getenv_str("SLURM_JOB_WORK_DIR");
+    a.stdout_pattern = getenv_str("SLURM_JOB_STDOUT");
+    a.stderr_pattern = getenv_str("SLURM_JOB_STDERR");
+    a.user = getenv_str("SLURM_JOB_USER");
+    a.log_bytes = config.log_bytes;
+    a.read_timeout = config.timeout / 4;
+    a.job_type = job_type_option(sp);
+    a.auto_recover = auto_recover_option(sp);
+    a.gpucheck = config.gpucheck;
+    a.admin_comment = config.admin_comment;
+    const auto argv = epilog_argv(config.helper, a);
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
