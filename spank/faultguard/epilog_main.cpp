@@ -25,6 +25,7 @@
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
@@ -155,7 +156,7 @@ void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
         // the job eligible at once instead of after cred_expire.
         if (requeued) {
             const auto err = recovery::start_release_watcher(static_cast<unsigned>(o.job), o.restart,
-                                                             fmt::format("{}/{}.faultguard.log", o.spool, o.node));
+                                                             faultguard::log_path(o.spool, o.node));
             if (!err.empty()) outcome += fmt::format("; cannot start the release watcher: {}", err);
         }
     }

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
 #include "common/nvml/library.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
         } else {
             outcome += fmt::format("; job {} requeued to run elsewhere", job);
             recovery::start_release_watcher(static_cast<unsigned>(job), before ? before->restart_count : 0,
-                                            fmt::format("{}/{}.faultguard.log", spool, node));
+                                            faultguard::log_path(spool, node));
         }
         faultguard::record_health_check(db, node, wall_now(), job, false, outcome);
         fmt::print("health gate on {}: {}\n", node, outcome);

@@ -21,10 +21,13 @@
 #include "common/slurm/job_type.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_config.hpp"
+#include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/recovery_options.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
+#include "spank/option_env.hpp"
 #include "spank/spank_abi.hpp"
 
 extern "C" {
@@ -74,11 +77,11 @@ struct spank_option g_ckpt_dir = {ck_name, ck_arginfo, ck_usage, 1, 0, on_ckpt_d
 // callbacks (a bad value refuses the submission) and carries them like the flags.
 struct EnvAlias {
     const char* ours;
-    const char* slurms;
+    std::string_view option;
 };
 constexpr EnvAlias kEnvAliases[] = {
-    {"ACME_AUTO_RECOVER", "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"},
-    {"ACME_CKPT_DIR", "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_ckpt_dir"},
+    {"ACME_AUTO_RECOVER", kAutoRecoverOption},
+    {"ACME_CKPT_DIR", kCkptDirOption},
 };
 
 // Set by the option callbacks in slurmstepd (remote), read in init_post_opt.
@@ -124,10 +127,16 @@ int on_ckpt_dir(int, const char* optarg, int remote) {
     });
 }
 
-ConfigResult load_config(int ac, char** av) {
-    return parse_plugstack_args(plugstack_args(ac, av), {ACME_CONF_DIR "/rules.d", ACME_HELPER_DIR "/acme-faultguard-epilog", ACME_STATE_DIR "/labels.db",
-                                       ACME_HELPER_DIR "/acme-ckpt-find", ACME_CONF_DIR "/checkpoints.toml",
-                                       ACME_HELPER_DIR "/acme-health-gate"});
+// Every caller runs as root (slurmstepd, job_script), where an admin reads the log: a bad
+// plugstack argument is said wherever it is parsed, never dropped.
+Config load_config(int ac, char** av) {
+    auto [config, errors] =
+        parse_plugstack_args(plugstack_args(ac, av),
+                             {ACME_CONF_DIR "/rules.d", ACME_HELPER_DIR "/acme-faultguard-epilog", ACME_STATE_DIR "/labels.db",
+                              ACME_HELPER_DIR "/acme-ckpt-find", ACME_CONF_DIR "/checkpoints.toml",
+                              ACME_HELPER_DIR "/acme-health-gate"});
+    for (const auto& e : errors) slurm_error("%s", e.c_str());
+    return config;
 }
 
 // --auto-recover's restart cap in job_script context; -1 when the job did not ask.
@@ -158,7 +167,7 @@ int set_restart_env(spank_t sp) {
 // that becomes the job's user first, bounded in time.
 int set_resume_env(spank_t sp, int ac, char** av) {
     if (g_remote_ckpt_dir.empty()) return 0;
-    const auto config = load_config(ac, av).config;
+    const auto config = load_config(ac, av);
     uid_t uid = 0;
     gid_t gid = 0;
     uint32_t job_id = 0;
@@ -200,9 +209,9 @@ int task_exit(spank_t sp, int ac, char** av) {
         return 0;
     char node[256] = {};
     if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !plain_node_name(node)) return 0;
-    const auto config = load_config(ac, av).config;
+    const auto config = load_config(ac, av);
     mkdir(config.spool.c_str(), 0755);
-    mkdir((config.spool + "/run").c_str(), 0755);
+    mkdir(run_dir(config.spool).c_str(), 0755);
     const double ts =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     const std::string line = format_task_exit({step_id, task_id, status, ts});
@@ -220,7 +229,7 @@ int task_exit(spank_t sp, int ac, char** av) {
 
 // The pre-job health gate: bounded, and a gate that cannot run lets the job through.
 int job_prolog(spank_t sp, int ac, char** av) {
-    const auto config = load_config(ac, av).config;
+    const auto config = load_config(ac, av);
     const std::string gpus = getenv_str("SLURM_JOB_GPUS");
     if (!config.health_gate || gpus.empty()) return 0;
     uint32_t job_id = 0;
@@ -232,7 +241,7 @@ int job_prolog(spank_t sp, int ac, char** av) {
     mkdir(config.spool.c_str(), 0755);
     const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
                                             gpus, "--spool", config.spool, "--nvml", config.nvml},
-                                           env, fmt::format("{}/{}.faultguard.log", config.spool, node),
+                                           env, log_path(config.spool, node),
                                            config.gate_timeout);
     if (!r.started)
         slurm_error("%s: job %u: cannot run the health gate %s: %s", kPlugin, job_id, config.gate_helper.c_str(),
@@ -248,8 +257,7 @@ int job_prolog(spank_t sp, int ac, char** av) {
 }
 
 int job_epilog(spank_t sp, int ac, char** av) {
-    const auto [config, errors] = load_config(ac, av);
-    for (const auto& e : errors) slurm_error("%s", e.c_str());
+    const auto config = load_config(ac, av);
     uint32_t job_id = 0;
     uid_t uid = 0;
     gid_t gid = 0;
@@ -286,7 +294,7 @@ int job_epilog(spank_t sp, int ac, char** av) {
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
     mkdir(config.spool.c_str(), 0755);
-    const auto r = acme::util::run_bounded(argv, env, fmt::format("{}/{}.faultguard.log", config.spool, node),
+    const auto r = acme::util::run_bounded(argv, env, log_path(config.spool, node),
                                            config.timeout);
     if (!r.started)
         slurm_error("%s: job %u: cannot run %s: %s", kPlugin, job_id, config.helper.c_str(), r.output.c_str());
@@ -314,7 +322,8 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int, char**) noexcept {
                 slurm_error("%s: cannot register --%s in %s context", kPlugin, opt->name, acme::spank::context_name(ctx));
         if (ctx != S_CTX_REMOTE)
             for (const auto& alias : kEnvAliases)
-                if (const char* v = getenv(alias.ours); v && *v) setenv(alias.slurms, v, 0);
+                if (const char* v = getenv(alias.ours); v && *v)
+                    setenv(acme::spank::submit_option_env(kPlugin, alias.option).c_str(), v, 0);
         return 0;
     });
 }

@@ -13,10 +13,12 @@
 
 #include <fmt/format.h>
 
+#include "spank/faultguard/core/faultguard_options.hpp"
 #include "spank/gputrace/core/gputrace_config.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "common/util/spawn.hpp"
+#include "spank/option_env.hpp"
 #include "spank/spank_abi.hpp"
 
 extern "C" {
@@ -38,10 +40,6 @@ constexpr const char* kPlugin = "gputrace";
 // Set by the first callback of this process that logs the build line.
 std::atomic<bool> g_build_logged{false};
 constexpr const char* kEnvVar = "ACME_GPU_TELEMETRY";
-// Slurm's own environment form of a SPANK option. ACME_GPU_TELEMETRY is made an alias of it,
-// so Slurm validates it through on_option (a bad value refuses the submission) and carries it
-// to the job prolog exactly like the flag; a command-line flag still wins.
-constexpr const char* kSlurmEnvVar = "SLURM_SPANK__SLURM_SPANK_OPTION_gputrace_gpu_telemetry";
 
 // Per process: sbatch/srun parse the plugstack arguments once in init; job_script processes
 // parse them in each callback (init is not called there).
@@ -93,7 +91,7 @@ TelemetryRequest job_request(spank_t sp, const GputraceConfig& config) {
     }
     // A job that asked faultguard for recovery needs its GPU events to find the faulty node:
     // trace it (at the cluster's interval) unless it said --gpu-telemetry=off.
-    if (!from_flag && getenv("SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"))
+    if (!from_flag && acme::faultguard::job_asked_auto_recover())
         from_flag = TelemetryRequest{true, std::nullopt};
     return effective_request(from_flag, std::nullopt, config);
 }
@@ -148,6 +146,7 @@ int job_prolog(spank_t sp, int ac, char** av) {
 
 int job_epilog(spank_t sp, int ac, char** av) {
     const auto [config, errors] = load_config(ac, av);
+    for (const auto& e : errors) slurm_error("%s", e.c_str());
     uint32_t job_id = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
     const std::string node = getenv_str("SLURMD_NODENAME");
@@ -179,7 +178,10 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
             for (const auto& e : errors) slurm_error("%s", e.c_str());
         if (ctx != S_CTX_REMOTE) {
             const char* env = getenv(kEnvVar);
-            if (env && *env) setenv(kSlurmEnvVar, env, 0);
+            // Made an alias of Slurm's own environment form of the option, so Slurm validates
+            // it through on_option (a bad value refuses the submission) and carries it to the
+            // job prolog exactly like the flag; a command-line flag still wins.
+            if (env && *env) setenv(acme::spank::submit_option_env(kPlugin, "gpu-telemetry").c_str(), env, 0);
         }
         if (spank_option_register(sp, &g_option) != ESPANK_SUCCESS)
             slurm_error("%s: cannot register --gpu-telemetry in %s context", kPlugin, acme::spank::context_name(ctx));
