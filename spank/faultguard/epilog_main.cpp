@@ -36,6 +36,7 @@
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
+#include "common/store/spool_gpu.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 
@@ -96,18 +97,15 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
 
 // Compact JSON of this node's GPU summary for `sacct -o AdminComment`.
 void set_admin_comment(store::Database& db, const Options& o) {
-    auto q = db.prepare(
-        "SELECT COUNT(*), ROUND(AVG(util_avg), 1), MAX(util_max), MAX(mem_max), SUM(energy_mj), SUM(xids), "
-        "GROUP_CONCAT(DISTINCT verdict) FROM gpu_summaries WHERE job_id = ?");
-    q.bind(1, o.job);
-    if (!q.step() || q.column_int(0) == 0) return;
-    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", q.column_int(0)}};
-    if (!q.is_null(1)) j["util_avg"] = q.column_double(1);
-    if (!q.is_null(2)) j["util_max"] = q.column_double(2);
-    if (!q.is_null(3)) j["mem_max"] = q.column_int(3);
-    if (!q.is_null(4)) j["energy_mj"] = q.column_int(4);
-    j["xids"] = q.column_int(5);
-    j["verdict"] = q.column_text(6);
+    const auto t = store::job_gpu_totals(db, o.job);
+    if (!t) return;
+    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", t->gpus}};
+    if (t->util_avg) j["util_avg"] = *t->util_avg;
+    if (t->util_max) j["util_max"] = *t->util_max;
+    if (t->mem_max) j["mem_max"] = *t->mem_max;
+    if (t->energy_mj) j["energy_mj"] = *t->energy_mj;
+    j["xids"] = t->xids;
+    j["verdict"] = t->verdicts;
     if (const auto err = slurm::set_admin_comment(static_cast<unsigned>(o.job), j.dump()); !err.empty())
         fmt::print(stderr, "job {}: AdminComment not set: {}\n", o.job, err);
 }
