@@ -8,6 +8,9 @@
 
 #include "common/diagnose/diagnosis_json.hpp"
 #include "common/store/spool.hpp"
+#include "common/store/spool_failures.hpp"
+#include "common/store/spool_gpu.hpp"
+#include "common/store/spool_jobs.hpp"
 
 namespace acme::faultdiag {
 namespace {
@@ -44,62 +47,47 @@ bool better(const StoredDiagnosis& a, const StoredDiagnosis& b) {
 }
 
 void read_one(store::Database& db, std::int64_t job_id, SpoolJob& job, bool& any) {
-    auto diag = db.prepare(
-        "SELECT node, restart, ts, category, reason, confidence, evidence, action FROM diagnoses WHERE job_id = ?");
-    diag.bind_all(job_id);
-    while (diag.step()) {
+    for (auto& row : store::job_diagnoses(db, job_id)) {
         any = true;
         StoredDiagnosis s;
-        s.node = diag.column_text(0);
-        s.restart = diag.column_int(1);
-        s.ts = diag.column_double(2);
-        s.diagnosis.category = category_named(diag.column_text(3));
-        s.diagnosis.reason = diag.column_text(4);
-        s.diagnosis.confidence = diag.column_double(5);
-        s.diagnosis.evidence = diagnose::evidence_from_json(diag.column_text(6));
-        s.diagnosis.action = diagnose::parse_action(diag.column_text(7)).value_or(diagnose::Action::none);
+        s.node = std::move(row.node);
+        s.restart = row.restart;
+        s.ts = row.ts;
+        s.diagnosis.category = category_named(row.category);
+        s.diagnosis.reason = std::move(row.reason);
+        s.diagnosis.confidence = row.confidence;
+        s.diagnosis.evidence = diagnose::evidence_from_json(row.evidence_json);
+        s.diagnosis.action = diagnose::parse_action(row.action).value_or(diagnose::Action::none);
         if (!job.stored || better(s, *job.stored)) job.stored = std::move(s);
     }
 
     std::vector<int> gpus;
-    auto jobs = db.prepare("SELECT gpus FROM jobs WHERE job_id = ?");
-    jobs.bind_all(job_id);
-    if (jobs.step()) {
+    if (const auto text = store::job_gpus(db, job_id)) {
         any = true;
-        gpus = parse_gpus(jobs.column_optional_text(0).value_or(""));
+        gpus = parse_gpus(*text);
     }
 
-    auto exits = db.prepare("SELECT wait_status FROM task_exits WHERE job_id = ?");
-    exits.bind_all(job_id);
-    while (exits.step()) {
+    for (const int status : store::task_wait_statuses(db, job_id)) {
         any = true;
-        job.task_wait_statuses.push_back(static_cast<int>(exits.column_int(0)));
+        job.task_wait_statuses.push_back(status);
     }
 
-    auto events = db.prepare("SELECT gpu, ts, kind, code, detail FROM gpu_events WHERE job_id = ? ORDER BY ts");
-    events.bind_all(job_id);
-    while (events.step()) {
+    for (auto& row : store::job_gpu_events(db, job_id)) {
         any = true;
-        diagnose::GpuEvent e;
-        e.gpu = static_cast<int>(events.column_int(0));
-        e.ts = events.column_double(1);
-        e.kind = events.column_text(2);
-        e.code = events.column_optional_int(3);
-        e.detail = events.column_optional_text(4).value_or("");
         // GPU ids are per node: filter here, where the node's own job GPUs are known.
-        if (gpus.empty() || std::find(gpus.begin(), gpus.end(), e.gpu) != gpus.end()) job.gpu_events.push_back(std::move(e));
+        if (!gpus.empty() && std::find(gpus.begin(), gpus.end(), row.gpu) == gpus.end()) continue;
+        diagnose::GpuEvent e;
+        e.gpu = row.gpu;
+        e.ts = row.ts;
+        e.kind = std::move(row.kind);
+        e.code = row.code;
+        e.detail = std::move(row.detail);
+        job.gpu_events.push_back(std::move(e));
     }
 
-    // Spools older than schema v3 have no log_tails table.
-    auto has_tails = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'log_tails'");
-    has_tails.step();
-    if (has_tails.column_int(0) > 0) {
-        auto tail = db.prepare("SELECT text FROM log_tails WHERE job_id = ? ORDER BY restart DESC LIMIT 1");
-        tail.bind_all(job_id);
-        if (tail.step()) {
-            any = true;
-            job.log = tail.column_text(0);
-        }
+    if (auto tail = store::newest_log_tail(db, job_id)) {
+        any = true;
+        job.log = std::move(*tail);
     }
 }
 

@@ -13,9 +13,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,8 @@
 #include "common/slurm/job_type.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
+#include "spank/faultguard/core/epilog_args.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
@@ -33,6 +36,7 @@
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
+#include "common/store/spool_gpu.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 
@@ -40,16 +44,7 @@ namespace {
 
 using namespace acme;
 
-struct Options {
-    long long job = 0;
-    std::string job_type_tag;
-    int auto_recover = -1;  // --auto-recover's restart cap; -1: not asked
-    std::string gpucheck;   // gpucheck to localise an infrastructure failure with no hardware evidence
-    bool admin_comment = false;
-    std::string node, spool, rules, labels, exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
-    long long uid = -1, gid = -1, restart = 0, log_bytes = 256 * 1024;
-    double read_timeout = 5;
-};
+using Options = faultguard::EpilogArgs;
 
 double wall_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -94,7 +89,7 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
     } else {
         row.end_time = wall_now();
     }
-    const auto type = acct::classify_job_type({o.job_type_tag, comment, name});
+    const auto type = acct::classify_job_type({o.job_type, comment, name});
     row.job_type = std::string(type.type);
     row.job_type_source = std::string(type.source);
     faultguard::record_job(db, row);
@@ -102,18 +97,15 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
 
 // Compact JSON of this node's GPU summary for `sacct -o AdminComment`.
 void set_admin_comment(store::Database& db, const Options& o) {
-    auto q = db.prepare(
-        "SELECT COUNT(*), ROUND(AVG(util_avg), 1), MAX(util_max), MAX(mem_max), SUM(energy_mj), SUM(xids), "
-        "GROUP_CONCAT(DISTINCT verdict) FROM gpu_summaries WHERE job_id = ?");
-    q.bind(1, o.job);
-    if (!q.step() || q.column_int(0) == 0) return;
-    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", q.column_int(0)}};
-    if (!q.is_null(1)) j["util_avg"] = q.column_double(1);
-    if (!q.is_null(2)) j["util_max"] = q.column_double(2);
-    if (!q.is_null(3)) j["mem_max"] = q.column_int(3);
-    if (!q.is_null(4)) j["energy_mj"] = q.column_int(4);
-    j["xids"] = q.column_int(5);
-    j["verdict"] = q.column_text(6);
+    const auto t = store::job_gpu_totals(db, o.job);
+    if (!t) return;
+    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", t->gpus}};
+    if (t->util_avg) j["util_avg"] = *t->util_avg;
+    if (t->util_max) j["util_max"] = *t->util_max;
+    if (t->mem_max) j["mem_max"] = *t->mem_max;
+    if (t->energy_mj) j["energy_mj"] = *t->energy_mj;
+    j["xids"] = t->xids;
+    j["verdict"] = t->verdicts;
     if (const auto err = slurm::set_admin_comment(static_cast<unsigned>(o.job), j.dump()); !err.empty())
         fmt::print(stderr, "job {}: AdminComment not set: {}\n", o.job, err);
 }
@@ -162,7 +154,7 @@ void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
         // the job eligible at once instead of after cred_expire.
         if (requeued) {
             const auto err = recovery::start_release_watcher(static_cast<unsigned>(o.job), o.restart,
-                                                             fmt::format("{}/{}.faultguard.log", o.spool, o.node));
+                                                             faultguard::log_path(o.spool, o.node));
             if (!err.empty()) outcome += fmt::format("; cannot start the release watcher: {}", err);
         }
     }
@@ -263,38 +255,26 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Options o;
-    CLI::App app{"acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by faultguard.so)"};
-    app.set_version_flag("--version", acme::version_line("acme-faultguard-epilog"), "print the version and exit");
-    app.add_option("--job", o.job)->check(CLI::PositiveNumber);
-    app.add_option("--node", o.node);
-    app.add_option("--spool", o.spool);
-    app.add_option("--rules", o.rules);
-    app.add_option("--labels", o.labels, "labels store for history matching (faultdiag --label)");
-    app.add_option("--job-type", o.job_type_tag, "the job's --llm-job-type");
-    app.add_option("--auto-recover", o.auto_recover, "the job's --auto-recover restart cap (-1: not asked)");
-    app.add_option("--gpucheck", o.gpucheck, "gpucheck program for localising faults");
-    long long release = 0;
-    app.add_option("--release", release, "internal: wait for this job's requeue, then make it eligible now");
-    app.add_flag("--admin-comment", o.admin_comment, "put the GPU summary into the job's AdminComment");
-    app.add_option("--uid", o.uid);
-    app.add_option("--gid", o.gid);
-    app.add_option("--restart", o.restart);
-    app.add_option("--exit-code2", o.exit_code2, "SLURM_JOB_EXIT_CODE2");
-    app.add_option("--gpus", o.gpus, "SLURM_JOB_GPUS");
-    app.add_option("--nodelist", o.nodelist, "SLURM_NODELIST");
-    app.add_option("--work-dir", o.work_dir, "SLURM_JOB_WORK_DIR");
-    app.add_option("--stdout-pattern", o.stdout_pattern, "SLURM_JOB_STDOUT");
-    app.add_option("--stderr-pattern", o.stderr_pattern, "SLURM_JOB_STDERR");
-    app.add_option("--user", o.user, "SLURM_JOB_USER");
-    app.add_option("--log-bytes", o.log_bytes)->check(CLI::Range(1024LL, 64LL * 1024 * 1024));
-    app.add_option("--read-timeout", o.read_timeout)->check(CLI::Range(0.1, 600.0));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    for (const auto a : args) {
+        if (a == "--version") {
+            fmt::print("{}\n", acme::version_line("acme-faultguard-epilog"));
+            return 0;
+        }
+        if (a == "--help" || a == "-h") {
+            fmt::print("acme-faultguard-epilog: records how a job ended on this node and diagnoses it (run by "
+                       "faultguard.so)\n{}", faultguard::epilog_usage());
+            return 0;
+        }
     }
-    if (release > 0) return recovery::release_after_requeue(static_cast<unsigned>(release), o.restart);
+    std::string error;
+    const auto parsed = faultguard::parse_epilog_args(args, error);
+    if (!parsed) {
+        fmt::print(stderr, "acme-faultguard-epilog: {}\n", error);
+        return 2;
+    }
+    const Options& o = *parsed;
+    if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart);
     if (o.job <= 0 || o.node.empty() || o.spool.empty() || o.rules.empty()) {
         fmt::print(stderr, "acme-faultguard-epilog: --job, --node, --spool and --rules are required\n");
         return 2;

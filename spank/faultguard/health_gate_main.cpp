@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
 #include "common/nvml/library.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
@@ -20,6 +21,7 @@
 #include "common/slurm/jobs.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/store/spool.hpp"
+#include "common/store/spool_gpu.hpp"
 #include "spank/gputrace/core/sampler.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
@@ -36,12 +38,8 @@ double wall_now() {
 // is not failed again for the same old XID).
 std::vector<std::string> recent_fatal_xids(store::Database& db) {
     std::vector<std::string> out;
-    auto q = db.prepare(
-        "SELECT gpu, code, job_id FROM gpu_events WHERE kind = 'xid' AND "
-        "ts > COALESCE((SELECT MAX(ts) FROM health_checks), 0) ORDER BY ts");
-    while (q.step())
-        if (recovery::fatal_xid(q.column_int(1)))
-            out.push_back(fmt::format("XID {} on GPU {}", q.column_int(1), q.column_int(0)));
+    for (const auto& e : store::xids_since_last_health_check(db))
+        if (recovery::fatal_xid(e.code.value_or(0))) out.push_back(fmt::format("XID {} on GPU {}", e.code.value_or(0), e.gpu));
     return out;
 }
 
@@ -114,7 +112,7 @@ int main(int argc, char** argv) {
         } else {
             outcome += fmt::format("; job {} requeued to run elsewhere", job);
             recovery::start_release_watcher(static_cast<unsigned>(job), before ? before->restart_count : 0,
-                                            fmt::format("{}/{}.faultguard.log", spool, node));
+                                            faultguard::log_path(spool, node));
         }
         faultguard::record_health_check(db, node, wall_now(), job, false, outcome);
         fmt::print("health gate on {}: {}\n", node, outcome);

@@ -1,11 +1,13 @@
-// libFuzzer: faultguard's parsers: plugstack arguments, --output filename patterns and the
-// task-exit hand-off lines slurmstepd writes (which a torn write or a full disk can mangle).
+// libFuzzer: faultguard's parsers: plugstack arguments, the epilog helper's command line,
+// --output filename patterns and the task-exit hand-off lines slurmstepd writes (which a torn
+// write or a full disk can mangle).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_config.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
@@ -24,6 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         acme::faultguard::parse_plugstack_args(words, {"/etc/rules.d", "/libexec/helper", "", "/f", "/c", "/g"});
     for (const auto& e : config.errors)
         if (e.find('\n') != std::string::npos) __builtin_trap();
+
+    // Whatever the helper accepts, the plugin's argv for it must give back.
+    std::string error;
+    if (const auto args = acme::faultguard::parse_epilog_args(words, error)) {
+        const auto argv = acme::faultguard::epilog_argv("h", *args);
+        const std::vector<std::string_view> tail(argv.begin() + 1, argv.end());
+        const auto again = acme::faultguard::parse_epilog_args(tail, error);
+        if (!again || !(*again == *args)) __builtin_trap();
+    } else if (error.empty() || error.find('\n') != std::string::npos) {
+        __builtin_trap();
+    }
 
     acme::faultguard::JobNames names{42, 0, 0, "train", "alice", "n1", "/home/alice"};
     const auto path = acme::faultguard::expand_output_pattern(text, names);

@@ -1,5 +1,7 @@
 // What faultguard's epilog helper reads from and writes to the node spool: task exits handed
-// over by slurmstepd, the sampler's GPU events for the job, and the diagnosis.
+// over by slurmstepd, the sampler's GPU events for the job, and the diagnosis. The SQL is
+// common/store's (spool_jobs, spool_gpu, spool_failures); this maps faultguard's and the
+// diagnosis engine's types onto its rows.
 #pragma once
 
 #include <string>
@@ -8,18 +10,12 @@
 #include "common/diagnose/engine.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/store/database.hpp"
+#include "common/store/spool_jobs.hpp"
 
 namespace acme::faultguard {
 
 // One job's record on this node: what slurmctld said at job end, plus what the epilog knows.
-struct JobRow {
-    long long job_id = 0, uid = -1, gid = -1;
-    std::string node, gpus;  // this node's name and SLURM_JOB_GPUS
-    std::string user, account, partition, name, job_type, job_type_source, nodelist, batch_host, state;
-    long long num_nodes = 0, gpus_total = 0, restarts = 0;
-    double submit_time = 0, start_time = 0, end_time = 0;
-    std::string exit_code, derived_exit_code;  // "EXIT:SIGNAL"
-};
+using JobRow = store::SpoolJobRow;
 // Upserts the row, keeping what the sampler wrote (start/end of sampling, interval, errors).
 void record_job(store::Database& db, const JobRow& row);
 void record_recovery(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,

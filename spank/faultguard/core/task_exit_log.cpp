@@ -6,10 +6,6 @@
 
 namespace acme::faultguard {
 
-std::string task_exit_path(std::string_view spool, std::string_view node, long long job_id) {
-    return fmt::format("{}/run/{}.{}.task_exits", spool, node, job_id);
-}
-
 std::string format_task_exit(const TaskExit& e) {
     return fmt::format("{} {} {} {:.3f}\n", e.step_id, e.task_id, e.wait_status, e.ts);
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spank/faultguard/core/faultguard_paths.hpp"
+
 namespace acme::faultguard {
 
 struct TaskExit {
@@ -17,7 +19,6 @@ struct TaskExit {
     bool operator==(const TaskExit&) const = default;
 };
 
-std::string task_exit_path(std::string_view spool, std::string_view node, long long job_id);
 std::string format_task_exit(const TaskExit& e);  // one line, '\n'-terminated
 // Malformed lines (a torn write, garbage) are skipped.
 std::vector<TaskExit> parse_task_exits(std::string_view text);

@@ -1,5 +1,6 @@
 // What the sampler writes into the node spool: the job row, one batch of samples per tick
-// (one transaction), events as they arrive, and the per-(job, GPU) summary at the end.
+// (one transaction), events as they arrive, and the per-(job, GPU) summary at the end. The
+// SQL is common/store's (spool_jobs, spool_gpu); this is the sampler's vocabulary over it.
 #pragma once
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "common/nvml/library.hpp"
 #include "common/store/database.hpp"
+#include "common/store/spool_gpu.hpp"
 
 namespace acme::telemetry {
 
@@ -18,11 +20,8 @@ struct JobInfo {
     double interval = 0;
 };
 
-struct Sample {
-    int gpu;  // Slurm's GPU id (= the device minor number)
-    double ts;
-    nvml::Reading reading;
-};
+// Written as is: no copy per tick.
+using Sample = store::GpuSampleRow;
 
 struct GpuEvent {
     int gpu;

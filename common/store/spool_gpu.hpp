@@ -1,0 +1,55 @@
+// The node spool's GPU tables (schema: spool.cpp): the sampler's samples and events, and the
+// per-(job, GPU) summaries it writes when it stops; read back by faultguard's helpers and
+// faultdiag.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/nvml/library.hpp"
+#include "common/store/database.hpp"
+
+namespace acme::store {
+
+struct GpuSampleRow {
+    int gpu;  // Slurm's GPU id (= the device minor number)
+    double ts;
+    nvml::Reading reading;
+};
+
+struct GpuEventRow {
+    int gpu = -1;
+    double ts = 0;
+    std::string kind;  // xid | ecc_sbe | ecc_dbe | gpu_lost
+    std::optional<long long> code;
+    std::string detail;
+};
+
+// One transaction per batch (one sampler tick).
+void insert_gpu_samples(Database& db, long long job_id, const std::vector<GpuSampleRow>& samples);
+void insert_gpu_event(Database& db, long long job_id, const GpuEventRow& event);
+// Oldest first.
+std::vector<GpuEventRow> job_gpu_events(Database& db, long long job_id);
+// XIDs recorded on the node since its latest health_checks row (all of them when none), oldest
+// first: a node an admin resumed after a drain is not failed again for the same old XID.
+std::vector<GpuEventRow> xids_since_last_health_check(Database& db);
+
+// Ends a job's sampling: jobs.ended_at, and one gpu_summaries row per (GPU id, UUID) in `gpus`
+// (no-data when it has no samples; idle when utilisation never exceeded `idle_max_util`,
+// low-util when its average is below `low_util_avg`). Idempotent.
+void finish_job_gpus(Database& db, long long job_id, const std::string& node, double ts,
+                     const std::vector<std::pair<int, std::string>>& gpus, double idle_max_util, double low_util_avg);
+
+// The job's GPU summaries on this node, totalled: for its AdminComment.
+struct JobGpuTotals {
+    long long gpus = 0;
+    std::optional<double> util_avg, util_max;  // util_avg rounded to 0.1
+    std::optional<long long> mem_max, energy_mj;
+    long long xids = 0;
+    std::string verdicts;  // the distinct verdicts, comma-separated
+};
+std::optional<JobGpuTotals> job_gpu_totals(Database& db, long long job_id);  // nullopt: no summary
+
+}  // namespace acme::store

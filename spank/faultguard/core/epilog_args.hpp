@@ -1,0 +1,42 @@
+// What faultguard.so hands acme-faultguard-epilog: one type, and one table of flags behind it,
+// so the plugin's argv and the helper's parser cannot drift apart (they were two lists). The
+// plugin compiles this file into itself: no CLI11, nothing but fmt and the strict number parsers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace acme::faultguard {
+
+struct EpilogArgs {
+    long long job = 0;
+    std::string node, spool, rules;
+    std::string labels;             // labels store for history matching; empty: none
+    std::string job_type;           // the job's --llm-job-type; empty: not given
+    int auto_recover = -1;          // the job's --auto-recover restart cap; -1: not asked
+    std::string gpucheck;           // localises an infrastructure failure with no hardware evidence
+    bool admin_comment = false;     // put the node's GPU summary into the job's AdminComment
+    long long uid = -1, gid = -1, restart = 0;
+    // The epilog environment's SLURM_JOB_EXIT_CODE2, SLURM_JOB_GPUS, SLURM_NODELIST,
+    // SLURM_JOB_WORK_DIR, SLURM_JOB_STDOUT, SLURM_JOB_STDERR, SLURM_JOB_USER.
+    std::string exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
+    long long log_bytes = 256 * 1024;
+    double read_timeout = 5;
+    long long release = 0;  // internal (the release watcher): wait for this job's requeue
+    bool operator==(const EpilogArgs&) const = default;
+};
+
+// helper followed by one `--flag value` pair per field that differs from its default (a flag
+// alone for a true bool); parse_epilog_args() of the tail gives `a` back.
+std::vector<std::string> epilog_argv(const std::string& helper, const EpilogArgs& a);
+
+// `--flag value` and `--flag=value`; nullopt with a one-line `error` on an unknown flag, a
+// missing or malformed value, or a value out of range. --help/--version are the caller's.
+std::optional<EpilogArgs> parse_epilog_args(const std::vector<std::string_view>& args, std::string& error);
+
+// One line per flag, for --help.
+std::string epilog_usage();
+
+}  // namespace acme::faultguard

@@ -1,0 +1,26 @@
+// Where faultguard's processes meet in the root-owned spool directory: the plugin, its helpers
+// and the release watcher they start name the same files, keyed by node (several slurmd may
+// share a host, as in the minicluster) and job. Header-only: the plugin compiles it in.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace acme::faultguard {
+
+// The helpers' own output (slurmd's log gets only their one-line summary).
+inline std::string log_path(std::string_view spool, std::string_view node) {
+    return fmt::format("{}/{}.faultguard.log", spool, node);
+}
+
+// Hand-off files between processes of one job; created by slurmstepd's task_exit.
+inline std::string run_dir(std::string_view spool) { return fmt::format("{}/run", spool); }
+
+// slurmstepd's task exits for the epilog's helper (task_exit_log.hpp has the format).
+inline std::string task_exit_path(std::string_view spool, std::string_view node, long long job_id) {
+    return fmt::format("{}/{}.{}.task_exits", run_dir(spool), node, job_id);
+}
+
+}  // namespace acme::faultguard

@@ -1,0 +1,103 @@
+// faultguard.so in job_script context (a fresh `slurmstepd spank prolog|epilog` process per
+// call, root, once per node; only S_JOB_UID/GID/ID, options only through spank_option_getopt).
+// The prolog runs the health gate and the epilog the diagnosis, each as a helper process this
+// one waits for a bounded time: neither can hang or crash slurmd, and a helper that cannot run
+// lets the job through.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/util/parse.hpp"
+#include "common/util/spawn.hpp"
+#include "spank/faultguard/core/epilog_args.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/plugin.hpp"
+
+namespace acme::faultguard::plugin {
+
+using acme::spank::getenv_str;
+using acme::spank::plain_node_name;
+
+// The pre-job health gate: bounded, and a gate that cannot run lets the job through.
+int job_script_prolog(spank_t sp, int ac, char** av) {
+    const auto config = load_config(ac, av);
+    const std::string gpus = getenv_str("SLURM_JOB_GPUS");
+    if (!config.health_gate || gpus.empty()) return 0;
+    uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    const std::string node = getenv_str("SLURMD_NODENAME");
+    if (!plain_node_name(node)) return 0;
+    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
+    if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
+    mkdir(config.spool.c_str(), 0755);
+    const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
+                                            gpus, "--spool", config.spool, "--nvml", config.nvml},
+                                           env, log_path(config.spool, node),
+                                           config.gate_timeout);
+    if (!r.started)
+        slurm_error("%s: job %u: cannot run the health gate %s: %s", kPlugin, job_id, config.gate_helper.c_str(),
+                    r.output.c_str());
+    else if (r.timed_out)
+        slurm_error("%s: job %u: the health gate took over %g s and was stopped; letting the job run", kPlugin, job_id,
+                    config.gate_timeout);
+    else if (WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 1)
+        slurm_error("%s: %s", kPlugin, r.output.c_str());
+    else
+        slurm_info("%s: %s", kPlugin, r.output.c_str());
+    return 0;
+}
+
+int job_script_epilog(spank_t sp, int ac, char** av) {
+    const auto config = load_config(ac, av);
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    spank_get_item(sp, S_JOB_UID, &uid);
+    spank_get_item(sp, S_JOB_GID, &gid);
+    const std::string node = getenv_str("SLURMD_NODENAME");
+    if (!plain_node_name(node)) return 0;
+
+    EpilogArgs a;
+    a.job = job_id;
+    a.node = node;
+    a.spool = config.spool;
+    a.rules = config.rules;
+    a.labels = config.labels;
+    a.uid = uid;
+    a.gid = gid;
+    a.restart = acme::util::parse_int(getenv_str("SLURM_JOB_RESTART_COUNT")).value_or(0);
+    a.exit_code2 = getenv_str("SLURM_JOB_EXIT_CODE2");
+    a.gpus = getenv_str("SLURM_JOB_GPUS");
+    a.nodelist = getenv_str("SLURM_NODELIST");
+    a.work_dir = getenv_str("SLURM_JOB_WORK_DIR");
+    a.stdout_pattern = getenv_str("SLURM_JOB_STDOUT");
+    a.stderr_pattern = getenv_str("SLURM_JOB_STDERR");
+    a.user = getenv_str("SLURM_JOB_USER");
+    a.log_bytes = config.log_bytes;
+    a.read_timeout = config.timeout / 4;
+    a.job_type = job_type_option(sp);
+    a.auto_recover = auto_recover_option(sp);
+    a.gpucheck = config.gpucheck;
+    a.admin_comment = config.admin_comment;
+    const auto argv = epilog_argv(config.helper, a);
+    // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
+    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
+    mkdir(config.spool.c_str(), 0755);
+    const auto r = acme::util::run_bounded(argv, env, log_path(config.spool, node),
+                                           config.timeout);
+    if (!r.started)
+        slurm_error("%s: job %u: cannot run %s: %s", kPlugin, job_id, config.helper.c_str(), r.output.c_str());
+    else if (r.timed_out)
+        slurm_error("%s: job %u: diagnosis did not finish within %g s and was stopped", kPlugin, job_id, config.timeout);
+    else
+        slurm_info("%s: %s", kPlugin, r.output.c_str());
+    return 0;
+}
+
+}  // namespace acme::faultguard::plugin

@@ -1,0 +1,108 @@
+// faultguard.so in slurmstepd (remote context, root, once per step; pyxis_slurmstepd.c):
+// task_exit appends each task's raw wait status to a per-job hand-off file in the root-owned
+// spool (one short write; no SQLite, no parsing here); for a job that asked for recovery, the
+// newest checkpoint and the restart count go into the job's environment. Nothing heavy: the
+// one search of the checkpoint directory is a helper, bounded in time.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/util/parse.hpp"
+#include "common/util/spawn.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
+#include "spank/faultguard/plugin.hpp"
+
+namespace acme::faultguard::plugin {
+namespace {
+
+using acme::spank::plain_node_name;
+
+// In slurmstepd, for every task of a job that asked for recovery: ACME_RESTART_COUNT. Slurm
+// adds SLURM_RESTART_COUNT to a requeued job's environment only after init_post_opt, so this
+// runs in task_init, just before the task starts.
+int set_restart_env(spank_t sp) {
+    const auto& opts = job_options();
+    if (opts.ckpt_dir.empty() && !opts.auto_recover) return 0;
+    uint32_t restarts = 0;
+    spank_get_item(sp, S_SLURM_RESTART_COUNT, &restarts);
+    char buf[32] = {};
+    if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof buf) == ESPANK_SUCCESS)
+        if (const auto n = acme::util::parse_int(buf); n && *n > static_cast<long long>(restarts))
+            restarts = static_cast<uint32_t>(*n);
+    spank_setenv(sp, "ACME_RESTART_COUNT", std::to_string(restarts).c_str(), 1);
+    return 0;
+}
+
+// In slurmstepd, for every step of a job that gave --ckpt-dir: the newest complete checkpoint
+// into the job's environment. The directory is read by a helper
+// that becomes the job's user first, bounded in time.
+int set_resume_env(spank_t sp, int ac, char** av) {
+    const std::string& ckpt_dir = job_options().ckpt_dir;
+    if (ckpt_dir.empty()) return 0;
+    const auto config = load_config(ac, av);
+    uid_t uid = 0;
+    gid_t gid = 0;
+    uint32_t job_id = 0;
+    spank_get_item(sp, S_JOB_UID, &uid);
+    spank_get_item(sp, S_JOB_GID, &gid);
+    spank_get_item(sp, S_JOB_ID, &job_id);
+    const auto r = acme::util::run_bounded({config.ckpt_finder, "--dir", ckpt_dir, "--rules",
+                                            config.ckpt_rules, "--uid", std::to_string(uid), "--gid",
+                                            std::to_string(gid)},
+                                           {"PATH=/usr/bin:/bin"}, "", config.ckpt_timeout);
+    std::string path;
+    if (r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0) {
+        path = r.output.substr(0, r.output.find('\t'));
+    } else {
+        const std::string why = r.timed_out ? fmt::format("took over {} s", config.ckpt_timeout) : r.output;
+        slurm_error("%s: job %u: cannot look for checkpoints in %s: %s", kPlugin, job_id, ckpt_dir.c_str(),
+                    why.c_str());
+        // Say so in the job's environment: starting over silently would throw away days of work.
+        spank_setenv(sp, "ACME_RESUME_ERROR", why.c_str(), 1);
+    }
+    spank_setenv(sp, "ACME_RESUME_CKPT", path.c_str(), 1);
+    return 0;
+}
+
+}  // namespace
+
+int slurmstepd_init_post_opt(spank_t sp, int ac, char** av) { return set_resume_env(sp, ac, av); }
+
+int slurmstepd_task_init(spank_t sp) { return set_restart_env(sp); }
+
+int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
+    uint32_t job_id = 0, step_id = 0, task_id = 0;
+    int status = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+        return 0;
+    char node[256] = {};
+    if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !plain_node_name(node)) return 0;
+    const auto config = load_config(ac, av);
+    mkdir(config.spool.c_str(), 0755);
+    mkdir(run_dir(config.spool).c_str(), 0755);
+    const double ts =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::string line = format_task_exit({step_id, task_id, status, ts});
+    const std::string path = task_exit_path(config.spool, node, job_id);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
+    if (fd < 0) {
+        slurm_error("%s: job %u: cannot record task %u's exit in %s", kPlugin, job_id, task_id, path.c_str());
+        return 0;
+    }
+    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+        slurm_error("%s: job %u: short write to %s", kPlugin, job_id, path.c_str());
+    ::close(fd);
+    return 0;
+}
+
+}  // namespace acme::faultguard::plugin

@@ -1,0 +1,84 @@
+// gputrace.so in job_script context (a fresh `slurmstepd spank prolog|epilog` process per
+// call, root, once per node): the prolog starts one detached acme-gpu-sampler per job; the
+// epilog stops it and waits a bounded time for its last flush.
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/util/spawn.hpp"
+#include "spank/gputrace/core/sampler_control.hpp"
+#include "spank/gputrace/core/sampler_paths.hpp"
+#include "spank/gputrace/plugin.hpp"
+
+namespace acme::telemetry::plugin {
+
+using acme::spank::getenv_str;
+using acme::spank::plain_node_name;
+
+int job_script_prolog(spank_t sp, int ac, char** av) {
+    const auto [config, errors] = load_config(ac, av);
+    for (const auto& e : errors) slurm_error("%s", e.c_str());
+    const auto request = job_request(sp, config);
+    const std::string gpus = getenv_str("SLURM_JOB_GPUS");
+    if (!request.enabled || gpus.empty()) return 0;
+
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
+        slurm_error("%s: job prolog: no job id; not tracing", kPlugin);
+        return 0;
+    }
+    spank_get_item(sp, S_JOB_UID, &uid);
+    spank_get_item(sp, S_JOB_GID, &gid);
+    const std::string node = getenv_str("SLURMD_NODENAME");
+    if (!plain_node_name(node)) {
+        slurm_error("%s: job %u: SLURMD_NODENAME is not usable; not tracing", kPlugin, job_id);
+        return 0;
+    }
+    const double interval = request.interval.value_or(config.interval);
+    std::vector<std::string> argv = {
+        config.sampler,
+        "--job", std::to_string(job_id),
+        "--node", node,
+        "--gpus", gpus,
+        "--interval", fmt::format("{}", interval),
+        "--spool", config.spool,
+        "--nvml", config.nvml,
+        "--uid", std::to_string(uid),
+        "--gid", std::to_string(gid),
+        "--watch-interval", fmt::format("{}", config.watch_interval),
+        "--call-timeout", fmt::format("{}", config.call_timeout),
+    };
+    // Only what the sampler needs: libslurm finds slurmctld through SLURM_CONF, and nothing of
+    // the job's (user-influenced) environment reaches a root process.
+    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
+    if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
+    std::string error;
+    if (!acme::util::spawn_detached(argv, env, sampler_logfile(config.spool, node), error)) {
+        slurm_error("%s: job %u: cannot start the sampler: %s", kPlugin, job_id, error.c_str());
+        return 0;
+    }
+    slurm_info("%s: job %u: sampling GPUs %s every %g s", kPlugin, job_id, gpus.c_str(), interval);
+    return 0;
+}
+
+int job_script_epilog(spank_t sp, int ac, char** av) {
+    const auto [config, errors] = load_config(ac, av);
+    for (const auto& e : errors) slurm_error("%s", e.c_str());
+    uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    const std::string node = getenv_str("SLURMD_NODENAME");
+    if (!plain_node_name(node)) return 0;
+    const auto pidfile = sampler_pidfile(config.spool, node, job_id);
+    if (access(pidfile.c_str(), F_OK) != 0) return 0;
+    if (stop_sampler(pidfile, job_id, config.stop_timeout) == StopResult::killed)
+        slurm_error("%s: job %u: the sampler did not finish within %g s and was killed; its last samples are lost",
+                    kPlugin, job_id, config.stop_timeout);
+    return 0;
+}
+
+}  // namespace acme::telemetry::plugin
