@@ -43,13 +43,16 @@ std::string describe(const ExitStatus& status) {
 
 // Evidence text is stored (SQLite TEXT, JSON) and printed on terminals: keep valid UTF-8,
 // drop terminal escapes and control characters, keep it short.
+// A line with carriage returns (progress bars) shows only the segment that holds `column`.
 std::string clean_text(std::string_view text, std::size_t column) {
-    if (auto cr = text.rfind('\r', column); cr != std::string_view::npos) {
+    column = std::min(column, text.size());
+    while (column < text.size() && text[column] == '\r') ++column;  // a match that starts at a '\r'
+    if (auto cr = column == 0 ? std::string_view::npos : text.rfind('\r', column - 1); cr != std::string_view::npos) {
         column -= cr + 1;
         text.remove_prefix(cr + 1);
     }
     if (auto cr = text.find('\r', column); cr != std::string_view::npos) text = text.substr(0, cr);
-    if (text.size() > kEvidenceChars && column > kEvidenceChars - 100) text.remove_prefix(column - 100);
+    if (text.size() > kEvidenceChars && column > kEvidenceChars - 100) text.remove_prefix(std::min(column - 100, text.size()));
     std::string out;
     out.reserve(std::min(text.size(), kEvidenceChars));
     for (std::size_t i = 0; i < text.size() && out.size() < kEvidenceChars;) {
@@ -178,8 +181,8 @@ void status_findings(const RuleSet& rules, const JobEnd& job, const Exits& exits
 
 std::vector<Evidence> error_evidence(std::string_view log, const Lines& lines) {
     std::vector<Evidence> out;
-    for (std::size_t number : error_lines(log, lines, kSignatureLines))
-        out.push_back({number, "log", clean_text(lines.line(number), 0)});
+    for (const ErrorLine& e : error_lines(log, lines, kSignatureLines))
+        out.push_back({e.line, "log", clean_text(lines.line(e.line), e.column)});
     return out;
 }
 

@@ -115,16 +115,19 @@ std::vector<LogHit> LogScanner::scan(std::string_view text, const Lines& lines, 
     return hits;
 }
 
-std::vector<std::size_t> error_lines(std::string_view text, const Lines& lines, std::size_t limit) {
+std::vector<ErrorLine> error_lines(std::string_view text, const Lines& lines, std::size_t limit) {
     static const RE2 error_line(pattern_source(kErrorLine), pattern_options());
     // Walk backwards from the end: only the last few matter and the tail may be long.
-    std::vector<std::size_t> out;
+    std::vector<ErrorLine> out;
     if (text.empty()) return out;
     // A log with no error words at all stops after this many lines instead of reading all of it.
     constexpr std::size_t kLookBack = 20000;
     std::size_t stop = lines.count() > kLookBack ? lines.count() - kLookBack : 0;
     for (std::size_t number = lines.count(); number > stop && out.size() < limit; --number) {
-        if (RE2::PartialMatch(lines.line(number), error_line)) out.push_back(number);
+        std::string_view line = lines.line(number);
+        re2::StringPiece word;
+        if (error_line.Match(line, 0, line.size(), RE2::UNANCHORED, &word, 1))
+            out.push_back({number, static_cast<std::size_t>(word.data() - line.data())});
     }
     std::reverse(out.begin(), out.end());
     return out;

@@ -61,8 +61,13 @@ private:
     std::unique_ptr<RE2::Set> set_;
 };
 
+struct ErrorLine {
+    std::size_t line = 0;    // 1-based
+    std::size_t column = 0;  // byte offset of the error word within the line
+};
+
 // The last `limit` lines that look like errors, as a person skimming the tail would pick them:
 // what an unknown diagnosis shows and what history compares. Independent of the rules.
-std::vector<std::size_t> error_lines(std::string_view text, const Lines& lines, std::size_t limit);
+std::vector<ErrorLine> error_lines(std::string_view text, const Lines& lines, std::size_t limit);
 
 }  // namespace acme::diagnose

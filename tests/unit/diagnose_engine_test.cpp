@@ -179,6 +179,20 @@ TEST_CASE("evidence text is cleaned for storage: no terminal escapes, valid UTF-
     CHECK(run(long_line).evidence.front().text.size() <= kEvidenceChars);
 }
 
+TEST_CASE("a progress bar's carriage returns: the evidence is the segment that holds the error") {
+    JobEnd job;
+    job.task_wait_statuses = {1 << 8};
+    // A long line that starts with '\r' and matches no rule (the fuzzer found it read past the line).
+    std::string bar = "\r" + std::string(600, '=') + " fatal: stalled\n";
+    Diagnosis d = run(bar, job);
+    REQUIRE(!d.evidence.empty());
+    CHECK(d.evidence.front().text.size() <= kEvidenceChars);
+    CHECK(d.evidence.front().text.find("fatal: stalled") != std::string::npos);
+    // The segment after the last '\r' before the error is what a terminal showed.
+    d = run(" 10%|#     |\r 50%|#####  |\rValueError: bad shard\n");
+    CHECK(d.evidence.front().text == "ValueError: bad shard");
+}
+
 TEST_CASE("exit statuses decode as Slurm gives them") {
     CHECK(parse_exit_code2("0:9") == ExitStatus{0, 9});
     CHECK(parse_exit_code2("127:0") == ExitStatus{127, 0});
