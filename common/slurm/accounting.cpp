@@ -70,6 +70,8 @@ std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<s
         cond.usage_end = static_cast<time_t>(end);
     }
     cond.flags = JOBCOND_FLAG_NO_STEP;
+    // 0 would mean "jobs whose scheduling flags include none": no job at all (sacct sets this too).
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
     List jobs = slurmdb_jobs_get(conn, &cond);
     if (step_list) slurm_list_destroy(step_list);
     if (!jobs) {
