@@ -56,16 +56,6 @@ const char* state_name(std::uint32_t state) {
 
 }  // namespace
 
-std::string set_admin_comment(unsigned job_id, const std::string& comment) {
-    init_once();
-    job_desc_msg_t desc;
-    slurm_init_job_desc_msg(&desc);
-    desc.job_id = job_id;
-    desc.admin_comment = const_cast<char*>(comment.c_str());
-    if (slurm_update_job(&desc) != SLURM_SUCCESS) return slurm_strerror(slurm_get_errno());
-    return {};
-}
-
 std::optional<bool> job_is_active(unsigned job_id) {
     init_once();
     job_info_msg_t* msg = nullptr;

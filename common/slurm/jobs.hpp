@@ -35,10 +35,6 @@ struct JobRecord {
 // nullopt when slurmctld cannot be asked or does not know the job.
 std::optional<JobRecord> load_job(unsigned job_id);
 
-// Sets the job's AdminComment (what `sacct -o AdminComment` shows where slurmdbd runs).
-// Needs SlurmUser/root. Returns an empty string on success, else the error.
-std::string set_admin_comment(unsigned job_id, const std::string& comment);
-
 // "n[1-3],gpu07" -> {"n1", "n2", "n3", "gpu07"}, through Slurm's own hostlist parser.
 std::vector<std::string> expand_hostlist(const std::string& hostlist);
 

@@ -97,4 +97,12 @@ void insert_health_check(Database& db, const std::string& node, double ts, long 
     });
 }
 
+std::optional<HealthCheckRow> job_health_check(Database& db, long long job_id) {
+    auto q = db.prepare("SELECT passed, detail FROM health_checks WHERE job_id = ? AND detail NOT LIKE 'drained by recovery:%' "
+                        "ORDER BY ts DESC LIMIT 1");
+    q.bind(1, job_id);
+    if (!q.step()) return std::nullopt;
+    return HealthCheckRow{q.column_int(0) != 0, q.column_text(1)};
+}
+
 }  // namespace acme::store

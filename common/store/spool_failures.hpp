@@ -42,5 +42,12 @@ void insert_recovery(Database& db, long long job_id, long long restart, const st
                      bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome);
 void insert_health_check(Database& db, const std::string& node, double ts, long long job_id, bool passed,
                          const std::string& detail);
+struct HealthCheckRow {
+    bool passed = false;
+    std::string detail;
+};
+// The pre-job gate's newest verdict for this job on this node (the current run's; recovery's
+// drain rows are not the gate's): nullopt when it did not run.
+std::optional<HealthCheckRow> job_health_check(Database& db, long long job_id);
 
 }  // namespace acme::store

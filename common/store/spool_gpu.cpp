@@ -94,21 +94,31 @@ void finish_job_gpus(Database& db, long long job_id, const std::string& node, do
     });
 }
 
-std::optional<JobGpuTotals> job_gpu_totals(Database& db, long long job_id) {
+std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id) {
     auto q = db.prepare(
-        "SELECT COUNT(*), ROUND(AVG(util_avg), 1), MAX(util_max), MAX(mem_max), SUM(energy_mj), SUM(xids), "
-        "GROUP_CONCAT(DISTINCT verdict) FROM gpu_summaries WHERE job_id = ?");
+        "SELECT gpu, COALESCE(uuid, ''), verdict, samples, xids, util_avg, util_max, power_avg_mw, mem_max, mem_total, "
+        "energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta FROM gpu_summaries WHERE job_id = ? ORDER BY gpu");
     q.bind(1, job_id);
-    if (!q.step() || q.column_int(0) == 0) return std::nullopt;
-    JobGpuTotals t;
-    t.gpus = q.column_int(0);
-    t.util_avg = q.column_optional_double(1);
-    t.util_max = q.column_optional_double(2);
-    t.mem_max = q.column_optional_int(3);
-    t.energy_mj = q.column_optional_int(4);
-    t.xids = q.column_int(5);
-    t.verdicts = q.column_text(6);
-    return t;
+    std::vector<GpuSummaryRow> out;
+    while (q.step()) {
+        GpuSummaryRow r;
+        r.gpu = static_cast<int>(q.column_int(0));
+        r.uuid = q.column_text(1);
+        r.verdict = q.column_text(2);
+        r.samples = q.column_int(3);
+        r.xids = q.column_int(4);
+        r.util_avg = q.column_optional_double(5);
+        r.util_max = q.column_optional_double(6);
+        r.power_avg_mw = q.column_optional_double(7);
+        r.mem_max = q.column_optional_int(8);
+        r.mem_total = q.column_optional_int(9);
+        r.energy_mj = q.column_optional_int(10);
+        r.power_max_mw = q.column_optional_int(11);
+        r.temp_max = q.column_optional_int(12);
+        r.ecc_uncorrected_delta = q.column_optional_int(13);
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 }  // namespace acme::store

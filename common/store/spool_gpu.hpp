@@ -42,14 +42,14 @@ std::vector<GpuEventRow> xids_since_last_health_check(Database& db);
 void finish_job_gpus(Database& db, long long job_id, const std::string& node, double ts,
                      const std::vector<std::pair<int, std::string>>& gpus, double idle_max_util, double low_util_avg);
 
-// The job's GPU summaries on this node, totalled: for its AdminComment.
-struct JobGpuTotals {
-    long long gpus = 0;
-    std::optional<double> util_avg, util_max;  // util_avg rounded to 0.1
-    std::optional<long long> mem_max, energy_mj;
-    long long xids = 0;
-    std::string verdicts;  // the distinct verdicts, comma-separated
+// The job's GPU summaries on this node, one per GPU in GPU order: for its acme record.
+struct GpuSummaryRow {
+    int gpu = 0;
+    std::string uuid, verdict;
+    long long samples = 0, xids = 0;
+    std::optional<double> util_avg, util_max, power_avg_mw;
+    std::optional<long long> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta;
 };
-std::optional<JobGpuTotals> job_gpu_totals(Database& db, long long job_id);  // nullopt: no summary
+std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id);
 
 }  // namespace acme::store

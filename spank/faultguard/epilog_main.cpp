@@ -28,7 +28,9 @@
 #include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/record_part.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
+#include "spank/faultguard/record_publish.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
 #include "spank/faultguard/core/recovery_release.hpp"
@@ -36,6 +38,7 @@
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
+#include "common/store/spool_failures.hpp"
 #include "common/store/spool_gpu.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
@@ -95,19 +98,27 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
     faultguard::record_job(db, row);
 }
 
-// Compact JSON of this node's GPU summary for `sacct -o AdminComment`.
-void set_admin_comment(store::Database& db, const Options& o) {
-    const auto t = store::job_gpu_totals(db, o.job);
-    if (!t) return;
-    nlohmann::json j = {{"acme", 1}, {"node", o.node}, {"gpus", t->gpus}};
-    if (t->util_avg) j["util_avg"] = *t->util_avg;
-    if (t->util_max) j["util_max"] = *t->util_max;
-    if (t->mem_max) j["mem_max"] = *t->mem_max;
-    if (t->energy_mj) j["energy_mj"] = *t->energy_mj;
-    j["xids"] = t->xids;
-    j["verdict"] = t->verdicts;
-    if (const auto err = slurm::set_admin_comment(static_cast<unsigned>(o.job), j.dump()); !err.empty())
-        fmt::print(stderr, "job {}: AdminComment not set: {}\n", o.job, err);
+// This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
+// and faultdiag read it from any node). Quiet on a cluster without slurmdbd.
+void publish_record(store::Database& db, const Options& o, const std::optional<diagnose::Diagnosis>& d,
+                    const std::optional<faultguard::RecoveryDone>& recovery) {
+    faultguard::NodePartInputs in;
+    in.gpus = store::job_gpu_summaries(db, o.job);
+    in.events = store::job_gpu_events(db, o.job);
+    in.diagnosis = d;
+    in.recovery = recovery;
+    in.gate = store::job_health_check(db, o.job);
+    in.epilog_ts = wall_now();
+    auto expected = slurm::expand_hostlist(o.nodelist);
+    if (expected.empty()) expected = {o.node};
+    // Within the helper's own time limit (the plugin's timeout=), with room for what ran before.
+    const auto r = faultguard::publish_node_part(static_cast<unsigned>(o.job), o.restart, expected, o.node,
+                                                 faultguard::node_part(in), 8.0);
+    if (r.published)
+        fmt::print("job {} on {}: record in AdminComment ({} bytes, {} write{})\n", o.job, o.node, r.bytes, r.writes,
+                   r.writes == 1 ? "" : "s");
+    else if (!r.no_accounting)
+        fmt::print("job {} on {}: record not in AdminComment: {}\n", o.job, o.node, r.error);
 }
 
 // gpucheck's verdict on this node's job GPUs: healthy, faulty, or nullopt when it cannot tell
@@ -122,7 +133,8 @@ std::optional<bool> run_gpucheck(const Options& o, std::string& detail) {
     return std::nullopt;
 }
 
-void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end, const diagnose::Diagnosis& d) {
+faultguard::RecoveryDone recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
+                                 const diagnose::Diagnosis& d) {
     recovery::Inputs in;
     in.diagnosis = d;
     in.gpu_events = end.gpu_events;
@@ -160,6 +172,7 @@ void recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
     }
     faultguard::record_recovery(db, o.job, o.restart, o.node, wall_now(), drained, p.drain_reason, requeued, outcome);
     fmt::print("job {} on {}: recovery: {}\n", o.job, o.node, outcome);
+    return {drained, requeued, drained ? p.drain_reason : std::string(), outcome};
 }
 
 int run(const Options& o) {
@@ -184,13 +197,13 @@ int run(const Options& o) {
         if (!end.job_exit && record->exit_code) end.job_exit = diagnose::from_wait_status(static_cast<int>(record->exit_code));
     }
     record_job_row(db, o, record);
-    if (o.admin_comment && record && record->batch_host == o.node) set_admin_comment(db, o);
 
     bool failed = end.time_limit || end.cancelled || end.node_failure || end.oom_kill ||
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
         fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
+        if (o.admin_comment) publish_record(db, o, std::nullopt, std::nullopt);
         return 0;
     }
 
@@ -248,7 +261,9 @@ int run(const Options& o) {
     fmt::print("job {} on {}: {}/{} ({:.2f}) action={}{}{}\n", o.job, o.node, diagnose::to_string(d.category), d.reason,
                d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
-    if (o.auto_recover >= 0) recover(db, o, end, d);
+    std::optional<faultguard::RecoveryDone> recovery;
+    if (o.auto_recover >= 0) recovery = recover(db, o, end, d);
+    if (o.admin_comment) publish_record(db, o, d, recovery);
     return 0;
 }
 

@@ -31,7 +31,7 @@ const Field kFields[] = {
     {"--job-type", &EpilogArgs::job_type, 0, 0, "the job's --llm-job-type"},
     {"--auto-recover", &EpilogArgs::auto_recover, -1, 1000000, "the job's --auto-recover restart cap (-1: not asked)"},
     {"--gpucheck", &EpilogArgs::gpucheck, 0, 0, "gpucheck program for localising faults"},
-    {"--admin-comment", &EpilogArgs::admin_comment, 0, 0, "put the GPU summary into the job's AdminComment"},
+    {"--admin-comment", &EpilogArgs::admin_comment, 0, 0, "put this node's part of the job record into its AdminComment"},
     {"--uid", &EpilogArgs::uid, -1, kAny, "the job's uid"},
     {"--gid", &EpilogArgs::gid, -1, kAny, "the job's gid"},
     {"--restart", &EpilogArgs::restart, 0, kAny, "the job's restart count"},

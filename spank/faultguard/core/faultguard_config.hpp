@@ -17,7 +17,7 @@ struct Config {
     std::string helper;         // path of acme-faultguard-epilog
     double timeout = 20.0;      // seconds the epilog waits for the helper
     long long log_bytes = 256 * 1024;  // how much of the end of stdout/stderr is read
-    bool admin_comment = false; // also put the job's GPU summary into its AdminComment
+    bool admin_comment = true;  // put this node's part of the job record into its AdminComment (slurmdbd)
     // recovery (--auto-recover, --ckpt-dir)
     std::string ckpt_finder;    // path of acme-ckpt-find
     std::string ckpt_rules;     // checkpoints.toml

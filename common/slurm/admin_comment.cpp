@@ -1,0 +1,117 @@
+#include "common/slurm/admin_comment.hpp"
+
+#include <mutex>
+#include <vector>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+namespace acme::slurm {
+namespace {
+
+std::string errno_text() { return slurm_strerror(slurm_get_errno()); }
+
+// The cluster's name and whether it runs slurmdbd, as slurmctld says.
+bool accounting_cluster(std::string& cluster, std::string& error) {
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
+        error = "slurmctld not reachable (" + errno_text() + ")";
+        return false;
+    }
+    const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
+    cluster = conf->cluster_name ? conf->cluster_name : "";
+    slurm_free_ctl_conf(conf);
+    if (storage != "accounting_storage/slurmdbd") {
+        error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? "none" : storage) + ")";
+        return false;
+    }
+    return true;
+}
+
+// A job condition for one job id: its list holds our own element, never xfree()d by libslurm.
+struct OneJob {
+    slurm_selected_step_t step{};
+    std::string cluster;
+    slurmdb_job_cond_t cond{};
+    OneJob(unsigned job_id, std::string cluster_name) : cluster(std::move(cluster_name)) {
+        step.array_task_id = NO_VAL;
+        step.het_job_offset = NO_VAL;
+        step.step_id.job_id = job_id;
+        step.step_id.step_id = NO_VAL;
+        step.step_id.step_het_comp = NO_VAL;
+        cond.step_list = slurm_list_create(nullptr);
+        slurm_list_append(cond.step_list, &step);
+        cond.cluster_list = slurm_list_create(nullptr);
+        slurm_list_append(cond.cluster_list, cluster.data());
+        cond.flags = JOBCOND_FLAG_NO_STEP;
+        // 0 would mean "jobs whose scheduling flags include none": no job at all (sacct sets this too).
+        cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+    }
+    ~OneJob() {
+        slurm_list_destroy(cond.step_list);
+        slurm_list_destroy(cond.cluster_list);
+    }
+    OneJob(const OneJob&) = delete;
+    OneJob& operator=(const OneJob&) = delete;
+};
+
+}  // namespace
+
+std::optional<std::string> load_admin_comment(unsigned job_id, std::string& error) {
+    std::string cluster;
+    if (!accounting_cluster(cluster, error)) return std::nullopt;
+    std::uint16_t flags = 0;
+    void* conn = slurmdb_connection_get(&flags);
+    if (!conn) {
+        error = "slurmdbd not reachable (" + errno_text() + ")";
+        return std::nullopt;
+    }
+    OneJob one(job_id, cluster);
+    List jobs = slurmdb_jobs_get(conn, &one.cond);
+    std::optional<std::string> out;
+    if (!jobs) {
+        error = "slurmdbd query failed (" + errno_text() + ")";
+    } else {
+        time_t newest = -1;
+        ListIterator it = slurm_list_iterator_create(jobs);
+        while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
+            if (job->jobid != job_id || job->submit < newest) continue;
+            newest = job->submit;
+            out = job->admin_comment ? job->admin_comment : "";
+        }
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(jobs);
+        if (!out) error = "slurmdbd has no job " + std::to_string(job_id);
+    }
+    slurmdb_connection_close(&conn);
+    return out;
+}
+
+std::string store_admin_comment(unsigned job_id, const std::string& value) {
+    std::string cluster, error;
+    if (!accounting_cluster(cluster, error)) return error;
+    std::uint16_t flags = 0;
+    void* conn = slurmdb_connection_get(&flags);
+    if (!conn) return "slurmdbd not reachable (" + errno_text() + ")";
+    OneJob one(job_id, cluster);
+    slurmdb_job_rec_t change{};
+    change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
+    change.admin_comment = const_cast<char*>(value.c_str());
+    List changed = slurmdb_job_modify(conn, &one.cond, &change);
+    if (!changed) {
+        error = "slurmdbd refused the change (" + errno_text() + ")";
+    } else {
+        if (slurm_list_count(changed) == 0) error = "slurmdbd has no job " + std::to_string(job_id);
+        slurm_list_destroy(changed);
+        // sacctmgr commits after a modify; without it slurmdbd rolls the change back.
+        if (error.empty() && slurmdb_connection_commit(conn, true) != SLURM_SUCCESS)
+            error = "slurmdbd did not commit the change (" + errno_text() + ")";
+    }
+    slurmdb_connection_close(&conn);
+    return error;
+}
+
+}  // namespace acme::slurm

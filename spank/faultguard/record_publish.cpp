@@ -1,0 +1,73 @@
+#include "spank/faultguard/record_publish.hpp"
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "common/record/codec.hpp"
+#include "common/record/record.hpp"
+#include "common/slurm/admin_comment.hpp"
+
+namespace acme::faultguard {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The record in the field, or nullopt (none, or damaged: a damaged token is replaced).
+std::optional<nlohmann::json> current_record(const std::string& field) {
+    std::string error;
+    const auto text = record::decode_token(field, error);
+    if (!text) return std::nullopt;
+    return record::parse_record(*text, error);
+}
+
+bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const std::string& node,
+                const nlohmann::json& part) {
+    return r && r->value("restart", -1LL) == restart && record::has_node(*r, node) &&
+           (*r)["nodes"][node].value("ts", -1.0) == part.value("ts", -2.0);
+}
+
+}  // namespace
+
+PublishResult publish_node_part(unsigned job_id, long long restart, const std::vector<std::string>& expected,
+                                const std::string& node, const nlohmann::json& part, double budget_s) {
+    PublishResult result;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<int> delay_ms(300, 1200);
+    int seen = 0;
+    while (seen < 2) {
+        std::string error;
+        const auto field = slurm::load_admin_comment(job_id, error);
+        if (!field) {
+            result.no_accounting = error.find("not slurmdbd") != std::string::npos;
+            result.error = error;
+            return result;
+        }
+        const auto existing = current_record(*field);
+        if (holds_part(existing, restart, node, part)) {
+            ++seen;
+        } else {
+            seen = 0;
+            auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
+            const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
+            if (auto err = slurm::store_admin_comment(job_id, value); !err.empty()) {
+                result.error = err;
+                return result;
+            }
+            ++result.writes;
+            result.bytes = value.size();
+        }
+        if (seen >= 2) break;
+        if (Clock::now() + std::chrono::milliseconds(1200) > deadline) {
+            result.error = seen > 0 ? "" : "its part was overwritten by other nodes' writes until the time ran out";
+            result.published = seen > 0;
+            return result;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+    }
+    result.published = true;
+    return result;
+}
+
+}  // namespace acme::faultguard
