@@ -108,3 +108,29 @@ use_uniform_scenario() { # util [xid_code [at]]
   # Not through a pipe: use_scenario's clean-up trap must belong to the test's own shell.
   use_scenario <<<"$text"
 }
+
+# --- the acme record in slurmdbd (acme-record(5)) -------------------------------------------
+# Every run's record of the job as one JSON line each, oldest run first ("null" for a run
+# without one), decoded the way acme-record(5) shows an admin.
+acme_records() { # jobid
+  sacct -j "$1" -D -X -n -P -o AdminComment 2>/dev/null | python3 -c '
+import base64, json, sys, zlib
+for line in sys.stdin.read().splitlines():
+    tokens = [t for t in line.split() if t.startswith("ACME1:")]
+    print(json.dumps(json.loads(zlib.decompress(base64.b64decode(tokens[0][6:]))), sort_keys=True) if tokens else "null")'
+}
+
+# Waits until the job's newest run has a record with a part from each named node.
+wait_record_nodes() { # jobid timeout_s node...
+  local id=$1 deadline=$((SECONDS + $2)) n ok
+  shift 2
+  while ((SECONDS < deadline)); do
+    ok=1
+    for n in "$@"; do
+      acme_records "$id" | tail -n 1 | python3 -c "import json,sys; r=json.loads(sys.stdin.read() or 'null'); sys.exit(0 if r and '$n' in r['nodes'] else 1)" || ok=0
+    done
+    [ "$ok" -eq 1 ] && return 0
+    sleep 0.5
+  done
+  fail "job $id: no record with parts from $* within the time (records: $(acme_records "$id"))"
+}
