@@ -1,5 +1,7 @@
 #include "common/store/database.hpp"
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -100,7 +102,13 @@ Database::Database(const std::string& path, OpenOptions options) : path_(path) {
     int flags = SQLITE_OPEN_NOMUTEX;
     flags |= options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
+    struct stat before {};
+    const bool existed = ::stat(path.c_str(), &before) == 0;
     const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+    // Stores hold private data (log tails, other users' jobs): a file this call creates is the
+    // owner's only, whatever the umask; SQLite gives the -wal and -shm files the same mode.
+    // An existing file keeps the mode an admin gave it (e.g. 0640 for an admin group).
+    if (rc == SQLITE_OK && !existed && (flags & SQLITE_OPEN_CREATE)) ::chmod(path.c_str(), 0600);
     if (rc != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
         sqlite3_close_v2(db_);

@@ -33,7 +33,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     if (!plain_node_name(node)) return 0;
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
-    mkdir(config.spool.c_str(), 0755);
+    mkdir(config.spool.c_str(), 0700);
     const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
                                             gpus, "--spool", config.spool, "--nvml", config.nvml},
                                            env, log_path(config.spool, node),
@@ -88,7 +88,7 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
-    mkdir(config.spool.c_str(), 0755);
+    mkdir(config.spool.c_str(), 0700);
     const auto r = acme::util::run_bounded(argv, env, log_path(config.spool, node),
                                            config.timeout);
     if (!r.started)

@@ -88,8 +88,8 @@ int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
     char node[256] = {};
     if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !plain_node_name(node)) return 0;
     const auto config = load_config(ac, av);
-    mkdir(config.spool.c_str(), 0755);
-    mkdir(run_dir(config.spool).c_str(), 0755);
+    mkdir(config.spool.c_str(), 0700);
+    mkdir(run_dir(config.spool).c_str(), 0700);
     const double ts =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     const std::string line = format_task_exit({step_id, task_id, status, ts});

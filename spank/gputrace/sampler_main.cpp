@@ -132,8 +132,8 @@ int run(const Options& o) {
         log_line(fmt::format("--gpus {}: not a GPU id list", o.gpus));
         return 2;
     }
-    mkdir(o.spool.c_str(), 0755);
-    mkdir(telemetry::sampler_run_dir(o.spool).c_str(), 0755);
+    mkdir(o.spool.c_str(), 0700);
+    mkdir(telemetry::sampler_run_dir(o.spool).c_str(), 0700);
     const std::string pidfile = telemetry::sampler_pidfile(o.spool, o.node, o.job);
     if (!write_pidfile(pidfile)) log_line(fmt::format("cannot write {}: the epilog will not find this sampler", pidfile));
 

@@ -6,7 +6,7 @@
 
 db=$(spool_db n2)
 [ -f "$db" ] || fail "no spool $db yet (earlier tests create it)"
-id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" --wrap 'sleep 4; exit 2')
+id=$(submit -N2 -w n1,n2 --gres=gpu:1 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" --wrap 'sleep 4; exit 2')
 # Once the job runs, hold n2's spool in an exclusive transaction past the end of its epilog.
 deadline=$((SECONDS + 30))
 until [ "$(job_field "$id" JobState)" = RUNNING ]; do

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include "common/store/database.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -81,4 +83,25 @@ TEST_CASE("opening a missing file read-only fails instead of creating it") {
     ro.create = false;
     CHECK_THROWS_AS(Database(dir.file("absent.db"), ro), Error);
     CHECK_FALSE(std::filesystem::exists(dir.file("absent.db")));
+}
+
+TEST_CASE("a store this process creates is readable by its owner only, -wal included; an existing one keeps its mode") {
+    acme::test::TempDir dir;
+    const mode_t old_umask = ::umask(022);
+    {
+        Database db(dir.file("private.db"));
+        db.exec("CREATE TABLE t (x)");
+        db.exec("INSERT INTO t VALUES (1)");
+        struct stat st {};
+        REQUIRE(::stat(dir.file("private.db").c_str(), &st) == 0);
+        CHECK((st.st_mode & 0777) == 0600);
+        REQUIRE(::stat((dir.file("private.db") + "-wal").c_str(), &st) == 0);
+        CHECK((st.st_mode & 0777) == 0600);
+    }
+    ::chmod(dir.file("private.db").c_str(), 0640);
+    { Database again(dir.file("private.db")); }
+    struct stat st {};
+    REQUIRE(::stat(dir.file("private.db").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0640);
+    ::umask(old_umask);
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# After a traced job, the node spools (samples, diagnoses, log tails) are root's alone: the
+# directory is 0700 and each database, with its -wal, is 0600. Another user cannot open them.
+. "$(dirname "$0")/lib.sh"
+
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" --wrap 'sleep 2; echo "secret-token-123" >&2; exit 1')
+assert_eq FAILED "$(wait_job "$id" 60)" "job state"
+node=$(job_nodes "$id")
+assert_eq 700 "$(stat -c %a "$(spool_dir)")" "mode of the spool directory"
+# The -wal and -shm files exist only while a connection is open; check whatever is there.
+[ -e "$(spool_db "$node")" ] || fail "$(spool_db "$node") missing"
+for f in "$(spool_dir)"/*.db "$(spool_dir)"/*.db-wal "$(spool_dir)"/*.db-shm; do
+  [ -e "$f" ] || continue
+  assert_eq 600 "$(stat -c %a "$f")" "mode of $f"
+done
+# The helpers' logs (diagnosis lines) are root's and its group's (0640), never others'.
+for f in "$(spool_dir)"/*.log; do
+  [ -e "$f" ] || continue
+  [ $((0$(stat -c %a "$f") & 7)) -eq 0 ] || fail "$f is readable by others ($(stat -c %a "$f"))"
+done
+out=$(runuser -u nobody -- sqlite3 "file:$(spool_db "$node")?immutable=1" 'SELECT text FROM log_tails' 2>&1)
+case $out in
+  *secret-token-123*) fail "user nobody read the job's log tail from the spool: $out" ;;
+esac
