@@ -1,6 +1,7 @@
 // evalschedd's own SQLite file (DESIGN.md "Stores"): its schema as a numbered migration list,
-// and the reads and writes of the run-time priors. v1 holds the priors; the daemon's issue
-// appends checkpoints, trials, attempts and results as further migrations.
+// the reads and writes of the run-time priors, and the reads other commands make of it
+// (gpuacct's timeline), so the schema has one owner. v1 holds the priors; v2 on add
+// evaluations, trials, attempts and results.
 #pragma once
 
 #include <optional>
@@ -53,5 +54,20 @@ std::vector<ModelLoad> recent_model_loads(Database& db, int per_node = 20);
 
 // Deletes runs beyond the newest `keep` per key, so the table stays the size of the window.
 int prune_prior_runs(Database& db, int keep = 100);
+
+// One trial attempt that reached slurmctld, as the timeline of gpuacct's report shows it.
+struct AttemptSpan {
+    std::string evaluation;  // "<run>/<checkpoint>", e.g. "run7/step-12000"
+    std::string trial;       // the trial's key
+    std::string node, state;
+    std::optional<long long> job_id;
+    int gpus = 0;
+    double submitted = 0, ended = 0;  // Unix seconds; ended 0 while it runs
+};
+
+// Every submitted attempt, oldest submission first, read from evalschedd's file without
+// writing to it (other commands read it while the daemon runs, and never migrate it). Throws
+// std::runtime_error, one line naming the file, when it is not an evalschedd store.
+std::vector<AttemptSpan> read_attempt_timeline(const std::string& path);
 
 }  // namespace acme::store

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,13 @@ TrialOptions options_for(const Suite& suite, const PriorBook& priors, const Mode
     o.bundle_below_s = 4 * startup;
     o.bundle_target_s = std::clamp(share / 3, o.bundle_below_s, o.shard_above_s);
     return o;
+}
+
+TrialSet trials_for_submission(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, int cluster_gpus) {
+    if (cluster_gpus < 0)
+        throw std::invalid_argument(fmt::format("cluster GPUs {} is negative: give the usable GPUs, or 0 when not known", cluster_gpus));
+    const TrialOptions options = cluster_gpus > 0 ? options_for(suite, priors, checkpoint.model, cluster_gpus) : TrialOptions{};
+    return make_trials(suite, checkpoint, priors, options);
 }
 
 std::vector<Trial> split_trial(const Trial& trial, const Suite& suite, const Checkpoint& ckpt, int factor) {

@@ -69,6 +69,12 @@ TrialOptions options_for(const Suite& suite, const PriorBook& priors, const Mode
 
 TrialSet make_trials(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, const TrialOptions& options = {});
 
+// The trials of a newly submitted evaluation, as evalschedd stores them: shards and bundles
+// sized to the cluster's usable GPUs (options_for, what evalsched-sim measures), or the fixed
+// TrialOptions defaults while the GPUs are not known yet (cluster_gpus 0: the scheduler has
+// not seen the nodes once). Throws std::invalid_argument for a negative GPU count.
+TrialSet trials_for_submission(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, int cluster_gpus);
+
 // Re-sharding a trial that has not started: shard i of n covers samples floor(i*N/n) ..
 // floor((i+1)*N/n) (evalsched-suite(5)), so shards factor*i .. factor*i+factor-1 of factor*n
 // cover exactly the same samples. Returns the pieces (prior divided evenly, commands rendered

@@ -58,4 +58,16 @@ json PriorsCache::get(Database& db, const std::string& dataset) {
     return out;
 }
 
+const std::string* ReplyCache::find(const std::string& key, const std::string& stamp) const {
+    auto it = replies_.find(key);
+    if (it == replies_.end() || it->second.first != stamp) return nullptr;
+    return &it->second.second;
+}
+
+void ReplyCache::keep(const std::string& key, const std::string& stamp, std::string text) {
+    // A bound, not an LRU: clearing all is rare (4096 distinct reads) and costs one rebuild each.
+    if (replies_.size() > kMaxReplies) replies_.clear();
+    replies_[key] = {stamp, std::move(text)};
+}
+
 }  // namespace acme::evalsched

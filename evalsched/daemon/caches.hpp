@@ -1,5 +1,8 @@
 // What the API keeps between requests so a busy store does not cost a whole-store read per
-// request: per-evaluation summaries by version, and the priors summary until prior_runs changes.
+// request: whole answers by the versions they show, per-evaluation summaries by version, and
+// the priors summary until prior_runs changes. Requests are served one at a time on one event
+// loop while the scheduler thread commits every round, so a read must not cost a whole-store
+// query each time.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +50,26 @@ private:
     std::pair<std::int64_t, std::int64_t> key_{0, 0};  // newest id, row count
     nlohmann::json all_;
     int rebuilds_ = 0;
+};
+
+// Answers to `status ID` and `report`, each kept under a key with the stamp (the versions of
+// the evaluations it shows) it was built for. One per connection (not thread-safe).
+class ReplyCache {
+public:
+    // The kept text, or nullptr when there is none for this stamp.
+    const std::string* find(const std::string& key, const std::string& stamp) const;
+    void keep(const std::string& key, const std::string& stamp, std::string text);
+
+private:
+    static constexpr std::size_t kMaxReplies = 4096;
+    std::unordered_map<std::string, std::pair<std::string, std::string>> replies_;  // key -> stamp, text
+};
+
+// The API's caches together, as its route handlers reach them.
+struct ApiCaches {
+    ReplyCache replies;
+    SummaryCache summaries;
+    PriorsCache priors;
 };
 
 }  // namespace acme::evalsched

@@ -1,19 +1,18 @@
 // The API: HTTP/JSON on a Unix socket through libevent's evhttp. Each request's caller is the
 // peer of its connection (SO_PEERCRED), never a field of the request: a user sees and cancels
-// only their own evaluations; root and members of admin_group see all. An optional TCP
-// listener serves /metrics (Prometheus text) and nothing else.
+// only their own evaluations; root and members of admin_group see all. Each route's handler is
+// a file of its own (routes/); this class owns the sockets. An optional TCP listener serves
+// /metrics (Prometheus text) and nothing else.
 #pragma once
 
 #include <cstdint>
 #include <atomic>
 #include <functional>
 #include <string>
-#include <unordered_map>
-#include <utility>
 
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
-#include "evalsched/daemon/state.hpp"
+#include "evalsched/daemon/caches.hpp"
 
 struct event_base;
 struct evhttp;
@@ -38,11 +37,9 @@ public:
 private:
     static void on_request(evhttp_request* req, void* self);
     static void on_metrics(evhttp_request* req, void* self);
+    // Authenticates the caller, matches the route and hands the request to its handler
+    // (routes/route.hpp); nothing else.
     void handle(evhttp_request* req);
-    // The kept answer to a read under `key`, or nullptr when there is none for this stamp.
-    const std::string* cached(const std::string& key, const std::string& stamp);
-    void keep(const std::string& key, const std::string& stamp, const std::string& text);
-
 
     event_base* base_;
     DaemonConfig config_;
@@ -51,15 +48,7 @@ private:
     const std::atomic<int>* cluster_gpus_;
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
-    // Requests are served one at a time on one event loop, and the scheduler thread commits
-    // every round, so a read must not cost a whole-store query each time: answers to
-    // `status ID` and `report` are kept with the versions of the evaluations they show (the
-    // store bumps a version on every change), `status` is assembled from per-evaluation
-    // summaries kept the same way, and priors until a prior run is added or pruned.
-    static constexpr std::size_t kMaxReplies = 4096;
-    std::unordered_map<std::string, std::pair<std::string, std::string>> replies_;  // key -> stamp, text
-    SummaryCache summaries_;
-    PriorsCache priors_;
+    ApiCaches caches_;
 };
 
 }  // namespace acme::evalsched

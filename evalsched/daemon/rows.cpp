@@ -4,30 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "evalsched/daemon/columns.hpp"
+
 namespace acme::evalsched {
 namespace {
 
 using store::Statement;
-
-template <class Row>
-struct Column {
-    const char* name;
-    void (*read)(Row&, const Statement&, int);
-};
-
-template <class Row, std::size_t N>
-std::string list_of(const Column<Row> (&columns)[N], std::string_view alias) {
-    std::string out;
-    for (const auto& c : columns) out += fmt::format("{}{}{}{}", out.empty() ? "" : ", ", alias, alias.empty() ? "" : ".", c.name);
-    return out;
-}
-
-template <class Row, std::size_t N>
-Row read(const Column<Row> (&columns)[N], const Statement& q) {
-    Row r;
-    for (std::size_t i = 0; i < N; ++i) columns[i].read(r, q, static_cast<int>(i));
-    return r;
-}
 
 const Column<EvalInfo> kEval[] = {
     {"id", [](EvalInfo& e, const Statement& q, int i) { e.id = q.column_int(i); }},
@@ -104,14 +86,14 @@ std::vector<std::string> TrialRow::parts() const {
     return out;
 }
 
-std::string eval_columns(std::string_view alias) { return list_of(kEval, alias); }
-EvalInfo eval_from(const Statement& q) { return read(kEval, q); }
-std::string trial_columns(std::string_view alias) { return list_of(kTrial, alias); }
-TrialRow trial_from(const Statement& q) { return read(kTrial, q); }
-std::string attempt_columns(std::string_view alias) { return list_of(kAttempt, alias); }
-AttemptRow attempt_from(const Statement& q) { return read(kAttempt, q); }
-std::string metric_columns(std::string_view alias) { return list_of(kMetric, alias); }
-MetricRow metric_from(const Statement& q) { return read(kMetric, q); }
+std::string eval_columns(std::string_view alias) { return select_list(kEval, alias); }
+EvalInfo eval_from(const Statement& q) { return read_row(kEval, q); }
+std::string trial_columns(std::string_view alias) { return select_list(kTrial, alias); }
+TrialRow trial_from(const Statement& q) { return read_row(kTrial, q); }
+std::string attempt_columns(std::string_view alias) { return select_list(kAttempt, alias); }
+AttemptRow attempt_from(const Statement& q) { return read_row(kAttempt, q); }
+std::string metric_columns(std::string_view alias) { return select_list(kMetric, alias); }
+MetricRow metric_from(const Statement& q) { return read_row(kMetric, q); }
 
 // Whether the caller may see evaluation `id`; false also when it does not exist.
 bool visible(store::Database& db, std::int64_t id, const Caller& c) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/store/evalsched_store.hpp"
+#include "evalsched/daemon/columns.hpp"
 #include "evalsched/core/priors.hpp"
 
 namespace acme::evalsched {
@@ -15,20 +16,25 @@ namespace {
 using nlohmann::json;
 using store::Database;
 
-// The summary columns of one evaluation; the counters are filled in by summaries().
-json eval_base(store::Statement& q) {
-    // columns: id, name, checkpoint, path, user, state, submitted_at, finished_at, suite_name, priority
-    return json{{"id", q.column_int(0)},
-                {"name", q.column_text(1)},
-                {"checkpoint", q.column_text(2)},
-                {"path", q.column_text(3)},
-                {"user", q.column_text(4)},
-                {"state", q.column_text(5)},
-                {"submitted_at", q.column_double(6)},
-                {"finished_at", q.is_null(7) ? json(nullptr) : json(q.column_double(7))},
-                {"suite", q.column_text(8)},
-                {"priority", q.column_int(9)},
-                {"trials", {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
+using K = JsonColumn::Kind;
+
+// An evaluation's summary as its own columns show it; summaries() adds the counters.
+const JsonColumn kSummary[] = {
+    {"e.id", "id", K::integer},
+    {"e.name", "name", K::text},
+    {"e.checkpoint", "checkpoint", K::text},
+    {"e.path", "path", K::text},
+    {"e.user", "user", K::text},
+    {"e.state", "state", K::text},
+    {"e.submitted_at", "submitted_at", K::real},
+    {"e.finished_at", "finished_at", K::real_or_null},
+    {"e.suite_name", "suite", K::text},
+    {"e.priority", "priority", K::integer},
+};
+
+// Every counter at 0, so a state with no trials (or metric jobs) in it still shows.
+json summary_counters() {
+    return json{{"trials", {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
                 {"metric_jobs", {{"waiting", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
                 {"remaining_gpu_s", 0.0},
                 {"running_gpus", 0},
@@ -36,8 +42,60 @@ json eval_base(store::Statement& q) {
                 {"copies", 0}};
 }
 
-constexpr const char* kSummaryColumns =
-    "SELECT e.id, e.name, e.checkpoint, e.path, e.user, e.state, e.submitted_at, e.finished_at, e.suite_name, e.priority FROM evaluations e";
+// Per-evaluation figures summaries() reads grouped, each a column table of its own.
+const JsonColumn kTrialCounts[] = {{"t.evaluation", "evaluation", K::integer}, {"t.state", "state", K::text}, {"COUNT(*)", "n", K::integer}};
+const JsonColumn kMetricCounts[] = {{"m.evaluation", "evaluation", K::integer}, {"m.state", "state", K::text}, {"COUNT(*)", "n", K::integer}};
+// ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
+const JsonColumn kRemaining[] = {
+    {"t.evaluation", "evaluation", K::integer},
+    {"COALESCE(SUM(t.gpus * (t.startup_s + t.median_s)), 0)", "remaining_gpu_s", K::real},
+    {"COALESCE(SUM(CASE WHEN t.state IN ('running') THEN t.gpus END), 0)", "running_gpus", K::integer},
+};
+const JsonColumn kStaged[] = {
+    {"s.evaluation", "evaluation", K::integer},
+    {"COALESCE(SUM(s.bytes), 0)", "shared_bytes_read", K::real},
+    {"COUNT(*) FILTER (WHERE s.copied = 1)", "copies", K::integer},
+};
+
+// One trial of evaluation_json, with its newest attempt's node and job.
+const JsonColumn kTrialView[] = {
+    {"t.id", "id", K::integer},
+    {"t.trial_key", "trial", K::text},
+    {"t.datasets", "datasets", K::text},
+    {"t.gpus", "gpus", K::integer},
+    {"t.state", "state", K::text},
+    {"t.attempts", "attempts", K::integer},
+    {"t.median_s", "median_s", K::real},
+    {"t.p90_s", "p90_s", K::real},
+    {"t.conservative", "conservative", K::boolean},
+    {"t.reason", "reason", K::text},
+    {"(SELECT node FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "node", K::text_or_empty},
+    {"(SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "job_id", K::integer_or_null},
+};
+const JsonColumn kAttemptView[] = {
+    {"number", "number", K::integer},     {"node", "node", K::text},         {"state", "state", K::text},
+    {"job_id", "job_id", K::integer_or_null}, {"category", "category", K::text}, {"reason", "reason", K::text},
+};
+const JsonColumn kMetricView[] = {
+    {"m.dataset", "dataset", K::text},
+    {"m.state", "state", K::text},
+    {"m.job_id", "job_id", K::integer_or_null},
+    {"m.node", "node", K::text},
+    {"m.failures", "failures", K::integer},
+    {"m.category", "category", K::text},
+    {"m.reason", "reason", K::text},
+    {"(SELECT COUNT(*) FROM metric_trials x WHERE x.metric = m.id)", "after_trials", K::integer},
+};
+
+// A report's cells: scores, and why a dataset has none (trials, metric jobs not done).
+const JsonColumn kScores[] = {
+    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.metric", "metric", K::text}, {"x.value", "value", K::real}};
+const JsonColumn kUnscoredTrials[] = {
+    {"x.evaluation", "evaluation", K::integer}, {"x.datasets", "datasets", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text}};
+const JsonColumn kUnscoredMetrics[] = {
+    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text}};
+const JsonColumn kReportCheckpoints[] = {{"id", "id", K::integer}, {"checkpoint", "checkpoint", K::text}};
+const JsonColumn kVersion[] = {{"version", "version", K::integer}, {"uid", "uid", K::integer}};
 
 // Which evaluations summaries() reads: one, every one the caller may see, or a list.
 struct Which {
@@ -65,44 +123,41 @@ std::vector<json> summaries(Database& db, const Which& which, const Caller& call
     };
     std::vector<json> out;
     std::map<std::int64_t, std::size_t> index;
-    auto q = db.prepare(std::string(kSummaryColumns) + where + " ORDER BY e.id");
+    auto q = db.prepare("SELECT " + select_list(kSummary) + " FROM evaluations e" + where + " ORDER BY e.id");
     bind(q);
     while (q.step()) {
-        index.emplace(q.column_int(0), out.size());
-        out.push_back(eval_base(q));
+        json e = row_json(kSummary, q, summary_counters());
+        index.emplace(e["id"].get<std::int64_t>(), out.size());
+        out.push_back(std::move(e));
     }
     if (out.empty()) return out;
-    auto c = db.prepare("SELECT t.evaluation, t.state, COUNT(*) FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
-                        " GROUP BY t.evaluation, t.state");
-    bind(c);
-    while (c.step())
-        if (auto it = index.find(c.column_int(0)); it != index.end()) out[it->second]["trials"][c.column_text(1)] = c.column_int(2);
-    auto mc = db.prepare("SELECT m.evaluation, m.state, COUNT(*) FROM evaluations e JOIN metric_jobs m ON m.evaluation = e.id" + where +
-                         " GROUP BY m.evaluation, m.state");
-    bind(mc);
-    while (mc.step())
-        if (auto it = index.find(mc.column_int(0)); it != index.end()) out[it->second]["metric_jobs"][mc.column_text(1)] = mc.column_int(2);
-    // ETA from priors: the remaining trials' median work spread over the GPUs they run on now.
-    auto r = db.prepare(
-        "SELECT t.evaluation, COALESCE(SUM(t.gpus * (t.startup_s + t.median_s)), 0),"
-        " COALESCE(SUM(CASE WHEN t.state IN ('running') THEN t.gpus END), 0)"
-        " FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
-        " AND t.state IN ('pending', 'submitting', 'queued', 'running') GROUP BY t.evaluation");
-    bind(r);
-    while (r.step())
-        if (auto it = index.find(r.column_int(0)); it != index.end()) {
-            out[it->second]["remaining_gpu_s"] = r.column_double(1);
-            out[it->second]["running_gpus"] = r.column_int(2);
+    // Each grouped row lands in its evaluation's summary; `apply` says where.
+    auto grouped = [&](const std::string& sql, const auto& columns, auto apply) {
+        auto g = db.prepare(sql);
+        bind(g);
+        while (g.step()) {
+            const json row = row_json(columns, g);
+            if (auto it = index.find(row["evaluation"].get<std::int64_t>()); it != index.end()) apply(out[it->second], row);
         }
-    auto b = db.prepare(
-        "SELECT s.evaluation, COALESCE(SUM(s.bytes), 0), COUNT(*) FILTER (WHERE s.copied = 1)"
-        " FROM evaluations e JOIN stagings s ON s.evaluation = e.id" + where + " GROUP BY s.evaluation");
-    bind(b);
-    while (b.step())
-        if (auto it = index.find(b.column_int(0)); it != index.end()) {
-            out[it->second]["shared_bytes_read"] = b.column_double(1);
-            out[it->second]["copies"] = b.column_int(2);
-        }
+    };
+    grouped("SELECT " + select_list(kTrialCounts) + " FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
+                " GROUP BY t.evaluation, t.state",
+            kTrialCounts, [](json& e, const json& row) { e["trials"][row["state"].get<std::string>()] = row["n"]; });
+    grouped("SELECT " + select_list(kMetricCounts) + " FROM evaluations e JOIN metric_jobs m ON m.evaluation = e.id" + where +
+                " GROUP BY m.evaluation, m.state",
+            kMetricCounts, [](json& e, const json& row) { e["metric_jobs"][row["state"].get<std::string>()] = row["n"]; });
+    grouped("SELECT " + select_list(kRemaining) + " FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where +
+                " AND t.state IN ('pending', 'submitting', 'queued', 'running') GROUP BY t.evaluation",
+            kRemaining, [](json& e, const json& row) {
+                e["remaining_gpu_s"] = row["remaining_gpu_s"];
+                e["running_gpus"] = row["running_gpus"];
+            });
+    grouped("SELECT " + select_list(kStaged) + " FROM evaluations e JOIN stagings s ON s.evaluation = e.id" + where +
+                " GROUP BY s.evaluation",
+            kStaged, [](json& e, const json& row) {
+                e["shared_bytes_read"] = row["shared_bytes_read"];
+                e["copies"] = row["copies"];
+            });
     return out;
 }
 
@@ -118,53 +173,23 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
     if (found.empty()) return std::nullopt;
     json e = std::move(found.front());
     json trials = json::array();
-    auto t = db.prepare(
-        "SELECT t.id, t.trial_key, t.datasets, t.gpus, t.state, t.attempts, t.median_s, t.p90_s, t.conservative, t.reason,"
-        " (SELECT node FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1),"
-        " (SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)"
-        " FROM trials t WHERE t.evaluation = ? ORDER BY t.id");
+    auto t = db.prepare("SELECT " + select_list(kTrialView) + " FROM trials t WHERE t.evaluation = ? ORDER BY t.id");
     t.bind(1, id);
-    auto aq = db.prepare("SELECT number, node, state, job_id, category, reason FROM attempts WHERE trial = ? ORDER BY number");
+    auto aq = db.prepare("SELECT " + select_list(kAttemptView) + " FROM attempts WHERE trial = ? ORDER BY number");
     while (t.step()) {
+        json trial = row_json(kTrialView, t);
         json a = json::array();
         aq.reset();
-        aq.bind(1, t.column_int(0));
-        while (aq.step())
-            a.push_back({{"number", aq.column_int(0)},
-                         {"node", aq.column_text(1)},
-                         {"state", aq.column_text(2)},
-                         {"job_id", aq.is_null(3) ? json(nullptr) : json(aq.column_int(3))},
-                         {"category", aq.column_text(4)},
-                         {"reason", aq.column_text(5)}});
-        trials.push_back({{"id", t.column_int(0)},
-                          {"trial", t.column_text(1)},
-                          {"datasets", t.column_text(2)},
-                          {"gpus", t.column_int(3)},
-                          {"state", t.column_text(4)},
-                          {"attempts", t.column_int(5)},
-                          {"median_s", t.column_double(6)},
-                          {"p90_s", t.column_double(7)},
-                          {"conservative", t.column_int(8) != 0},
-                          {"reason", t.column_text(9)},
-                          {"node", t.column_optional_text(10).value_or("")},
-                          {"job_id", t.is_null(11) ? json(nullptr) : json(t.column_int(11))},
-                          {"attempt_list", a}});
+        aq.bind(1, trial["id"].get<std::int64_t>());
+        while (aq.step()) a.push_back(row_json(kAttemptView, aq));
+        trial["attempt_list"] = std::move(a);
+        trials.push_back(std::move(trial));
     }
     e["trial_list"] = trials;
     json metrics = json::array();
-    auto m = db.prepare(
-        "SELECT m.dataset, m.state, m.job_id, m.node, m.failures, m.category, m.reason,"
-        " (SELECT COUNT(*) FROM metric_trials x WHERE x.metric = m.id) FROM metric_jobs m WHERE m.evaluation = ? ORDER BY m.id");
+    auto m = db.prepare("SELECT " + select_list(kMetricView) + " FROM metric_jobs m WHERE m.evaluation = ? ORDER BY m.id");
     m.bind(1, id);
-    while (m.step())
-        metrics.push_back({{"dataset", m.column_text(0)},
-                           {"state", m.column_text(1)},
-                           {"job_id", m.is_null(2) ? json(nullptr) : json(m.column_int(2))},
-                           {"node", m.column_text(3)},
-                           {"failures", m.column_int(4)},
-                           {"category", m.column_text(5)},
-                           {"reason", m.column_text(6)},
-                           {"after_trials", m.column_int(7)}});
+    while (m.step()) metrics.push_back(row_json(kMetricView, m));
     e["metric_list"] = metrics;
     return e;
 }
@@ -176,10 +201,12 @@ json list_json(Database& db, const Caller& caller) {
 }
 
 std::optional<std::int64_t> evaluation_version(Database& db, std::int64_t id, const Caller& caller) {
-    auto q = db.prepare("SELECT version, uid FROM evaluations WHERE id = ?");
+    auto q = db.prepare("SELECT " + select_list(kVersion) + " FROM evaluations WHERE id = ?");
     q.bind(1, id);
-    if (!q.step() || !may_see(caller, static_cast<std::uint32_t>(q.column_int(1)))) return std::nullopt;
-    return q.column_int(0);
+    if (!q.step()) return std::nullopt;
+    const json row = row_json(kVersion, q);
+    if (!may_see(caller, row["uid"].get<std::uint32_t>())) return std::nullopt;
+    return row["version"].get<std::int64_t>();
 }
 
 std::string report_versions(Database& db, const std::string& name_or_id, const Caller& caller) {
@@ -188,48 +215,49 @@ std::string report_versions(Database& db, const std::string& name_or_id, const C
         " WHERE (name = ? OR CAST(id AS TEXT) = ?) AND " + visible_to(caller) + " ORDER BY id)");
     q.bind_all(name_or_id, name_or_id);
     q.step();
-    return q.column_text(0);
+    return q.column_text(0);  // the one column: the stamp
 }
 
 std::optional<json> report_json(Database& db, const std::string& name_or_id, const Caller& caller) {
-    std::vector<std::pair<std::int64_t, std::string>> evals;  // id, checkpoint
-    auto q = db.prepare(
-        "SELECT id, checkpoint FROM evaluations WHERE (name = ? OR CAST(id AS TEXT) = ?) AND " + visible_to(caller) +
-        " ORDER BY submitted_at, id");
-    q.bind_all(name_or_id, name_or_id);
-    while (q.step()) evals.emplace_back(q.column_int(0), q.column_text(1));
-    if (evals.empty()) return std::nullopt;
     json checkpoints = json::array();
-    std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {checkpoint: value}
-    for (const auto& [id, ckpt] : evals) checkpoints.push_back({{"id", id}, {"checkpoint", ckpt}});
+    auto q = db.prepare("SELECT " + select_list(kReportCheckpoints) + " FROM evaluations WHERE (name = ? OR CAST(id AS TEXT) = ?) AND " +
+                        visible_to(caller) + " ORDER BY submitted_at, id");
+    q.bind_all(name_or_id, name_or_id);
+    while (q.step()) checkpoints.push_back(row_json(kReportCheckpoints, q));
+    if (checkpoints.empty()) return std::nullopt;
+    std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {evaluation id: value}
+    auto cell_key = [](const json& row) { return std::to_string(row["evaluation"].get<std::int64_t>()); };
     // Every evaluation's scores in one query, and its unscored trials in another.
     const std::string of_evals =
         " JOIN evaluations e ON e.id = x.evaluation WHERE (e.name = ? OR CAST(e.id AS TEXT) = ?) AND " + visible_to(caller, "e");
-    auto r = db.prepare(std::string("SELECT x.evaluation, x.dataset, x.metric, x.value FROM results x") + of_evals +
-                        " ORDER BY x.evaluation, x.dataset, x.metric");
+    auto r = db.prepare("SELECT " + select_list(kScores) + " FROM results x" + of_evals + " ORDER BY x.evaluation, x.dataset, x.metric");
     r.bind_all(name_or_id, name_or_id);
-    while (r.step()) rows[{r.column_text(1), r.column_text(2)}][std::to_string(r.column_int(0))] = r.column_double(3);
+    while (r.step()) {
+        const json row = row_json(kScores, r);
+        rows[{row["dataset"].get<std::string>(), row["metric"].get<std::string>()}][cell_key(row)] = row["value"];
+    }
     // Datasets without a score say why (failed, still running), so a gap is never silent.
-    auto f = db.prepare(std::string("SELECT x.evaluation, x.datasets, x.state, x.reason FROM trials x") + of_evals +
+    auto f = db.prepare("SELECT " + select_list(kUnscoredTrials) + " FROM trials x" + of_evals +
                         " AND x.state != 'done' ORDER BY x.evaluation, x.id");
     f.bind_all(name_or_id, name_or_id);
     while (f.step()) {
+        const json row = row_json(kUnscoredTrials, f);
         TrialRow t;
-        t.datasets = f.column_text(1);
-        for (const auto& d : t.parts()) {
-            auto& cell = rows[{d, ""}][std::to_string(f.column_int(0))];
-            cell = f.column_text(2) == "failed" ? "failed: " + f.column_text(3) : f.column_text(2);
-        }
+        t.datasets = row["datasets"].get<std::string>();
+        const std::string state = row["state"].get<std::string>();
+        for (const auto& d : t.parts())
+            rows[{d, ""}][cell_key(row)] = state == "failed" ? "failed: " + row["reason"].get<std::string>() : state;
     }
     // Inference done, the metric job still to score (or failed to).
-    auto mq = db.prepare(std::string("SELECT x.evaluation, x.dataset, x.state, x.reason FROM metric_jobs x") + of_evals +
+    auto mq = db.prepare("SELECT " + select_list(kUnscoredMetrics) + " FROM metric_jobs x" + of_evals +
                          " AND x.state != 'done' ORDER BY x.evaluation, x.id");
     mq.bind_all(name_or_id, name_or_id);
     while (mq.step()) {
-        auto& cell = rows[{mq.column_text(1), ""}][std::to_string(mq.column_int(0))];
+        const json row = row_json(kUnscoredMetrics, mq);
+        auto& cell = rows[{row["dataset"].get<std::string>(), ""}][cell_key(row)];
         if (!cell.is_null()) continue;  // a trial's state says more (still running, failed)
-        const std::string state = mq.column_text(2);
-        cell = state == "failed" ? "failed: " + mq.column_text(3) : state == "cancelled" ? state : "scoring";
+        const std::string state = row["state"].get<std::string>();
+        cell = state == "failed" ? "failed: " + row["reason"].get<std::string>() : state == "cancelled" ? state : "scoring";
     }
     json out_rows = json::array();
     for (auto& [key, cells] : rows) {

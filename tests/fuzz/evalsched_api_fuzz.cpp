@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 std::abort();
             const PriorBook priors;
             const Checkpoint ckpt{req.name + "/" + req.checkpoint, "\"$EVALSCHED_STAGED\"", "/out/1", ModelSpec{req.params_b, req.checkpoint_bytes}};
-            (void)make_trials(req.suite, ckpt, priors);
+            // As the submit route does; data[0]'s high bits stand in for the cluster's GPUs.
+            (void)trials_for_submission(req.suite, ckpt, priors, data[0] >> 2);
         }
     } catch (const RequestError&) {
     } catch (const SuiteError&) {

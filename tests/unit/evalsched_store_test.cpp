@@ -69,3 +69,33 @@ TEST_CASE("pruning keeps the newest runs of every key") {
     CHECK(runs.size() == 7);
     CHECK(runs[0].seconds == 7);
 }
+
+TEST_CASE("the attempt timeline lists submitted attempts oldest first, and refuses a file that is not evalschedd's") {
+    acme::test::TempDir dir;
+    {
+        auto db = open_evalsched_store(dir.file("e.db"));
+        db.exec("INSERT INTO evaluations (id, name, checkpoint, path, suite_name, suite_file, uid, gid, user, params_b, checkpoint_bytes,"
+                " output_dir, state, submitted_at) VALUES (1, 'run7', 'step-1', '/c', 's', 's.toml', 1000, 1000, 'u', 7, 1, '/o', 'active', 1)");
+        db.exec("INSERT INTO trials (id, evaluation, trial_key, datasets, gpus, median_s, p90_s, startup_s, command, state)"
+                " VALUES (1, 1, 'run7/step-1/mmlu', 'mmlu', 2, 1, 1, 0, 'x', 'running')");
+        db.exec("INSERT INTO attempts (trial, number, tag, job_id, node, state, submitted_at, ended_at)"
+                " VALUES (1, 2, 't2', 12, 'n2', 'running', 200, NULL), (1, 1, 't1', 11, 'n1', 'failed', 100, 150),"
+                " (1, 3, 't3', NULL, '', 'submitting', NULL, NULL)");
+    }
+    const auto spans = read_attempt_timeline(dir.file("e.db"));
+    REQUIRE(spans.size() == 2);  // the attempt still submitting never reached slurmctld
+    CHECK(spans[0].evaluation == "run7/step-1");
+    CHECK(spans[0].trial == "run7/step-1/mmlu");
+    CHECK(spans[0].node == "n1");
+    CHECK(spans[0].job_id == 11);
+    CHECK(spans[0].gpus == 2);
+    CHECK(spans[0].ended == 150);
+    CHECK(spans[1].state == "running");
+    CHECK(spans[1].ended == 0);
+
+    {
+        Database other(dir.file("spool.db"));
+        other.exec("CREATE TABLE jobs (id INTEGER)");
+    }
+    CHECK_THROWS_WITH(read_attempt_timeline(dir.file("spool.db")), doctest::Contains("not an evalschedd store"));
+}

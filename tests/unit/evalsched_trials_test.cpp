@@ -166,3 +166,22 @@ TEST_CASE("a trial that cannot be re-sharded comes back whole") {
     const Trial& tiny = *std::find_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.parts.size() == 1 && t.parts[0].dataset == "medium"; });
     CHECK(split_trial(tiny, s, ckpt(), 16384).size() == 1);
 }
+
+TEST_CASE("a submission's trials use the fixed options until the cluster's GPUs are known, then options sized to them") {
+    const Suite s = parse_suite(kSuite, "t.toml");
+    const PriorBook priors;
+    auto ids = [](const TrialSet& set) {
+        std::vector<std::string> out;
+        for (const auto& t : set.trials) out.push_back(t.id);
+        return out;
+    };
+    CHECK(ids(trials_for_submission(s, ckpt(), priors, 0)) == ids(make_trials(s, ckpt(), priors, TrialOptions{})));
+    const auto sized = trials_for_submission(s, ckpt(), priors, 64);
+    CHECK(ids(sized) == ids(make_trials(s, ckpt(), priors, options_for(s, priors, ckpt().model, 64))));
+    // 64 GPUs share 2h datasets finely: the long one is cut into more shards than the defaults' 4.
+    auto shards_of_long = [](const TrialSet& set) {
+        return std::count_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.parts.front().dataset == "long"; });
+    };
+    CHECK(shards_of_long(sized) > shards_of_long(trials_for_submission(s, ckpt(), priors, 0)));
+    CHECK_THROWS_WITH_AS(trials_for_submission(s, ckpt(), priors, -1), doctest::Contains("is negative"), std::invalid_argument);
+}

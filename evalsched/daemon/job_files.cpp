@@ -1,0 +1,113 @@
+#include "evalsched/daemon/job_files.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/log.hpp"
+#include "evalsched/daemon/user_files.hpp"
+
+namespace acme::evalsched {
+
+using nlohmann::json;
+
+double wall_clock_s() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+
+std::string attempt_dir(const EvalInfo& e, const std::string& tag) { return fmt::format("{}/attempts/{}", e.output_dir, tag); }
+std::string done_marker(const EvalInfo& e, std::int64_t trial) { return fmt::format("{}/inference-done/{}", e.output_dir, trial); }
+std::string log_path(const EvalInfo& e, const std::string& tag) { return fmt::format("{}/logs/{}.out", e.output_dir, tag); }
+
+std::string part_dir(const EvalInfo& e, const TrialRow& t, const std::string& dataset) {
+    if (t.num_shards == 1) return fmt::format("{}/{}", e.output_dir, dataset);
+    return fmt::format("{}/{}/shard-{}-of-{}", e.output_dir, dataset, t.shard, t.num_shards);
+}
+
+void ensure_dirs(const EvalInfo& e) {
+    for (const std::string& d : {e.output_dir, e.output_dir + "/logs", e.output_dir + "/attempts", e.output_dir + "/inference-done"}) {
+        if (mkdir(d.c_str(), 0750) == 0 || errno == EEXIST) {
+            struct stat st {};
+            if (lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != e.uid)
+                if (chown(d.c_str(), e.uid, e.gid) != 0) log_line("cannot chown {} to uid {}: {}", d, e.uid, strerror(errno));
+        }
+    }
+}
+
+slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra) {
+    slurm::BatchJob job;
+    job.name = tag;
+    std::string home = "/";
+    if (passwd* pw = getpwuid(e.uid); pw && pw->pw_dir) home = pw->pw_dir;
+    job.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + e.user, "LOGNAME=" + e.user,
+                       fmt::format("EVALSCHED_EVALUATION={}", e.id)};
+    for (auto& x : extra) job.environment.push_back(std::move(x));
+    job.environment.push_back("EVALSCHED_OUTPUT=" + e.output_dir);
+    job.user_id = e.uid;
+    job.group_id = e.gid;
+    job.partition = partition;
+    job.work_dir = e.output_dir;
+    job.std_out = log_path(e, tag);
+    return job;
+}
+
+std::optional<json> read_user_json(const std::string& path, const EvalInfo& e) {
+    auto text = read_as_user(path, e.uid, e.gid, 1 << 20);
+    if (!text) return std::nullopt;
+    json j = json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    return j;
+}
+
+RunRecord read_run(const std::string& dir, const EvalInfo& e) {
+    RunRecord r;
+    if (auto run = read_user_json(dir + "/run.json", e)) {
+        r.exit_code = run->value("exit_code", -1);
+        r.seconds = run->value("end", 0.0) - run->value("start", 0.0);
+    }
+    return r;
+}
+
+std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset) {
+    std::vector<Outcome::Score> out;
+    const json& scores = r.contains("scores") ? r["scores"] : r;
+    if (!scores.is_object()) return out;
+    for (auto it = scores.begin(); it != scores.end(); ++it)
+        if (it->is_number()) out.push_back({dataset, it.key(), it->get<double>()});
+    return out;
+}
+
+Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log, const EvalInfo& e, const slurm::JobView* job) {
+    const std::string tail = read_as_user(log, e.uid, e.gid, 256 * 1024).value_or("");
+    diagnose::JobEnd end;
+    end.log = tail;
+    if (job) {
+        end.job_exit = diagnose::from_wait_status(static_cast<int>(job->exit_code));
+        end.time_limit = job->timeout;
+        end.node_failure = job->node_fail;
+        end.cancelled = job->cancelled;
+        end.oom_kill = job->oom;
+    }
+    Failure f{"unknown", job ? "exit " + std::to_string(job->exit_code >> 8) : "job vanished from slurmctld"};
+    if (job && (job->exit_code >> 8) == kStageFailedExit) {
+        f = {"infrastructure", "staging_failed"};
+    } else if (end.node_failure) {
+        f = {"infrastructure", "node_failure"};
+    } else if (engine) {
+        const diagnose::Diagnosis d = diagnose::diagnose_noexcept(*engine, end);
+        f.category = std::string(diagnose::to_string(d.category));
+        if (d.reason != "unknown") f.reason = d.reason;
+    }
+    return f;
+}
+
+}  // namespace acme::evalsched

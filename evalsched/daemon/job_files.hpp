@@ -1,0 +1,61 @@
+// What every job evalschedd submits (a trial's attempt, a dataset's metric job) shares: where
+// its files are under the evaluation's output directory, the directories made for it, the
+// environment it runs with, what it left behind (read as its user), and the diagnosis of a
+// failed one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/diagnose/engine.hpp"
+#include "common/slurm/cluster.hpp"
+#include "evalsched/daemon/attempts.hpp"
+#include "evalsched/daemon/rows.hpp"
+
+namespace acme::evalsched {
+
+// Now, in Unix seconds with sub-second precision (the store's times).
+double wall_clock_s();
+
+// <output>/attempts/<tag>: the wrapper's stage.json and run.json.
+std::string attempt_dir(const EvalInfo& e, const std::string& tag);
+// Present once a trial's command succeeded (job_script.hpp): what its metric jobs check.
+std::string done_marker(const EvalInfo& e, std::int64_t trial);
+// <output>/logs/<tag>.out: the job's stdout and stderr.
+std::string log_path(const EvalInfo& e, const std::string& tag);
+// Where the core renders {output} for a part (trials.cpp output_dir): the result lands there.
+std::string part_dir(const EvalInfo& e, const TrialRow& t, const std::string& dataset);
+
+// Created by the daemon (root), then handed to the user: Slurm opens the job's stdout as the
+// user, and the jobs write their results there.
+void ensure_dirs(const EvalInfo& e);
+
+// A batch job with what every evalsched job has: its tag as the name, the evaluation's user,
+// a plain environment (plus `extra`), the partition, the output directory, its log.
+slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra);
+
+// A JSON object the job's user wrote, at most 1 MiB; nullopt when missing, unreadable or not an object.
+std::optional<nlohmann::json> read_user_json(const std::string& path, const EvalInfo& e);
+
+// The run's exit status and seconds from the wrapper's run.json (a purged job leaves only it).
+struct RunRecord {
+    std::optional<int> exit_code;
+    std::optional<double> seconds;
+};
+RunRecord read_run(const std::string& dir, const EvalInfo& e);
+
+// Numeric scores of a result.json: {"scores": {...}} or the object itself.
+std::vector<Outcome::Score> scores_of(const nlohmann::json& result, const std::string& dataset);
+
+// (category, reason) of a failed job from its log tail (read as the user) and Slurm's view of
+// it; `engine` may be null (no rules loaded): the cause is then unknown unless Slurm says.
+struct Failure {
+    std::string category, reason;
+};
+Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log, const EvalInfo& e, const slurm::JobView* job);
+
+}  // namespace acme::evalsched

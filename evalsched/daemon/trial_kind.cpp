@@ -1,0 +1,119 @@
+#include "evalsched/daemon/trial_kind.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "evalsched/core/cost_model.hpp"
+#include "evalsched/core/decisions.hpp"
+#include "evalsched/daemon/evaluations.hpp"
+#include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/lifecycle.hpp"
+#include "evalsched/daemon/log.hpp"
+#include "evalsched/daemon/metric_jobs.hpp"
+
+namespace acme::evalsched {
+
+static_assert(JobKind<TrialKind>);
+
+bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s) {
+    ensure_dirs(e);
+    const AttemptRow a = begin_attempt(db_, t, node, time_limit_s, wall_clock_s());
+    TrialScript ts;
+    ts.stage_helper = config_.stage_helper;
+    ts.stage_dir = config_.stage_dir;
+    ts.stage_cache_bytes = config_.stage_cache_bytes;
+    ts.checkpoint_path = e.path;
+    ts.attempt_dir = attempt_dir(e, a.tag);
+    for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
+    ts.done_marker = done_marker(e, t.id);
+    ts.command = t.command;
+    slurm::BatchJob job = job_for(e, a.tag, config_.partition, {"EVALSCHED_TRIAL=" + t.trial_key});
+    job.comment = "evalsched trial " + t.trial_key;
+    job.script = trial_script(ts);
+    job.time_limit_min = static_cast<std::uint32_t>(std::ceil(time_limit_s / 60));
+    job.gpus_per_node = t.gpus;
+    job.required_node = node;
+    job.excluded_nodes = t.excluded_nodes;
+    const auto id = submit_job(*this, a, job);
+    if (id) log_line("trial {} attempt {}: job {} on {} with --time {}", t.trial_key, a.number, *id, node, job.time_limit_min);
+    return id.has_value();
+}
+
+std::vector<AttemptRow> TrialKind::open() { return open_attempts(db_); }
+
+std::string TrialKind::describe(const AttemptRow& a) {
+    const auto t = load_trial(db_, a.trial);
+    return fmt::format("trial {} attempt {}", t ? t->trial_key : std::to_string(a.trial), a.number);
+}
+
+void TrialKind::adopted(const AttemptRow& a, std::int64_t job_id) { attempt_submitted(db_, a, job_id); }
+void TrialKind::lost(const AttemptRow& a) { attempt_never_submitted(db_, a, ""); }
+void TrialKind::refused(const AttemptRow& a, const std::string& error) { attempt_never_submitted(db_, a, error); }
+void TrialKind::submitted(const AttemptRow& a, std::int64_t job_id) { attempt_submitted(db_, a, job_id); }
+void TrialKind::running(const AttemptRow& a, const std::string& nodes) { attempt_running(db_, a, nodes); }
+std::vector<AttemptRow> TrialKind::to_kill() { return attempts_to_cancel(db_); }
+void TrialKind::killed(const AttemptRow& a) { attempt_cancelled(db_, a, wall_clock_s()); }
+
+void TrialKind::finish(const AttemptRow& a, const slurm::JobView* job) {
+    auto t = load_trial(db_, a.trial);
+    if (!t) return;
+    auto e = load_evaluation(db_, t->evaluation);
+    if (!e) return;
+    const Outcome o = judge(a, *t, *e, job);
+    finish_attempt(db_, a, o, size_class(e->params_b), wall_clock_s());
+    if (o.success) log_line("trial {} done on {} ({} scores)", t->trial_key, o.node, o.scores.size());
+    else if (o.cancelled) log_line("trial {} cancelled", t->trial_key);
+    else log_line("trial {} attempt {} failed on {}: {} ({}){}", t->trial_key, a.number, o.node, o.reason, o.category,
+                  o.retry ? fmt::format(", retrying{}", o.exclude_node.empty() ? "" : " without " + o.exclude_node) : ", not retried");
+}
+
+Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job) {
+    Outcome o;
+    o.node = job && !job->nodes.empty() ? job->nodes : a.node;
+    const std::string dir = attempt_dir(e, a.tag);
+    if (auto s = read_user_json(dir + "/stage.json", e)) {
+        o.stage = Outcome::Stage{s->value("copied", 0) != 0, s->value("bytes", 0.0), s->value("seconds", 0.0)};
+    }
+    const RunRecord run = read_run(dir, e);
+    o.exit_code = run.exit_code;
+    o.run_s = run.seconds;
+    if (t.state == "cancelled") {
+        o.cancelled = true;
+        return o;
+    }
+    // Inference succeeded: Slurm says so, or (the job was purged) the wrapper recorded exit 0.
+    const bool inference_ok = job ? job->succeeded() : (o.exit_code && *o.exit_code == 0);
+    if (inference_ok) {
+        // A dataset with a metric job is scored by that job, over all its trials' predictions;
+        // the others wrote their scores here.
+        const std::set<std::string> by_metric = metric_datasets(db_, e.id);
+        for (const auto& d : t.parts()) {
+            if (by_metric.count(d)) continue;
+            auto r = read_user_json(part_dir(e, t, d) + "/result.json", e);
+            if (!r) {
+                // The output check: a run that wrote no result is the evaluation's bug, not the node's.
+                o.category = "script";
+                o.reason = fmt::format("no result.json written for {}", d);
+                o.retry = false;
+                o.scores.clear();
+                return o;
+            }
+            for (auto& s : scores_of(*r, d)) o.scores.push_back(std::move(s));
+            if (r->contains("inference_s") && (*r)["inference_s"].is_number() && t.parts().size() == 1) o.run_s = (*r)["inference_s"].get<double>();
+        }
+        o.success = true;
+        return o;
+    }
+    // Failed: ask the diagnosis engine whether the node or the evaluation is to blame.
+    const Failure f = diagnose_failure(engine_, log_path(e, a.tag), e, job);
+    o.category = f.category;
+    o.reason = f.reason;
+    o.retry = retries(f.category, t.attempts, config_.max_attempts);
+    o.exclude_node = node_to_avoid(f.category, o.node);
+    return o;
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,51 @@
+// A trial's attempts as one kind of job in the lifecycle (lifecycle.hpp): each attempt is one
+// Slurm job on the node the planner chose, running the trial script (stage the checkpoint,
+// run the suite's command). A finished attempt is judged from Slurm's view and the files it
+// left: scores from each part's result.json, or a diagnosis that decides whether it is retried
+// (core/decisions.hpp) and which node the retry avoids.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/diagnose/engine.hpp"
+#include "common/slurm/cluster.hpp"
+#include "common/store/database.hpp"
+#include "evalsched/daemon/attempts.hpp"
+#include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/rows.hpp"
+
+namespace acme::evalsched {
+
+class TrialKind {
+public:
+    using Row = AttemptRow;
+    // `engine` may be null (no diagnosis rules loaded).
+    TrialKind(const DaemonConfig& config, store::Database& db, const diagnose::Engine* engine)
+        : config_(config), db_(db), engine_(engine) {}
+
+    // A new attempt of `t` on `node` with --time time_limit_s, submitted; false when slurmctld refused it.
+    bool start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s);
+
+    // The JobKind interface (lifecycle.hpp).
+    std::vector<AttemptRow> open();
+    std::string describe(const AttemptRow& a);
+    void adopted(const AttemptRow& a, std::int64_t job_id);
+    void lost(const AttemptRow& a);
+    void refused(const AttemptRow& a, const std::string& error);
+    void submitted(const AttemptRow& a, std::int64_t job_id);
+    void running(const AttemptRow& a, const std::string& nodes);
+    void finish(const AttemptRow& a, const slurm::JobView* job);
+    std::vector<AttemptRow> to_kill();
+    void killed(const AttemptRow& a);
+
+private:
+    Outcome judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job);
+
+    const DaemonConfig& config_;
+    store::Database& db_;
+    const diagnose::Engine* engine_;
+};
+
+}  // namespace acme::evalsched
