@@ -1,5 +1,11 @@
 #include "common/slurm/admin_comment.hpp"
 
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <mutex>
 #include <vector>
 
@@ -7,12 +13,39 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
+#include <cerrno>
+
 namespace acme::slurm {
 namespace {
 
 std::string errno_text() { return slurm_strerror(slurm_get_errno()); }
 
-// The cluster's name and whether it runs slurmdbd, as slurmctld says.
+// Whether something accepts TCP connections at host:port within `ms`. libslurm waits up to
+// MessageTimeout (10 s by default) for a slurmdbd that is down; an epilog must not.
+bool answers(const std::string& host, std::uint16_t port, int ms) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+    bool ok = false;
+    for (addrinfo* a = found; a && !ok; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            ok = true;
+        } else if (errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            int so_error = 0;
+            socklen_t len = sizeof so_error;
+            ok = ::poll(&p, 1, ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0;
+        }
+        ::close(fd);
+    }
+    freeaddrinfo(found);
+    return ok;
+}
+
+// The cluster's name and whether it runs slurmdbd (and it answers), as slurmctld says.
 bool accounting_cluster(std::string& cluster, std::string& error) {
     static std::once_flag once;
     std::call_once(once, [] { slurm_init(nullptr); });
@@ -23,9 +56,16 @@ bool accounting_cluster(std::string& cluster, std::string& error) {
     }
     const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
     cluster = conf->cluster_name ? conf->cluster_name : "";
+    const std::string host = conf->accounting_storage_host ? conf->accounting_storage_host : "";
+    const std::string backup = conf->accounting_storage_backup_host ? conf->accounting_storage_backup_host : "";
+    const std::uint16_t port = conf->accounting_storage_port;
     slurm_free_ctl_conf(conf);
     if (storage != "accounting_storage/slurmdbd") {
         error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? "none" : storage) + ")";
+        return false;
+    }
+    if (!host.empty() && port != 0 && !answers(host, port, 1000) && (backup.empty() || !answers(backup, port, 1000))) {
+        error = "slurmdbd does not answer at " + host + ":" + std::to_string(port) + " within 1 s";
         return false;
     }
     return true;

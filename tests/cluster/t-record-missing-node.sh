@@ -5,7 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 
 db=$(spool_db n2)
-[ -f "$db" ] || fail "no spool $db yet (earlier tests create it)"
+if [ ! -f "$db" ]; then  # a fresh cluster: a first job on n2 creates its spool
+  warm=$(submit -N1 -w n2 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap true)
+  wait_job "$warm" 60 >/dev/null
+fi
+[ -f "$db" ] || fail "no spool $db after a job on n2"
 id=$(submit -N2 -w n1,n2 --gres=gpu:1 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" --wrap 'sleep 4; exit 2')
 # Once the job runs, hold n2's spool in an exclusive transaction past the end of its epilog.
 deadline=$((SECONDS + 30))
