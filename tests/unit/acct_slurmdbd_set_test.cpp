@@ -138,8 +138,9 @@ TEST_CASE("slurmdbd: each requeued run keeps its diagnosis with its restart; the
     auto second = run(7, 11, "COMPLETED", "");
     second.exit_code = "0:0";
     {
-        auto r = record::merge_node_part(std::nullopt, 7, 1, {"n1", "n2"}, "n1", part({gpu(0, 99, 100)}));
-        r = record::merge_node_part(r, 7, 1, {"n1", "n2"}, "n2", part({gpu(1, 97, 100)}));
+        // The requeued run left n1 (drained) and ran on n2 and n3.
+        auto r = record::merge_node_part(std::nullopt, 7, 1, {"n2", "n3"}, "n2", part({gpu(2, 99, 100)}));
+        r = record::merge_node_part(r, 7, 1, {"n2", "n3"}, "n3", part({gpu(1, 97, 100)}));
         second.admin_comment = record::encode_within_budget(r);
     }
     // slurmdbd's order is not relied on.
@@ -154,6 +155,12 @@ TEST_CASE("slurmdbd: each requeued run keeps its diagnosis with its restart; the
     // The newest run's GPUs only, as a spool keeps them.
     CHECK(set.summaries.size() == 2);
     CHECK(acct::gpu_use_by_job(set.summaries).at(7).util_avg == doctest::Approx(98.0));
+    // Every node the job ran on, each with the GPUs of its last run there (as the spools hold them).
+    REQUIRE(set.jobs[0].nodes.size() == 3);
+    CHECK(set.jobs[0].nodes[0].node == "n1");
+    CHECK(set.jobs[0].nodes[0].gpus == "0,1");
+    CHECK(set.jobs[0].nodes[1].gpus == "2");
+    CHECK(set.jobs[0].nodes[2].node == "n3");
     // The failed first run still counts as a failure, with its reason.
     const auto rows = acct::aggregate_failures(set.jobs, set.diagnoses, T + 1000);
     REQUIRE(rows.size() == 1);

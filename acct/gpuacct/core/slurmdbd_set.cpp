@@ -155,13 +155,9 @@ struct Builder {
         }
     }
 
-    // The newest recorded run's GPUs, and the job's node rows and GPU ids from it.
+    // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
     void add_gpus(const json& r, Job& job) {
-        job.gpu_ids = 0;
         for (const auto& [node, part] : r["nodes"].items()) {
-            const std::string ids = gpu_id_list(part);
-            if (!ids.empty()) job.gpu_ids += static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
-            job.nodes.push_back({node, ids});
             if (part.contains("gpus") && part["gpus"].is_array()) {
                 for (const auto& g : part["gpus"])
                     if (g.is_object()) out.summaries.push_back(summary_of(g, job.job_id, node));
@@ -171,6 +167,20 @@ struct Builder {
         }
     }
 };
+
+// Every node any run reported from, with the GPU ids of the last run it was in: what the
+// spools' rows hold (each node keeps its own last run), so --nodes counts a node the job left
+// after a requeue. `runs`: the job's records, oldest first.
+void add_node_rows(const std::vector<json>& runs, Job& job) {
+    std::map<std::string, std::string> ids;
+    for (const auto& r : runs)
+        for (const auto& [node, part] : r["nodes"].items()) ids[node] = gpu_id_list(part);
+    job.gpu_ids = 0;
+    for (auto& [node, list] : ids) {
+        if (!list.empty()) job.gpu_ids += static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+        job.nodes.push_back({node, std::move(list)});
+    }
+}
 
 // Slurm's own fields of the run that speaks for the job.
 void take_fields(Job& job, const slurm::AccountedRun& run) {
@@ -220,7 +230,7 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
         Job job;
         const slurm::AccountedRun& last = *order[end - 1];
         take_fields(job, last);
-        std::optional<json> newest;
+        std::vector<json> records;
         std::int64_t restarts = static_cast<std::int64_t>(end - i - 1);
         for (size_t k = i; k < end; ++k) {
             auto r = record_of(*order[k], warnings);
@@ -231,17 +241,20 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
                                              : static_cast<std::int64_t>(k - i);
             restarts = std::max(restarts, restart);
             builder.add_run(*r, job.job_id, restart);
-            newest = std::move(r);
+            records.push_back(std::move(*r));
         }
         job.restarts = static_cast<int>(restarts);
-        if (newest) {
+        if (!records.empty()) {
+            const json* newest = &records.back();
             builder.add_gpus(*newest, job);
+            add_node_rows(records, job);
             std::string missing;
             for (const auto& n : record::missing_nodes(*newest)) missing += (missing.empty() ? "" : ",") + n;
             job.mutable_text().missing_nodes = std::move(missing);
             // The batch host runs first in Slurm's node order; final_diagnosis prefers it on a
             // tie (it read the job's log).
-            if ((*newest)["expected"].is_array() && !(*newest)["expected"].empty() && (*newest)["expected"][0].is_string())
+            if (newest->contains("expected") && (*newest)["expected"].is_array() && !(*newest)["expected"].empty() &&
+                (*newest)["expected"][0].is_string())
                 job.batch_host = (*newest)["expected"][0].get<std::string>();
         }
         out.jobs.push_back(std::move(job));
