@@ -63,6 +63,10 @@ if python3 -c 'import jsonschema' 2>/dev/null; then
     "$ACME_TEST_TMP/root.json" "$ACME_SRC_DIR/acct/gpuacct/gpuacct.schema.json" || fail "--json does not validate"
 fi
 
+# The HTML report names its source too.
+"$G" -j "$id" report --html "$ACME_TEST_TMP/report.html" >/dev/null 2>&1 || fail "gpuacct report --html failed"
+assert_contains "$(cat "$ACME_TEST_TMP/report.html")" '"source":"slurmdbd"' "the HTML report's source"
+
 # Forced, with ACME_SPOOL_DIR at an empty directory: the same row, from slurmdbd.
 empty=$ACME_TEST_TMP/empty-spool
 mkdir -p "$empty"
