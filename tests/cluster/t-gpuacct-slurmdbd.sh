@@ -57,6 +57,10 @@ assert r["Samples"] and r["Samples"] > 0, r
 assert r["GPUMemMax"] is not None and r["AllocGPUS"] == 4, r
 assert r["MissingNodes"] is None, r
 assert r["Category"] == "framework", r
+# seff's numbers from slurmdbd's TRES usage: CPUs held, CPU efficiency, MaxRSS against ReqMem.
+assert r["AllocCPUS"] and r["AllocCPUS"] >= 2, r
+assert r["CPUEff"] is not None and 0 <= r["CPUEff"] <= 100, r
+assert r["MaxRSS"] and r["MaxRSS"] > 0 and r["ReqMem"] and r["MaxRSS"] < r["ReqMem"], r
 PY
 if python3 -c 'import jsonschema' 2>/dev/null; then
   python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
