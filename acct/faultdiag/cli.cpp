@@ -15,7 +15,9 @@
 #include <fmt/ostream.h>
 
 #include "acct/faultdiag/render.hpp"
+#include "acct/faultdiag/slurmdbd_job.hpp"
 #include "acct/faultdiag/spool_job.hpp"
+#include "common/slurm/accounting.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
 #include "common/store/labels_store.hpp"
@@ -33,6 +35,7 @@ struct Options {
     std::string exit_code;           // "<exit>:<signal>", as SLURM_JOB_EXIT_CODE2
     std::string rules_dir, spool_dir, labels_path;
     bool rules_given = false;  // --rules on the command line: try them, do not show the stored answer
+    bool spool_given = false;  // --spool-dir on the command line: the node spools, not slurmdbd
 };
 
 // A problem with one named thing and what to do about it; becomes one line and exit 1.
@@ -171,8 +174,56 @@ int label(const Options& o, std::istream& in, std::ostream& out, std::ostream& e
     return 0;
 }
 
-int diagnose_job(const Options& o, std::istream& in, std::ostream& out, std::ostream& err) {
+// --job from Slurm's accounting: the diagnosis in the job's acme record. slurmdbd keeps no log
+// tail (the record never holds one), so looking again needs the caller's log file.
+int diagnose_accounted(const Options& o, const AccountedJob& job, const std::vector<Input>& inputs,
+                       std::ostream& out, std::ostream& err) {
+    for (const auto& warning : job.warnings) fmt::print(err, "faultdiag: warning: {}\n", warning);
+    if (!job.missing_nodes.empty())
+        fmt::print(err, "faultdiag: note: job {}: no acme record from node(s) {} (their epilog never reported)\n", o.job,
+                   fmt::join(job.missing_nodes, ","));
+    Printer printer(out, o.json);
+    const std::string title = fmt::format("job {}", o.job);
+    if (job.stored && inputs.empty() && !o.rules_given) {
+        printer.print(title, fmt::format("stored by faultguard on {} (restart {}), from slurmdbd", job.stored->node,
+                                         job.stored->restart),
+                      job.stored->diagnosis);
+        return 0;
+    }
+    if (inputs.empty()) {
+        // PrivateData: another user's job is not returned, so this says no more than "not yours".
+        if (!job.found)
+            throw Failure{fmt::format("job {} is not in Slurm's accounting, or not yours to see: check the id, or give its log file",
+                                      o.job)};
+        if (!job.stored)
+            throw Failure{fmt::format("job {} has no diagnosis in its acme record in slurmdbd (it did not fail, or faultguard "
+                                      "did not run): give its log file",
+                                      o.job)};
+        throw Failure{fmt::format("job {}: slurmdbd keeps no log to diagnose again with --rules: give its log file", o.job)};
+    }
+    auto engine = load_engine(o.rules_dir);
+    auto history = load_history(o.labels_path, err);
+    diagnose::JobEnd end;
+    end.log = concatenated(inputs);
+    const std::string exit_code = !o.exit_code.empty() ? o.exit_code : job.exit_code;
+    if (!exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(exit_code);
+    printer.print(title, job.found ? "diagnosed from the log given (job found in slurmdbd)" : "not in slurmdbd; from the log only",
+                  engine.diagnose(end, history ? &*history : nullptr));
+    return 0;
+}
+
+int diagnose_job(const Options& o, const Defaults& defaults, std::istream& in, std::ostream& out, std::ostream& err) {
     auto inputs = read_inputs(o.files, in);
+    // Slurm's accounting first, as every login node can ask it; the node spools when a spool
+    // directory is named or the site has no slurmdbd (then silently, as before), or when
+    // slurmdbd does not answer (said once).
+    if (!o.spool_given && defaults.ask_slurm) {
+        std::string why_not;
+        if (slurm::accounting_is_slurmdbd(why_not)) {
+            if (auto job = read_accounted_job(o.job, why_not)) return diagnose_accounted(o, *job, inputs, out, err);
+            fmt::print(err, "faultdiag: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
+        }
+    }
     SpoolJob job;
     try {
         job = read_spool_job(o.spool_dir, o.job);
@@ -235,7 +286,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.set_version_flag("--version", acme::version_line("faultdiag"), "print the version and exit");
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
-    auto* job = app.add_option("--job", o.job, "diagnose a finished job from the node spools")->check(CLI::PositiveNumber);
+    auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(CLI::PositiveNumber);
     auto* lbl = app.add_option("--label", o.label, "record the confirmed REASON of JOBID for history matching")
                     ->expected(2)
                     ->allow_extra_args(false)
@@ -263,11 +314,12 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
         return 2;
     }
     o.rules_given = app.count("--rules") > 0;
+    o.spool_given = app.count("--spool-dir") > 0;
 
     try {
         if (o.list_reasons) return list_reasons(out, o.json);
         if (!o.label.empty()) return label(o, in, out, err);
-        if (o.job > 0) return diagnose_job(o, in, out, err);
+        if (o.job > 0) return diagnose_job(o, defaults, in, out, err);
         if (o.files.empty()) {
             if (defaults.stdin_is_terminal) {
                 fmt::print(err, "faultdiag: no log given: pass a FILE, '-' for standard input, or --job JOBID (see --help)\n");

@@ -12,6 +12,7 @@ struct Defaults {
     std::string spool_dir;   // /var/spool/acme
     std::string labels_path; // $(localstatedir)/lib/acme/labels.db
     bool stdin_is_terminal = false;  // then "no input" is a usage error, not a wait on stdin
+    bool ask_slurm = false;  // slurm.conf found: --job reads slurmdbd unless --spool-dir is given
 };
 
 // args excludes the program name. Returns the exit status: 0 done, 1 an input or store could

@@ -14,6 +14,8 @@
 #include "acct/gpuacct/slurm_view.hpp"
 #include "acct/gpuacct/views.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
+#include "acct/gpuacct/core/slurmdbd_set.hpp"
+#include "common/slurm/accounting.hpp"
 #include "common/slurm/job_type.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
 #include "common/util/version.hpp"
@@ -28,7 +30,8 @@ struct Failure {
 
 struct Options {
     std::string jobs, users, accounts, partitions, states, types, start, end, format, spool_dir;
-    std::string html, evalsched_db;
+    std::string html, evalsched_db, source;
+    bool spool_dir_given = false;  // --spool-dir on the command line or $ACME_SPOOL_DIR
     bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
     bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
 };
@@ -141,8 +144,48 @@ void stream_aggregates(const std::string& dir, const acct::ReadOptions& read, Vi
     else context.failures = failures[0].rows();
 }
 
+// Where the job records come from. Slurm's accounting is the normal path (any node, slurmdbd's
+// PrivateData deciding what a user sees); node spools when a directory is named, when the site
+// has no slurmdbd, or when it does not answer (then said once on stderr).
+enum class Source { spool, slurmdbd };
+
+std::string_view source_name(Source s) { return s == Source::slurmdbd ? "slurmdbd" : "spool"; }
+
+// The runs slurmdbd holds, or nullopt when the spools are to be read instead.
+std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const Options& o, const Environment& env,
+                                                               const std::vector<std::int64_t>& ids,
+                                                               const Period& period, std::ostream& err) {
+    const bool forced = o.source == "slurmdbd";
+    if (o.source == "spool" || (!forced && o.spool_dir_given)) return std::nullopt;
+    std::string why_not;
+    if (!env.ask_slurm) {
+        if (forced) throw Failure{"--source slurmdbd: no slurm.conf found (set SLURM_CONF): use --source spool"};
+        return std::nullopt;
+    }
+    if (!slurm::accounting_is_slurmdbd(why_not)) {
+        if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
+        return std::nullopt;
+    }
+    slurm::RunQuery query{ids, period.start.value_or(0), period.end.value_or(env.now)};
+    auto runs = slurm::load_accounted_runs(query, why_not);
+    if (!runs) {
+        if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
+        fmt::print(err, "gpuacct: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
+    }
+    return runs;
+}
+
+// -j with -S/-E: slurmdbd was asked for the ids only; the period still bounds them, as sacct's
+// window does (ended at or after start, began at or before end).
+bool outside(const acct::Job& job, const Period& period) {
+    if (period.start && job.end > 0 && job.end < *period.start) return true;
+    const double began = job.start > 0 ? job.start : job.submit;
+    return period.end && began > *period.end;
+}
+
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
-             const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter) {
+             const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter,
+             Source* source_out = nullptr) {
     acct::ReadOptions read;
     read.start = period.start;
     read.end = period.end;
@@ -157,19 +200,30 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     Context context;
     context.now = env.now;
     context.allocations = o.allocations;
-    const bool streamed = !everything && (kind == ViewKind::summary || kind == ViewKind::failures);
-    try {
-        if (streamed) stream_aggregates(o.spool_dir, read, kind, filter, context);
-        else context.data = acct::read_spools(o.spool_dir, read);
-    } catch (const std::runtime_error& error) {
-        throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
+    const auto runs = accounted_runs(o, env, ids, period, err);
+    const Source source = runs ? Source::slurmdbd : Source::spool;
+    if (source_out) *source_out = source;
+    // slurmdbd's rows are held whole anyway: --summary and --failures aggregate them in memory.
+    const bool streamed = !runs && !everything && (kind == ViewKind::summary || kind == ViewKind::failures);
+    if (runs) {
+        std::vector<std::string> warnings;
+        context.data = acct::spool_set_from_accounting(*runs, read, warnings);
+        for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+        if (!ids.empty()) std::erase_if(context.data.jobs, [&](const acct::Job& job) { return outside(job, period); });
+    } else {
+        try {
+            if (streamed) stream_aggregates(o.spool_dir, read, kind, filter, context);
+            else context.data = acct::read_spools(o.spool_dir, read);
+        } catch (const std::runtime_error& error) {
+            throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
+        }
     }
     for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
     std::erase_if(context.data.jobs, [&](const acct::Job& job) { return !acct::matches(job, filter); });
     context.jobs = std::move(context.data.jobs);
     context.data.jobs.clear();
     if (env.ask_slurm && (everything || kind == ViewKind::nodes)) context.slurm_nodes = slurm_nodes(err);
-    if (env.ask_slurm && (everything || kind == ViewKind::jobs))
+    if (source == Source::spool && env.ask_slurm && (everything || kind == ViewKind::jobs))
         check_accounting(context.jobs, ids, period.start.value_or(0), period.end.value_or(env.now), err);
     return context;
 }
@@ -178,8 +232,10 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
     const Period period = period_of(o, ids, env.now);
     const auto filter = filter_of(o, env);
-    Context context = load(o, env, ViewKind::jobs, true, err, ids, period, filter);
+    Source source = Source::spool;
+    Context context = load(o, env, ViewKind::jobs, true, err, ids, period, filter, &source);
     ReportInput input;
+    input.source = std::string(source_name(source));
     input.period = period_json(period);
     input.generated = env.now;
     input.spool_dir = o.spool_dir;
@@ -223,15 +279,23 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
     const Period period = period_of(o, ids, env.now);
     const auto filter = filter_of(o, env);
-    const Context context = load(o, env, kind, false, err, ids, period, filter);
+    Source source = Source::spool;
+    const Context context = load(o, env, kind, false, err, ids, period, filter, &source);
     const Table table = build_view(kind, context);
     if (o.json) {
         auto json = render_json(table, render);
+        json["source"] = source_name(source);
         json["period"] = period_json(period);
         json["skipped"] = context.data.problems;
         out << json.dump(2) << '\n';
     } else {
         out << render_text(table, render);
+        // A record some node never added to: said under the table, where a reader looks.
+        if (kind == ViewKind::jobs && !o.parsable && !o.parsable2)
+            for (const auto& job : context.jobs)
+                if (!job.text().missing_nodes.empty())
+                    fmt::print(out, "note: job {}: no acme record from node(s) {} (their epilog never reported)\n",
+                               job.job_id, job.text().missing_nodes);
     }
     return 0;
 }
@@ -268,8 +332,11 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
     failures->excludes(nodes)->excludes(summary);
     nodes->excludes(summary);
-    app.add_option("--spool-dir", o.spool_dir, "telemetry directory: every <node>.db in it ($ACME_SPOOL_DIR)")
-        ->capture_default_str();
+    auto* spool_dir = app.add_option("--spool-dir", o.spool_dir,
+                                     "read node spools: every <node>.db in DIR ($ACME_SPOOL_DIR), not slurmdbd")
+                          ->capture_default_str();
+    app.add_option("--source", o.source, "slurmdbd or spool (default: slurmdbd where Slurm accounting runs on it)")
+        ->check(CLI::IsMember({"slurmdbd", "spool"}));
     auto* report_cmd = app.add_subcommand("report", "write a self-contained HTML report");
     report_cmd->add_option("--html", o.html, "the HTML file to write")->required();
     report_cmd->add_option("--evalsched-db", o.evalsched_db, "evalschedd's state file, for the trial timeline");
@@ -284,6 +351,11 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
         return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
         fmt::print(err, "gpuacct: error: {}: see gpuacct --help\n", e.what());
+        return 1;
+    }
+    o.spool_dir_given = env.spool_dir_given || spool_dir->count() > 0;
+    if (o.source == "slurmdbd" && spool_dir->count() > 0) {
+        fmt::print(err, "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");
         return 1;
     }
     try {

@@ -10,6 +10,7 @@ namespace acme::gpuacct {
 
 struct Environment {
     std::string spool_dir;      // --spool-dir default ($ACME_SPOOL_DIR, else /var/spool/acme)
+    bool spool_dir_given = false;  // $ACME_SPOOL_DIR set: read spools, as --spool-dir does
     double now = 0;             // epoch seconds
     bool is_root = true;        // sacct shows other users' jobs only to root (or with -a)
     std::string user;           // the caller's name, for the non-root default

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     acme::gpuacct::Environment env;
     const char* dir = std::getenv("ACME_SPOOL_DIR");
     env.spool_dir = dir && *dir ? dir : std::string(acme::store::kDefaultSpoolDir);
+    env.spool_dir_given = dir && *dir;
     env.now = static_cast<double>(std::time(nullptr));
     env.is_root = geteuid() == 0;
     if (const passwd* pw = getpwuid(getuid())) env.user = pw->pw_name;

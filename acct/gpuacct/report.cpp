@@ -43,6 +43,7 @@ std::string render_report(const ReportInput& input) {
     nlohmann::json data = {{"period", input.period},
                            {"generated", static_cast<long long>(input.generated)},
                            {"spool_dir", input.spool_dir},
+                           {"source", input.source},
                            {"views", input.views},
                            {"events", input.events},
                            {"trials", input.trials}};

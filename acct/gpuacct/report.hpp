@@ -14,6 +14,7 @@ struct ReportInput {
     nlohmann::json period;
     double generated = 0;
     std::string spool_dir;
+    std::string source = "spool";  // "slurmdbd" or "spool": where the job records came from
     std::vector<nlohmann::json> views;                 // jobs, failures, nodes, summary: as --json prints them
     nlohmann::json events = nlohmann::json::array();   // GPU events in the period
     nlohmann::json trials = nlohmann::json::array();   // evaluation trial attempts, when given

@@ -78,7 +78,8 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
 
   const p = data.period || {};
   document.getElementById("period").textContent = "Period: " + (p.start ? fmtTime(p.start) : "beginning") +
-    " to " + (p.end ? fmtTime(p.end) : "now") + "; spools: " + data.spool_dir;
+    " to " + (p.end ? fmtTime(p.end) : "now") +
+    (data.source === "slurmdbd" ? "; source: slurmdbd (Slurm accounting)" : "; source: node spools in " + data.spool_dir);
 
   // 1. CDF of per-job mean utilisation, one line per job type.
   (function () {

@@ -13,7 +13,7 @@
 namespace acme::gpuacct {
 namespace {
 
-constexpr std::array<Field, 36> kFields = {{
+constexpr std::array<Field, 43> kFields = {{
     {"JobID", -12, "job id; steps as JOBID.batch, JOBID.extern, JOBID.STEP"},
     {"JobName", 10, "job name (sbatch -J)"},
     {"User", 9, "user name"},
@@ -50,11 +50,18 @@ constexpr std::array<Field, 36> kFields = {{
     {"Reason", 20, "diagnosed failure reason of the last run (faultdiag --reasons)"},
     {"Category", 14, "infrastructure, framework, script, unknown"},
     {"TelemetryErr", 20, "why the job has no telemetry, when it has none"},
+    {"MissingNodes", 12, "nodes whose epilog never added their part to the job's acme record (slurmdbd)"},
+    {"AllocCPUS", 9, "CPUs allocated (slurmdbd)"},
+    {"TotalCPU", 10, "CPU time of all the job's steps, user + system (slurmdbd)"},
+    {"CPUEff", 6, "CPU efficiency, percent: TotalCPU / (AllocCPUS x Elapsed), as seff (slurmdbd)"},
+    {"ReqMem", 7, "memory asked for, whole job (base 1024; slurmdbd)"},
+    {"MaxRSS", 7, "highest resident memory of any task of the job's steps (base 1024; slurmdbd)"},
+    {"MemEff", 6, "memory efficiency, percent: MaxRSS / ReqMem, as seff (slurmdbd)"},
 }};
 
-constexpr std::array<std::string_view, 13> kDefaults = {"JobID",   "JobName", "User",       "Type",      "State",
-                                                        "AllocGPUS", "Elapsed", "GPUUtil", "GPUUtilMax", "GPUMemMax",
-                                                        "GPUHours", "Verdict", "Reason"};
+constexpr std::array<std::string_view, 15> kDefaults = {"JobID",     "JobName",  "User",    "Type",       "State",
+                                                        "AllocGPUS", "Elapsed",  "GPUUtil", "GPUUtilMax", "GPUMemMax",
+                                                        "GPUHours",  "CPUEff",   "MaxRSS",  "Verdict",    "Reason"};
 
 size_t field_index(std::string_view name) {
     for (size_t i = 0; i < kFields.size(); ++i)
@@ -133,6 +140,20 @@ Table jobs_view(const Context& context) {
         row.push_back(text_cell(d ? d->reason : ""));
         row.push_back(text_cell(d ? d->category : ""));
         row.push_back(text_cell(text.telemetry_error));
+        row.push_back(text_cell(text.missing_nodes));
+        row.push_back(int_cell(text.alloc_cpus > 0 ? std::optional(text.alloc_cpus) : std::nullopt));
+        row.push_back(elapsed_cell(text.total_cpu_s));
+        // seff's CPU efficiency: the CPU time the steps used of what the allocation held.
+        std::optional<double> cpu_eff;
+        if (text.total_cpu_s && text.elapsed_s && *text.elapsed_s > 0 && text.alloc_cpus > 0)
+            cpu_eff = 100.0 * *text.total_cpu_s / (*text.elapsed_s * static_cast<double>(text.alloc_cpus));
+        row.push_back(real_cell(cpu_eff, 1));
+        row.push_back(bytes_cell(text.req_mem));
+        row.push_back(bytes_cell(text.max_rss));
+        std::optional<double> mem_eff;
+        if (text.max_rss && text.req_mem && *text.req_mem > 0)
+            mem_eff = 100.0 * static_cast<double>(*text.max_rss) / static_cast<double>(*text.req_mem);
+        row.push_back(real_cell(mem_eff, 1));
         table.rows.push_back(std::move(row));
         if (context.allocations) continue;
         const auto e = exits.find(job.job_id);

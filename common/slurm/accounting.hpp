@@ -1,10 +1,12 @@
-// libslurm's slurmdb API: Slurm's own job accounting (slurmdbd), where a cluster runs it, so
-// gpuacct can check its node-spool job records against it.
+// libslurm's slurmdb API: Slurm's own job accounting (slurmdbd), where a cluster runs it. gpuacct
+// and faultdiag read every job run from it (with the acme record in its AdminComment), and in
+// spool mode check the node spools' job records against it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace acme::slurm {
@@ -21,5 +23,41 @@ struct AccountedJob {
 // be asked, or slurmdbd does not answer.
 std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<std::int64_t>& job_ids, double start,
                                                              double end, std::string& why_not);
+
+// One run of a job as slurmdbd keeps it: a requeued job has one row per run (sacct -D).
+struct AccountedRun {
+    std::uint32_t job_id = 0;
+    std::uint64_t db_index = 0;  // slurmdbd's row: later runs have higher ones
+    std::string user, account, partition, name, nodes;
+    std::int64_t uid = -1;
+    std::string state;  // sacct's word: COMPLETED, FAILED, REQUEUED, CANCELLED ...
+    std::string exit_code, derived_exit_code;  // "EXIT:SIGNAL"
+    double submit = 0, start = 0, end = 0;
+    int num_nodes = 0;
+    std::optional<std::int64_t> gpus;  // gres/gpu in the allocated TRES; nullopt: not accounted
+    std::string admin_comment;
+    std::string comment;  // the job's comment (sbatch --comment: may carry llm-job-type=)
+    // seff's numbers. MaxRSS is the largest of the steps' (TRESUsageInMax mem).
+    std::int64_t req_cpus = 0, alloc_cpus = 0;
+    std::optional<std::int64_t> req_mem_bytes, max_rss_bytes;
+    double total_cpu_s = 0, elapsed_s = 0;
+};
+
+struct RunQuery {
+    std::vector<std::int64_t> job_ids;  // empty: every job of the window
+    double start = 0, end = 0;          // the window, when no ids are given (sacct -S/-E)
+};
+
+// Every run slurmdbd lets the caller see (PrivateData applies: slurmdbd, not this code, decides
+// whose jobs come back), in slurmdbd's order. nullopt with `why_not` as load_accounted_jobs.
+std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not);
+
+// Whether slurm.conf names slurmdbd as the accounting storage (asks slurmctld, not slurmdbd).
+// `why_not` says why not when it does not or cannot be asked.
+bool accounting_is_slurmdbd(std::string& why_not);
+
+// The count of TRES `id` in a TRES string as slurmdbd stores it ("1=4,2=8192,1001=2"); nullopt
+// when it is not there or not a number. Pure.
+std::optional<std::int64_t> tres_count(std::string_view tres, std::uint32_t id);
 
 }  // namespace acme::slurm

@@ -208,11 +208,12 @@ grep -q "gputrace: job $id: sampling GPUs" "$mc/log/slurmd-n1.log" ||
 line=$(/usr/bin/gpuacct --spool-dir "$(spool_dir)" -X -j "$id" -P -n -o JobID,State,AllocGPUS,Verdict 2>"$ACME_TEST_TMP/gpuacct.err")
 assert_eq "$id|COMPLETED|1|ok" "$line" "/usr/bin/gpuacct --spool-dir $(spool_dir) -j $id"
 
-# Where the snippet tells the plugins to write is where gpuacct reads without --spool-dir: the
-# job's spool copied into the snippet's spool (under a name of its own, removed at the end).
+# Where the snippet tells the plugins to write is where gpuacct reads spools without --spool-dir
+# (--source spool: by default it reads slurmdbd): the job's spool copied into the snippet's
+# spool (under a name of its own, removed at the end).
 [ -d "$snippet_spool" ] || fail "the snippet's spool $snippet_spool does not exist after install"
 copied_db=$snippet_spool/acme-pkgtest-$$.db
 sqlite3 "$(spool_db n1)" ".backup '$copied_db'" || fail "cannot copy the spool into $copied_db"
-line=$(env -u ACME_SPOOL_DIR /usr/bin/gpuacct -X -j "$id" -P -n -o JobID,State 2>"$ACME_TEST_TMP/gpuacct-default.err")
+line=$(env -u ACME_SPOOL_DIR /usr/bin/gpuacct --source spool -X -j "$id" -P -n -o JobID,State 2>"$ACME_TEST_TMP/gpuacct-default.err")
 assert_eq "$id|COMPLETED" "$line" "installed gpuacct without --spool-dir (snippet's spool=$snippet_spool): $(cat "$ACME_TEST_TMP/gpuacct-default.err")"
 echo "job $id: $samples samples by /usr/libexec/acme-slurm/acme-gpu-sampler, shown by /usr/bin/gpuacct"

@@ -90,10 +90,32 @@ TEST_CASE("the table pads to sacct's widths, truncates with '+', honours %WIDTH 
 TEST_CASE("default view shows GPU use, GPU-hours, verdict and reason") {
     Cluster c;
     const auto r = c.run({"-S", "2026-11-01", "-E", "2026-11-02", "-P"});
+    // CPUEff and MaxRSS (seff's) come from slurmdbd: a spool has none.
     CHECK(r.out ==
-          "JobID|JobName|User|Type|State|AllocGPUS|Elapsed|GPUUtil|GPUUtilMax|GPUMemMax|GPUHours|Verdict|Reason\n"
-          "101|llama-pretrain|alice|pretrain|FAILED|2|02:00:00|90.0|100.0|60G|4.00|ok|nccl_timeout\n"
-          "102|mmlu|bob|eval|COMPLETED|1|00:10:00|2.0|10.0|1G|0.17|idle|\n");
+          "JobID|JobName|User|Type|State|AllocGPUS|Elapsed|GPUUtil|GPUUtilMax|GPUMemMax|GPUHours|CPUEff|MaxRSS|Verdict|Reason\n"
+          "101|llama-pretrain|alice|pretrain|FAILED|2|02:00:00|90.0|100.0|60G|4.00|||ok|nccl_timeout\n"
+          "102|mmlu|bob|eval|COMPLETED|1|00:10:00|2.0|10.0|1G|0.17|||idle|\n");
+}
+
+TEST_CASE("--json names its source; --source is checked before anything is read") {
+    Cluster c;
+    const auto r = c.run({"-S", "2026-11-01", "-E", "2026-11-02", "--json"});
+    CHECK(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["source"] == "spool");
+    const auto bad = c.run({"--source", "sacct", "-j", "101"});
+    CHECK(bad.status == 1);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("gpuacct: error: ") == 0);
+    const auto both = c.run({"--source", "slurmdbd", "-j", "101"});  // run() gives --spool-dir
+    CHECK(both.status == 1);
+    CHECK(both.err == "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");
+    // Without slurm.conf (the tests' environment) slurmdbd cannot be asked: one line, exit 1.
+    gpuacct::Environment env;
+    env.now = T + 86400;
+    std::ostringstream out, err;
+    CHECK(gpuacct::run({"--source", "slurmdbd", "-j", "101"}, env, out, err) == 1);
+    CHECK(out.str().empty());
+    CHECK(err.str() == "gpuacct: error: --source slurmdbd: no slurm.conf found (set SLURM_CONF): use --source spool\n");
 }
 
 TEST_CASE("filters: -u, -s, --type, and a non-root user sees only their own jobs") {

@@ -25,6 +25,12 @@ struct JobText {
     std::int64_t uid = -1;
     std::string user, account, partition, name, job_type_source, nodelist, exit_code, derived_exit_code;
     std::string telemetry_error;
+    // From slurmdbd's record only: the nodes whose epilog never reported ("n2,n3"), and seff's
+    // numbers (CPU time against the CPUs held, MaxRSS against the memory asked for).
+    std::string missing_nodes;
+    std::optional<double> total_cpu_s, elapsed_s;
+    std::int64_t alloc_cpus = 0;
+    std::optional<std::int64_t> req_mem, max_rss;  // bytes
 };
 
 struct Job {

@@ -1,0 +1,90 @@
+#include "acct/faultdiag/slurmdbd_job.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/diagnose/diagnosis_json.hpp"
+#include "common/record/codec.hpp"
+#include "common/record/record.hpp"
+
+namespace acme::faultdiag {
+namespace {
+
+diagnose::Category category_named(const std::string& name) {
+    for (auto c : {diagnose::Category::infrastructure, diagnose::Category::framework, diagnose::Category::script})
+        if (diagnose::to_string(c) == name) return c;
+    return diagnose::Category::unknown;
+}
+
+std::string string_of(const nlohmann::json& o, const char* key) {
+    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+// As the spool reader: the newest run first, then a named cause over unknown, then confidence.
+bool better(const StoredDiagnosis& a, const StoredDiagnosis& b) {
+    if (a.restart != b.restart) return a.restart > b.restart;
+    const bool a_known = a.diagnosis.reason != "unknown", b_known = b.diagnosis.reason != "unknown";
+    if (a_known != b_known) return a_known;
+    return a.diagnosis.confidence > b.diagnosis.confidence;
+}
+
+}  // namespace
+
+AccountedJob accounted_job(std::span<const slurm::AccountedRun> all, std::int64_t job_id) {
+    AccountedJob out;
+    std::vector<const slurm::AccountedRun*> runs;
+    for (const auto& r : all)
+        if (r.job_id == job_id) runs.push_back(&r);
+    std::stable_sort(runs.begin(), runs.end(), [](const auto* a, const auto* b) { return a->db_index < b->db_index; });
+    out.found = !runs.empty();
+    if (!out.found) return out;
+    out.exit_code = runs.back()->exit_code;
+    for (size_t k = 0; k < runs.size(); ++k) {
+        std::string error;
+        const auto text = record::decode_token(runs[k]->admin_comment, error);
+        std::optional<nlohmann::json> r;
+        if (text) r = record::parse_record(*text, error);
+        if (!r) {
+            if (!error.empty()) out.warnings.push_back(fmt::format("job {}: {}", job_id, error));
+            continue;
+        }
+        if ((*r)["job"].get<long long>() != job_id) {
+            out.warnings.push_back(fmt::format("job {}: its ACME1 record is of job {}", job_id, (*r)["job"].get<long long>()));
+            continue;
+        }
+        const std::int64_t restart = r->contains("restart") && (*r)["restart"].is_number_integer()
+                                         ? (*r)["restart"].get<std::int64_t>()
+                                         : static_cast<std::int64_t>(k);
+        out.missing_nodes = record::missing_nodes(*r);
+        for (const auto& [node, part] : (*r)["nodes"].items()) {
+            if (!part.contains("diagnosis") || !part["diagnosis"].is_object()) continue;
+            const auto& d = part["diagnosis"];
+            StoredDiagnosis s;
+            s.node = node;
+            s.restart = restart;
+            s.ts = part.contains("ts") && part["ts"].is_number() ? part["ts"].get<double>() : 0;
+            s.diagnosis.category = category_named(string_of(d, "category"));
+            s.diagnosis.reason = string_of(d, "reason");
+            if (s.diagnosis.reason.empty()) s.diagnosis.reason = "unknown";
+            s.diagnosis.confidence = d.contains("confidence") && d["confidence"].is_number() ? d["confidence"].get<double>() : 0;
+            s.diagnosis.action = diagnose::parse_action(string_of(d, "action")).value_or(diagnose::Action::none);
+            s.diagnosis.rule = string_of(d, "rule");
+            if (d.contains("evidence") && d["evidence"].is_array())
+                s.diagnosis.evidence = diagnose::evidence_from_json(d["evidence"].dump());
+            if (!out.stored || better(s, *out.stored)) out.stored = std::move(s);
+        }
+    }
+    return out;
+}
+
+std::optional<AccountedJob> read_accounted_job(std::int64_t job_id, std::string& why_not) {
+    slurm::RunQuery query;
+    query.job_ids = {job_id};
+    const auto runs = slurm::load_accounted_runs(query, why_not);
+    if (!runs) return std::nullopt;
+    return accounted_job(*runs, job_id);
+}
+
+}  // namespace acme::faultdiag

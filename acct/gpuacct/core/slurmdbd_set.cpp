@@ -1,0 +1,269 @@
+#include "acct/gpuacct/core/slurmdbd_set.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/record/codec.hpp"
+#include "common/record/record.hpp"
+#include "common/slurm/job_type.hpp"
+
+namespace acme::acct {
+namespace {
+
+using nlohmann::json;
+
+std::optional<double> number(const json& o, const char* key) {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return std::nullopt;
+    return o[key].get<double>();
+}
+
+std::optional<std::int64_t> integer(const json& o, const char* key) {
+    const auto v = number(o, key);
+    if (!v) return std::nullopt;
+    return static_cast<std::int64_t>(*v);
+}
+
+std::string string_of(const json& o, const char* key) {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_string()) return {};
+    return o[key].get<std::string>();
+}
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+// The record keeps the plugin's units rounded for the field (MiB, W, J); the model is the
+// spool's (bytes, mW, mJ).
+GpuSummary summary_of(const json& g, std::int64_t job_id, const std::string& node) {
+    GpuSummary s;
+    s.job_id = job_id;
+    s.node = node;
+    s.gpu = static_cast<int>(integer(g, "id").value_or(0));
+    s.samples = integer(g, "samples").value_or(0);
+    s.util_avg = number(g, "util_avg");
+    s.util_max = number(g, "util_max");
+    if (const auto v = integer(g, "mem_max_mib")) s.mem_max = *v * kMiB;
+    if (const auto v = integer(g, "mem_total_mib")) s.mem_total = *v * kMiB;
+    if (const auto v = number(g, "power_avg_w")) s.power_avg_mw = *v * 1000;
+    if (const auto v = number(g, "power_max_w")) s.power_max_mw = static_cast<std::int64_t>(*v * 1000);
+    if (const auto v = number(g, "energy_j")) s.energy_mj = static_cast<std::int64_t>(*v * 1000);
+    s.temp_max = integer(g, "temp_max_c");
+    s.xids = integer(g, "xids").value_or(0);
+    s.ecc_uncorrected = integer(g, "ecc_dbe");
+    s.verdict = string_of(g, "verdict");
+    return s;
+}
+
+// A trimmed record folds a node's GPUs into totals (record.cpp's gpu_totals). Spread back over
+// `count` GPUs so the job's figures come out the same: the mean of equal means is the mean, the
+// max of equal maxima the max, energy split sums back, XIDs counted once; the verdicts seen are
+// dealt out in turn. Per-GPU detail is gone, and GPU ids are unknown (numbered from 0).
+void add_totals(const json& t, std::int64_t job_id, const std::string& node, std::vector<GpuSummary>& out) {
+    const auto count = integer(t, "count").value_or(0);
+    std::vector<std::string> verdicts;
+    if (t.contains("verdicts") && t["verdicts"].is_array())
+        for (const auto& v : t["verdicts"])
+            if (v.is_string()) verdicts.push_back(v.get<std::string>());
+    for (std::int64_t i = 0; i < count; ++i) {
+        GpuSummary s;
+        s.job_id = job_id;
+        s.node = node;
+        s.gpu = static_cast<int>(i);
+        s.samples = 1;
+        s.util_avg = number(t, "util_avg");
+        s.util_max = number(t, "util_max");
+        if (const auto v = number(t, "mem_max_mib")) s.mem_max = static_cast<std::int64_t>(*v) * kMiB;
+        if (const auto v = number(t, "energy_j")) s.energy_mj = static_cast<std::int64_t>(*v * 1000 / static_cast<double>(count));
+        s.xids = i == 0 ? integer(t, "xids").value_or(0) : 0;
+        s.verdict = verdicts.empty() ? "no-data" : verdicts[static_cast<size_t>(i) % verdicts.size()];
+        if (s.verdict == "no-data") s.samples = 0;
+        out.push_back(std::move(s));
+    }
+}
+
+std::string gpu_id_list(const json& part) {
+    std::string ids;
+    if (!part.contains("gpus") || !part["gpus"].is_array()) return ids;
+    for (const auto& g : part["gpus"])
+        if (const auto id = integer(g, "id")) ids += (ids.empty() ? "" : ",") + std::to_string(*id);
+    return ids;
+}
+
+// The record of one run, or nullopt (no token, or a damaged one: then a warning).
+std::optional<json> record_of(const slurm::AccountedRun& run, std::vector<std::string>& warnings) {
+    std::string error;
+    const auto text = record::decode_token(run.admin_comment, error);
+    if (!text) {
+        if (!error.empty())
+            warnings.push_back(fmt::format("job {}: {}: listed from slurmdbd's fields only", run.job_id, error));
+        return std::nullopt;
+    }
+    auto parsed = record::parse_record(*text, error);
+    if (!parsed) warnings.push_back(fmt::format("job {}: {}: listed from slurmdbd's fields only", run.job_id, error));
+    else if ((*parsed)["job"].get<long long>() != run.job_id) {
+        warnings.push_back(fmt::format("job {}: its ACME1 record is of job {}: listed from slurmdbd's fields only",
+                                       run.job_id, (*parsed)["job"].get<long long>()));
+        return std::nullopt;
+    }
+    return parsed;
+}
+
+bool in_window(double ts, const ReadOptions& options) {
+    return (!options.start || ts >= *options.start) && (!options.end || ts <= *options.end);
+}
+
+struct Builder {
+    const ReadOptions& options;
+    SpoolSet& out;
+    std::set<std::string> nodes;
+    std::map<std::string, HealthCheck> health;  // the newest gate verdict per node
+
+    // Events, diagnoses, drains and gate verdicts of one run's record.
+    void add_run(const json& r, std::int64_t job_id, std::int64_t restart) {
+        if (r.contains("expected") && r["expected"].is_array())
+            for (const auto& n : r["expected"])
+                if (n.is_string()) nodes.insert(n.get<std::string>());
+        for (const auto& [node, part] : r["nodes"].items()) {
+            nodes.insert(node);
+            const double ts = number(part, "ts").value_or(0);
+            if (part.contains("events") && part["events"].is_array())
+                for (const auto& e : part["events"]) {
+                    GpuEvent ev{node, job_id, static_cast<int>(integer(e, "gpu").value_or(0)), number(e, "ts").value_or(0),
+                                string_of(e, "kind"), integer(e, "code").value_or(0)};
+                    if (in_window(ev.ts, options)) out.events.push_back(std::move(ev));
+                }
+            if (part.contains("diagnosis") && part["diagnosis"].is_object()) {
+                const json& d = part["diagnosis"];
+                out.diagnoses.push_back({job_id, restart, node, string_of(d, "category"), string_of(d, "reason"),
+                                         string_of(d, "action"), string_of(d, "rule"), ts,
+                                         number(d, "confidence").value_or(0)});
+            }
+            if (part.contains("recovery") && part["recovery"].is_object()) {
+                const json& rec = part["recovery"];
+                if (rec.contains("drained") && rec["drained"].is_boolean() && rec["drained"].get<bool>() && in_window(ts, options))
+                    out.drains.push_back({node, string_of(rec, "drain_reason"), job_id, ts});
+            }
+            if (part.contains("gate") && part["gate"].is_object() && (!options.end || ts <= *options.end)) {
+                const json& g = part["gate"];
+                HealthCheck h{node, string_of(g, "detail"), ts, g.contains("passed") && g["passed"].is_boolean() && g["passed"].get<bool>()};
+                auto& slot = health[node];
+                if (slot.node.empty() || slot.ts <= ts) slot = std::move(h);
+            }
+        }
+    }
+
+    // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
+    void add_gpus(const json& r, Job& job) {
+        for (const auto& [node, part] : r["nodes"].items()) {
+            if (part.contains("gpus") && part["gpus"].is_array()) {
+                for (const auto& g : part["gpus"])
+                    if (g.is_object()) out.summaries.push_back(summary_of(g, job.job_id, node));
+            } else if (part.contains("gpu_totals") && part["gpu_totals"].is_object()) {
+                add_totals(part["gpu_totals"], job.job_id, node, out.summaries);
+            }
+        }
+    }
+};
+
+// Every node any run reported from, with the GPU ids of the last run it was in: what the
+// spools' rows hold (each node keeps its own last run), so --nodes counts a node the job left
+// after a requeue. `runs`: the job's records, oldest first.
+void add_node_rows(const std::vector<json>& runs, Job& job) {
+    std::map<std::string, std::string> ids;
+    for (const auto& r : runs)
+        for (const auto& [node, part] : r["nodes"].items()) ids[node] = gpu_id_list(part);
+    job.gpu_ids = 0;
+    for (auto& [node, list] : ids) {
+        if (!list.empty()) job.gpu_ids += static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+        job.nodes.push_back({node, std::move(list)});
+    }
+}
+
+// Slurm's own fields of the run that speaks for the job.
+void take_fields(Job& job, const slurm::AccountedRun& run) {
+    job.job_id = run.job_id;
+    job.state = run.state;
+    job.num_nodes = run.num_nodes;
+    job.gpus_total = static_cast<int>(run.gpus.value_or(0));
+    job.submit = run.submit;
+    job.start = run.start;
+    job.end = run.end;
+    const auto type = classify_job_type({"", run.comment, run.name});
+    job.job_type = std::string(type.type);
+    JobText& t = job.mutable_text();
+    t.uid = run.uid;
+    t.user = run.user;
+    t.account = run.account;
+    t.partition = run.partition;
+    t.name = run.name;
+    t.job_type_source = std::string(type.source);
+    t.nodelist = run.nodes;
+    t.exit_code = run.exit_code;
+    t.derived_exit_code = run.derived_exit_code;
+    t.alloc_cpus = run.alloc_cpus > 0 ? run.alloc_cpus : run.req_cpus;
+    if (run.start > 0) {
+        t.total_cpu_s = run.total_cpu_s;
+        t.elapsed_s = run.elapsed_s;
+    }
+    t.req_mem = run.req_mem_bytes;
+    t.max_rss = run.max_rss_bytes;
+}
+
+}  // namespace
+
+SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
+                                   std::vector<std::string>& warnings) {
+    SpoolSet out;
+    Builder builder{options, out, {}, {}};
+    // Runs of one job together, oldest first (slurmdbd's row index grows with each run).
+    std::vector<const slurm::AccountedRun*> order;
+    for (const auto& run : runs) order.push_back(&run);
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+        return a->job_id != b->job_id ? a->job_id < b->job_id : a->db_index < b->db_index;
+    });
+    for (size_t i = 0; i < order.size();) {
+        size_t end = i;
+        while (end < order.size() && order[end]->job_id == order[i]->job_id) ++end;
+        Job job;
+        const slurm::AccountedRun& last = *order[end - 1];
+        take_fields(job, last);
+        std::vector<json> records;
+        std::int64_t restarts = static_cast<std::int64_t>(end - i - 1);
+        for (size_t k = i; k < end; ++k) {
+            auto r = record_of(*order[k], warnings);
+            if (!r) continue;
+            // The record names its run; a record without one is counted by its row.
+            const std::int64_t restart = r->contains("restart") && (*r)["restart"].is_number_integer()
+                                             ? (*r)["restart"].get<std::int64_t>()
+                                             : static_cast<std::int64_t>(k - i);
+            restarts = std::max(restarts, restart);
+            builder.add_run(*r, job.job_id, restart);
+            records.push_back(std::move(*r));
+        }
+        job.restarts = static_cast<int>(restarts);
+        if (!records.empty()) {
+            const json* newest = &records.back();
+            builder.add_gpus(*newest, job);
+            add_node_rows(records, job);
+            std::string missing;
+            for (const auto& n : record::missing_nodes(*newest)) missing += (missing.empty() ? "" : ",") + n;
+            job.mutable_text().missing_nodes = std::move(missing);
+            // The batch host runs first in Slurm's node order; final_diagnosis prefers it on a
+            // tie (it read the job's log).
+            if (newest->contains("expected") && (*newest)["expected"].is_array() && !(*newest)["expected"].empty() &&
+                (*newest)["expected"][0].is_string())
+                job.batch_host = (*newest)["expected"][0].get<std::string>();
+        }
+        out.jobs.push_back(std::move(job));
+        i = end;
+    }
+    out.nodes.assign(builder.nodes.begin(), builder.nodes.end());
+    for (auto& [node, h] : builder.health) out.last_health.push_back(std::move(h));
+    std::sort(out.events.begin(), out.events.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+    return out;
+}
+
+}  // namespace acme::acct

@@ -1,0 +1,27 @@
+// gpuacct's SpoolSet built from Slurm's accounting instead of node spools: slurmdbd's rows for
+// each job run (sacct's own fields) and the acme record every node's faultguard epilog put in
+// the run's AdminComment (GPU summaries, events, diagnosis, recovery, health gate). Pure: the
+// runs come from common/slurm/accounting, so the unit tests build them by hand.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "acct/gpuacct/core/spool_set.hpp"
+#include "common/slurm/accounting.hpp"
+
+namespace acme::acct {
+
+// One job per job id, as the spools give it: the newest run speaks for the job (state, times,
+// exit codes), Restarts counts the runs before it, every run's diagnoses are kept with their
+// restart number, and the GPU summaries are the newest recorded run's (a spool keeps only the
+// last run's too). Events, drains and gate verdicts of every run; events and drains only in
+// the options' window. Task exits are not in slurmdbd's record: none.
+//
+// A run whose ACME1 token is damaged or of an unknown version adds one line to `warnings`
+// naming the job; the job is still listed from slurmdbd's own fields.
+SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
+                                   std::vector<std::string>& warnings);
+
+}  // namespace acme::acct

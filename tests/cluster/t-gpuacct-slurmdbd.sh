@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# gpuacct and faultdiag read Slurm's accounting by default: a failed 2-node traced job's acme
+# record (both nodes' parts, in its AdminComment in slurmdbd) is what `gpuacct -j ID` and
+# `faultdiag --job ID` show, with no node spool to read. slurmdbd's PrivateData decides who sees
+# it: root and the job's user do; another user (nobody) gets nothing of it, not even in an error.
+. "$(dirname "$0")/lib.sh"
+
+G=$ACME_BUILD_DIR/acct/gpuacct/gpuacct
+F=$ACME_BUILD_DIR/acct/faultdiag/faultdiag
+# Neither command may find the minicluster's spools: no --spool-dir, no ACME_SPOOL_DIR (the
+# compiled-in default is not the minicluster's spool directory).
+unset ACME_SPOOL_DIR
+as() { # user command...: with the harness's SLURM_CONF
+  local u=$1
+  shift
+  runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" "$@"
+}
+
+u=$(test_user)
+use_uniform_scenario 70
+d=$ACME_TEST_TMP/job
+mkdir -p "$d"
+chmod 777 "$d"
+id=$(submit --uid="$u" -J llm-sft-acct -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$d/job.out" --wrap \
+  'srun -l bash -c "echo GPUS \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 4; python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+assert_eq FAILED "$(wait_job "$id" 120)" "job $id"
+
+# What each node's GPUs were: "n1:0,1;n2:0,1", as gpuacct's GPUIDs field writes it.
+want_ids=$(awk '$2 == "GPUS" {print $3 ":" $4}' "$d/job.out" | sort -u | while IFS=: read -r n g; do
+  echo "$n:$(tr ',' '\n' <<<"$g" | sort -n | paste -sd,)"
+done | paste -sd';')
+[ -n "$want_ids" ] || fail "no GPU list in the job's output: $(cat "$d/job.out")"
+[[ $want_ids == *";"* ]] || fail "the job ran on one node only: $want_ids"
+
+fields=JobID,User,State,NNodes,GPUIDs,GPUUtil,Reason,MissingNodes
+want="$id|$u|FAILED|2|$want_ids|70.0|value_error|"
+# The epilogs' parts land in slurmdbd after the job ends: wait for the complete record.
+deadline=$((SECONDS + 60))
+while :; do
+  got=$("$G" -X -j "$id" -P -n -o "$fields" 2>"$ACME_TEST_TMP/root.err")
+  [ "$got" = "$want" ] && break
+  ((SECONDS < deadline)) || fail "gpuacct -j $id as root: expected '$want', got '$got' ($(cat "$ACME_TEST_TMP/root.err"))"
+  sleep 1
+done
+assert_eq "" "$(cat "$ACME_TEST_TMP/root.err")" "stderr of gpuacct -j $id"
+
+# The source is named: --json says slurmdbd, and validates against the schema.
+"$G" -j "$id" --json >"$ACME_TEST_TMP/root.json" 2>/dev/null || fail "gpuacct --json failed"
+python3 - "$ACME_TEST_TMP/root.json" "$id" <<'PY' || fail "gpuacct -j $id --json: $(cat "$ACME_TEST_TMP/root.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["source"] == "slurmdbd", j["source"]
+rows = [r for r in j["rows"] if str(r["JobID"]) == sys.argv[2]]
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["Samples"] and r["Samples"] > 0, r
+assert r["GPUMemMax"] is not None and r["AllocGPUS"] == 4, r
+assert r["MissingNodes"] is None, r
+assert r["Category"] == "framework", r
+# seff's numbers from slurmdbd's TRES usage: CPUs held, CPU efficiency, MaxRSS against ReqMem.
+assert r["AllocCPUS"] and r["AllocCPUS"] >= 2, r
+assert r["CPUEff"] is not None and 0 <= r["CPUEff"] <= 100, r
+assert r["MaxRSS"] and r["MaxRSS"] > 0 and r["ReqMem"] and r["MaxRSS"] < r["ReqMem"], r
+PY
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+    "$ACME_TEST_TMP/root.json" "$ACME_SRC_DIR/acct/gpuacct/gpuacct.schema.json" || fail "--json does not validate"
+fi
+
+# The HTML report names its source too.
+"$G" -j "$id" report --html "$ACME_TEST_TMP/report.html" >/dev/null 2>&1 || fail "gpuacct report --html failed"
+assert_contains "$(cat "$ACME_TEST_TMP/report.html")" '"source":"slurmdbd"' "the HTML report's source"
+
+# Forced, with ACME_SPOOL_DIR at an empty directory: the same row, from slurmdbd.
+empty=$ACME_TEST_TMP/empty-spool
+mkdir -p "$empty"
+assert_eq "$want" "$(ACME_SPOOL_DIR=$empty "$G" --source slurmdbd -X -j "$id" -P -n -o "$fields" 2>&1)" "--source slurmdbd"
+# ACME_SPOOL_DIR alone means the spools (the old behaviour): an empty one has no such job.
+assert_eq "" "$(ACME_SPOOL_DIR=$empty "$G" -X -j "$id" -P -n -o JobID 2>/dev/null)" "ACME_SPOOL_DIR at an empty directory"
+# --source spool with --spool-dir at the minicluster's spools still reads them.
+assert_eq "$id|FAILED" "$("$G" --source spool --spool-dir "$(spool_dir)" -X -j "$id" -P -n -o JobID,State 2>/dev/null)" \
+  "--source spool"
+out=$("$G" --source slurmdbd --spool-dir "$empty" -j "$id" 2>&1)
+assert_eq 1 "$?" "exit of --source slurmdbd with --spool-dir"
+assert_eq 1 "$(wc -l <<<"$out")" "lines of its error"
+
+# The job's user sees it, from any node: only slurmdbd is asked.
+assert_eq "$want" "$(as "$u" "$G" -X -j "$id" -P -n -o "$fields" 2>&1)" "gpuacct -j $id as $u"
+assert_contains "$(as "$u" "$G" -X -S now-1hours -P -n -o JobID,Reason 2>&1)" "$id|value_error" "gpuacct as $u, no -j"
+
+# Another user: not shown, with or without -a, and nothing of it on either stream.
+for args in "-X -j $id -P -n" "-a -X -S now-1hours -P -n" "-a -j $id --json"; do
+  # shellcheck disable=SC2086
+  out=$(as nobody "$G" $args 2>&1)
+  status=$?
+  assert_eq 0 "$status" "exit of gpuacct $args as nobody (as sacct: an empty answer)"
+  case $out in *value_error* | *llm-sft-acct* | *"$u"* | *"|$id|"* | *"\"$id\""*) fail "gpuacct $args as nobody shows the job: $out" ;; esac
+done
+assert_contains "$(as nobody "$G" -a -j "$id" --json 2>/dev/null)" '"rows": []' "gpuacct --json as nobody"
+
+# faultdiag --job: the stored diagnosis, from slurmdbd, for root and the job's user.
+for who in root "$u"; do
+  out=$(as "$who" "$F" --job "$id" 2>&1) || fail "faultdiag --job $id as $who failed: $out"
+  assert_contains "$out" "cause:      value_error (framework)" "faultdiag --job $id as $who"
+  assert_contains "$out" "from slurmdbd" "faultdiag --job $id as $who: the source"
+  assert_contains "$out" "ValueError" "faultdiag --job $id as $who: the evidence"
+done
+out=$(as nobody "$F" --job "$id" 2>"$ACME_TEST_TMP/nobody.err")
+status=$?
+[ "$status" -ne 0 ] || fail "faultdiag --job $id as nobody exited 0: $out"
+assert_eq "" "$out" "stdout of faultdiag --job $id as nobody"
+err=$(cat "$ACME_TEST_TMP/nobody.err")
+assert_eq 1 "$(wc -l <<<"$err")" "stderr lines of faultdiag --job $id as nobody"
+assert_contains "$err" "job $id is not in Slurm's accounting, or not yours to see" "faultdiag --job $id as nobody"
+case $err in *value_error* | *int\(* | *"$u"*) fail "faultdiag as nobody leaks the job: $err" ;; esac
