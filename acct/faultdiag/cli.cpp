@@ -1,5 +1,7 @@
 #include "acct/faultdiag/cli.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -241,8 +243,12 @@ int diagnose_job(const Options& o, const Defaults& defaults, std::istream& in, s
         return 0;
     }
     if (!job.found() && inputs.empty())
-        throw Failure{fmt::format("job {} is in no spool under {}: check the id, pass --spool-dir DIR, or give its log file",
-                                  o.job, o.spool_dir)};
+        throw Failure{::geteuid() != 0 && !job.warnings.empty()
+                          ? fmt::format("job {}: the spools under {} are readable by root only: leave out --spool-dir to "
+                                        "read Slurm's accounting (slurmdbd), or run as root on the node",
+                                        o.job, o.spool_dir)
+                          : fmt::format("job {} is in no spool under {}: check the id, pass --spool-dir DIR, or give its "
+                                        "log file", o.job, o.spool_dir)};
     auto engine = load_engine(o.rules_dir);
     auto history = load_history(o.labels_path, err);
     // Without files, the tail faultguard stored is the log.

@@ -1,5 +1,7 @@
 #include "acct/gpuacct/cli.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -183,6 +185,13 @@ bool outside(const acct::Job& job, const Period& period) {
     return period.end && began > *period.end;
 }
 
+// What to do when the spools cannot be read: they are root's on every node (0700/0600).
+std::string spool_hint() {
+    return ::geteuid() == 0 ? "give --spool-dir DIR or set ACME_SPOOL_DIR"
+                            : "node spools are readable by root only: leave out --spool-dir to read Slurm's accounting "
+                              "(slurmdbd), or run as root on the node";
+}
+
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
              const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter,
              Source* source_out = nullptr) {
@@ -215,8 +224,13 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
             if (streamed) stream_aggregates(o.spool_dir, read, kind, filter, context);
             else context.data = acct::read_spools(o.spool_dir, read);
         } catch (const std::runtime_error& error) {
-            throw Failure{fmt::format("{}: give --spool-dir DIR or set ACME_SPOOL_DIR", error.what())};
+            throw Failure{fmt::format("{}: {}", error.what(), spool_hint())};
         }
+        // Every file skipped is not an empty cluster: say so and fail instead of printing an
+        // empty table (a user pointed at root's spools, most often).
+        if (context.data.nodes.empty() && !context.data.problems.empty())
+            throw Failure{fmt::format("could read none of the {} spool file(s) in {} ({}): {}", context.data.problems.size(),
+                                      o.spool_dir, context.data.problems.front(), spool_hint())};
     }
     for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
     std::erase_if(context.data.jobs, [&](const acct::Job& job) { return !acct::matches(job, filter); });

@@ -22,3 +22,17 @@ out=$(runuser -u nobody -- sqlite3 "file:$(spool_db "$node")?immutable=1" 'SELEC
 case $out in
   *secret-token-123*) fail "user nobody read the job's log tail from the spool: $out" ;;
 esac
+
+# A user pointed at the spools gets one line saying what to do and a non-zero exit, never an
+# empty table; the same when the directory is open but the files are not.
+for d in "$(spool_dir)" "$ACME_TEST_TMP/open-dir"; do
+  if [ "$d" != "$(spool_dir)" ]; then
+    mkdir -p "$d" && chmod 755 "$d" && cp "$(spool_db "$node")" "$d/" && chmod 600 "$d"/*.db
+  fi
+  out=$(runuser -u nobody -- "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$d" 2>"$ACME_TEST_TMP/err")
+  status=$?
+  assert_eq 1 "$status" "exit status of gpuacct --spool-dir $d as nobody"
+  assert_eq "" "$out" "stdout of gpuacct --spool-dir $d as nobody"
+  assert_contains "$(tail -n 1 "$ACME_TEST_TMP/err")" "readable by root only: leave out --spool-dir to read Slurm's accounting" \
+    "gpuacct's error as nobody for $d"
+done
