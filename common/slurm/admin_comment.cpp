@@ -76,10 +76,11 @@ struct OneJob {
     slurm_selected_step_t step{};
     std::string cluster;
     slurmdb_job_cond_t cond{};
-    OneJob(unsigned job_id, std::string cluster_name) : cluster(std::move(cluster_name)) {
-        step.array_task_id = NO_VAL;
+    OneJob(const JobRow& job, std::string cluster_name) : cluster(std::move(cluster_name)) {
+        const bool task = job.array_job_id != 0;
+        step.array_task_id = task ? job.array_task_id : NO_VAL;
         step.het_job_offset = NO_VAL;
-        step.step_id.job_id = job_id;
+        step.step_id.job_id = task ? job.array_job_id : job.job_id;
         step.step_id.step_id = NO_VAL;
         step.step_id.step_het_comp = NO_VAL;
         cond.step_list = slurm_list_create(nullptr);
@@ -100,7 +101,8 @@ struct OneJob {
 
 }  // namespace
 
-std::optional<std::string> load_admin_comment(unsigned job_id, std::string& error) {
+std::optional<std::string> load_admin_comment(const JobRow& row, std::string& error) {
+    const unsigned job_id = row.job_id;
     std::string cluster;
     if (!accounting_cluster(cluster, error)) return std::nullopt;
     std::uint16_t flags = 0;
@@ -109,7 +111,7 @@ std::optional<std::string> load_admin_comment(unsigned job_id, std::string& erro
         error = "slurmdbd not reachable (" + errno_text() + ")";
         return std::nullopt;
     }
-    OneJob one(job_id, cluster);
+    OneJob one(row, cluster);
     List jobs = slurmdb_jobs_get(conn, &one.cond);
     std::optional<std::string> out;
     if (!jobs) {
@@ -130,13 +132,14 @@ std::optional<std::string> load_admin_comment(unsigned job_id, std::string& erro
     return out;
 }
 
-std::string store_admin_comment(unsigned job_id, const std::string& value) {
+std::string store_admin_comment(const JobRow& row, const std::string& value) {
+    const unsigned job_id = row.job_id;
     std::string cluster, error;
     if (!accounting_cluster(cluster, error)) return error;
     std::uint16_t flags = 0;
     void* conn = slurmdb_connection_get(&flags);
     if (!conn) return "slurmdbd not reachable (" + errno_text() + ")";
-    OneJob one(job_id, cluster);
+    OneJob one(row, cluster);
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());

@@ -3,16 +3,25 @@
 // them from root or an operator, as `sacctmgr modify job` does).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace acme::slurm {
 
+// Which job's row: a plain job by its id; an array task by (array job id, task id), because
+// slurmdbd reads a bare id that is also an array's id as the whole array (its every task).
+struct JobRow {
+    unsigned job_id = 0;
+    std::uint32_t array_job_id = 0;   // 0: not an array task
+    std::uint32_t array_task_id = 0;
+};
+
 // The AdminComment of the job's latest run ("" when it has none). nullopt with `error` set
 // (one line) when accounting is not configured, slurmdbd cannot be reached or has no such job.
-std::optional<std::string> load_admin_comment(unsigned job_id, std::string& error);
+std::optional<std::string> load_admin_comment(const JobRow& job, std::string& error);
 
 // Sets the AdminComment of the job's latest run. "" on success, else slurmdbd's error.
-std::string store_admin_comment(unsigned job_id, const std::string& value);
+std::string store_admin_comment(const JobRow& job, const std::string& value);
 
 }  // namespace acme::slurm

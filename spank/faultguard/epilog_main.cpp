@@ -100,8 +100,8 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
 
 // This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
 // and faultdiag read it from any node). Quiet on a cluster without slurmdbd.
-void publish_record(store::Database& db, const Options& o, const std::optional<diagnose::Diagnosis>& d,
-                    const std::optional<faultguard::RecoveryDone>& recovery) {
+void publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
+                    const std::optional<diagnose::Diagnosis>& d, const std::optional<faultguard::RecoveryDone>& recovery) {
     faultguard::NodePartInputs in;
     in.gpus = store::job_gpu_summaries(db, o.job);
     in.events = store::job_gpu_events(db, o.job);
@@ -112,7 +112,12 @@ void publish_record(store::Database& db, const Options& o, const std::optional<d
     auto expected = slurm::expand_hostlist(o.nodelist);
     if (expected.empty()) expected = {o.node};
     // Within the helper's own time limit (the plugin's timeout=), with room for what ran before.
-    const auto r = faultguard::publish_node_part(static_cast<unsigned>(o.job), o.restart, expected, o.node,
+    slurm::JobRow row{static_cast<unsigned>(o.job)};
+    if (record && record->array_job_id != 0 && record->array_task_id < 0xfffffffeu /* NO_VAL: not a task */) {
+        row.array_job_id = record->array_job_id;
+        row.array_task_id = record->array_task_id;
+    }
+    const auto r = faultguard::publish_node_part(row, o.restart, expected, o.node,
                                                  faultguard::node_part(in), 8.0);
     if (r.published)
         fmt::print("job {} on {}: record in AdminComment ({} bytes, {} write{})\n", o.job, o.node, r.bytes, r.writes,
@@ -203,7 +208,7 @@ int run(const Options& o) {
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
         fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
-        if (o.admin_comment) publish_record(db, o, std::nullopt, std::nullopt);
+        if (o.admin_comment) publish_record(db, o, record, std::nullopt, std::nullopt);
         return 0;
     }
 
@@ -263,7 +268,7 @@ int run(const Options& o) {
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
     std::optional<faultguard::RecoveryDone> recovery;
     if (o.auto_recover >= 0) recovery = recover(db, o, end, d);
-    if (o.admin_comment) publish_record(db, o, d, recovery);
+    if (o.admin_comment) publish_record(db, o, record, d, recovery);
     return 0;
 }
 

@@ -29,17 +29,24 @@ bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const
 
 }  // namespace
 
-PublishResult publish_node_part(unsigned job_id, long long restart, const std::vector<std::string>& expected,
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const std::vector<std::string>& expected,
                                 const std::string& node, const nlohmann::json& part, double budget_s) {
     PublishResult result;
+    const unsigned job_id = row.job_id;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
     std::mt19937 random(std::random_device{}());
     std::uniform_int_distribution<int> delay_ms(300, 1200);
     int seen = 0;
     while (seen < 2) {
         std::string error;
-        const auto field = slurm::load_admin_comment(job_id, error);
+        const auto field = slurm::load_admin_comment(row, error);
         if (!field) {
+            // slurmctld hands job records to slurmdbd through a queue: a short job (an array
+            // task, often) can reach its epilog before its row does. Wait for it, within budget.
+            if (error.find("has no job") != std::string::npos && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+                continue;
+            }
             result.no_accounting = error.find("not slurmdbd") != std::string::npos;
             result.error = error;
             return result;
@@ -51,7 +58,7 @@ PublishResult publish_node_part(unsigned job_id, long long restart, const std::v
             seen = 0;
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
             const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
-            if (auto err = slurm::store_admin_comment(job_id, value); !err.empty()) {
+            if (auto err = slurm::store_admin_comment(row, value); !err.empty()) {
                 result.error = err;
                 return result;
             }

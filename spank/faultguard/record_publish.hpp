@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/slurm/admin_comment.hpp"
+
 namespace acme::faultguard {
 
 struct PublishResult {
@@ -23,7 +25,7 @@ struct PublishResult {
     int writes = 0;
 };
 
-PublishResult publish_node_part(unsigned job_id, long long restart, const std::vector<std::string>& expected,
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const std::vector<std::string>& expected,
                                 const std::string& node, const nlohmann::json& part, double budget_s);
 
 }  // namespace acme::faultguard

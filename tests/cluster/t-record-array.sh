@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every task of a job array keeps its own record: slurmdbd reads a bare id that is also the
+# array's id as the whole array, so the task that kept the array's id must not write over its
+# siblings' records.
+. "$(dirname "$0")/lib.sh"
+
+array=$(submit --array=1-4 -o /dev/null --wrap 'sleep 1')
+deadline=$((SECONDS + 90))
+while [ -n "$(squeue -h -j "$array" -o %i 2>/dev/null)" ]; do
+  ((SECONDS < deadline)) || fail "array $array not done in 90 s"
+  sleep 0.5
+done
+sleep 3  # the last epilogs' records
+rows=$(sacct -j "$array" -X -n -P -o JobIDRaw,AdminComment | python3 -c '
+import base64, json, sys, zlib
+for line in sys.stdin.read().splitlines():
+    raw, comment = line.split("|", 1)
+    tokens = [t for t in comment.split() if t.startswith("ACME1:")]
+    job = json.loads(zlib.decompress(base64.b64decode(tokens[0][6:])))["job"] if tokens else None
+    print(raw, job)')
+assert_eq 4 "$(printf '%s\n' "$rows" | grep -c .)" "tasks in slurmdbd"
+printf '%s\n' "$rows" | while read -r raw job; do
+  [ "$raw" = "$job" ] || fail "array task $raw holds the record of job $job (all: $(echo $rows))"
+done || exit 1
