@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -156,7 +158,7 @@ std::string_view source_name(Source s) { return s == Source::slurmdbd ? "slurmdb
 // The runs slurmdbd holds, or nullopt when the spools are to be read instead.
 std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const Options& o, const Environment& env,
                                                                const std::vector<std::int64_t>& ids,
-                                                               const Period& period, std::ostream& err) {
+                                                               const Period& period, bool steps, std::ostream& err) {
     const bool forced = o.source == "slurmdbd";
     if (o.source == "spool" || (!forced && o.spool_dir_given)) return std::nullopt;
     std::string why_not;
@@ -168,7 +170,7 @@ std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const Options& o,
         if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
         return std::nullopt;
     }
-    slurm::RunQuery query{ids, period.start.value_or(0), period.end.value_or(env.now)};
+    slurm::RunQuery query{ids, period.start.value_or(0), period.end.value_or(env.now), steps};
     auto runs = slurm::load_accounted_runs(query, why_not);
     if (!runs) {
         if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
@@ -209,7 +211,13 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     Context context;
     context.now = env.now;
     context.allocations = o.allocations;
-    const auto runs = accounted_runs(o, env, ids, period, err);
+    // The steps carry seff's TotalCPU and MaxRSS: fetch them only for a view that shows them.
+    std::string format = o.format;
+    for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool seff_fields = format.empty() || format.find("cpu") != std::string::npos ||
+                             format.find("rss") != std::string::npos || format.find("memeff") != std::string::npos;
+    const bool steps = everything || o.json || (kind == ViewKind::jobs && seff_fields);
+    const auto runs = accounted_runs(o, env, ids, period, steps, err);
     const Source source = runs ? Source::slurmdbd : Source::spool;
     if (source_out) *source_out = source;
     // slurmdbd's rows are held whole anyway: --summary and --failures aggregate them in memory.

@@ -213,7 +213,7 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     const auto gpu_id = gpu_tres_id(conn);
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
-    JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP);
+    JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));
     List jobs = slurmdb_jobs_get(conn, &q.cond);
     if (!jobs) {
         why_not = std::string("slurmdbd query failed (") + slurm_strerror(slurm_get_errno()) + ")";

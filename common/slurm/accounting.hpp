@@ -46,6 +46,7 @@ struct AccountedRun {
 struct RunQuery {
     std::vector<std::int64_t> job_ids;  // empty: every job of the window
     double start = 0, end = 0;          // the window, when no ids are given (sacct -S/-E)
+    bool steps = true;                  // false: no steps, so no MaxRSS or TotalCPU (faster)
 };
 
 // Every run slurmdbd lets the caller see (PrivateData applies: slurmdbd, not this code, decides
