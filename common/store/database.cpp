@@ -1,6 +1,9 @@
 #include "common/store/database.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
 
 #include <sqlite3.h>
 
@@ -8,6 +11,27 @@
 
 namespace acme::store {
 namespace {
+
+bool wal_present(const std::string& path) {
+    struct stat st {};
+    return ::stat((path + "-wal").c_str(), &st) == 0;
+}
+
+bool dir_writable(const std::string& path) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    return ::access(dir.c_str(), W_OK) == 0;
+}
+
+// "file:" URI of a path, percent-encoding what a URI would read otherwise.
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') uri += static_cast<char>(c);
+        else uri += fmt::format("%{:02X}", c);
+    }
+    return uri + "?mode=ro&immutable=1";
+}
 
 [[noreturn]] void fail(sqlite3* db, int rc, std::string_view what) {
     const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
@@ -104,7 +128,17 @@ Database::Database(const std::string& path, OpenOptions options) : path_(path) {
     if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
     struct stat before {};
     const bool existed = ::stat(path.c_str(), &before) == 0;
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+    // A reader allowed the file but not its directory (an admin group on a 0640 spool) cannot
+    // create the -shm a WAL database needs, and every query fails "readonly database". When no
+    // -wal exists, nobody is writing and the main file holds everything: read it as immutable.
+    // (A writer that starts meanwhile writes to a new -wal, not to the main file, until a
+    // checkpoint much later.)
+    std::string target = path;
+    if (options.read_only && existed && !wal_present(path) && !dir_writable(path)) {
+        target = immutable_uri(path);
+        flags |= SQLITE_OPEN_URI;
+    }
+    const int rc = sqlite3_open_v2(target.c_str(), &db_, flags, nullptr);
     // Stores hold private data (log tails, other users' jobs): a file this call creates is the
     // owner's only, whatever the umask; SQLite gives the -wal and -shm files the same mode.
     // An existing file keeps the mode an admin gave it (e.g. 0640 for an admin group).

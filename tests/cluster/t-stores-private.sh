@@ -36,3 +36,17 @@ for d in "$(spool_dir)" "$ACME_TEST_TMP/open-dir"; do
   assert_contains "$(tail -n 1 "$ACME_TEST_TMP/err")" "readable by root only: leave out --spool-dir to read Slurm's accounting" \
     "gpuacct's error as nobody for $d"
 done
+
+# Someone the admins gave the files to (a group, 0750 directory and 0640 files) reads a WAL
+# spool nobody has open, without write access anywhere: read-only access works.
+getent group acmeadm >/dev/null || groupadd acmeadm || skip "cannot create the group acmeadm"
+user=$(test_user)
+id -nG "$user" | grep -qw acmeadm || usermod -aG acmeadm "$user"
+view=$ACME_TEST_TMP/admin-view
+mkdir -p "$view"
+sqlite3 "$(spool_db "$node")" ".backup '$view/$node.db'"
+sqlite3 "$view/$node.db" 'PRAGMA journal_mode=WAL' >/dev/null
+chgrp -R acmeadm "$view" && chmod 750 "$view" && chmod 640 "$view/$node.db"
+[ ! -e "$view/$node.db-wal" ] || fail "the copy left a -wal behind"
+got=$(runuser -u "$user" -- "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$view" -a -X -j "$id" -n -P -o JobID,State 2>&1)
+assert_eq "$id|FAILED" "$got" "gpuacct as $user (group acmeadm) over a closed WAL spool"
