@@ -100,7 +100,18 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
 
 // This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
 // and faultdiag read it from any node). Quiet on a cluster without slurmdbd.
+// What slurmstepd put in ACME_RESUME_CKPT for this run, if the job gave --ckpt-dir; the
+// hand-off file is removed either way.
+std::optional<std::string> take_resumed_from(const Options& o) {
+    const std::string path = faultguard::resume_path(o.spool, o.node, o.job);
+    if (struct stat st {}; ::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    std::string line = slurp_and_remove(path);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    return line;
+}
+
 void publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
+                    const std::optional<std::string>& resumed_from,
                     const std::optional<diagnose::Diagnosis>& d, const std::optional<faultguard::RecoveryDone>& recovery) {
     faultguard::NodePartInputs in;
     in.gpus = store::job_gpu_summaries(db, o.job);
@@ -108,6 +119,7 @@ void publish_record(store::Database& db, const Options& o, const std::optional<s
     in.diagnosis = d;
     in.recovery = recovery;
     in.gate = store::job_health_check(db, o.job);
+    in.resumed_from = resumed_from;
     in.epilog_ts = wall_now();
     auto expected = slurm::expand_hostlist(o.nodelist);
     if (expected.empty()) expected = {o.node};
@@ -202,13 +214,14 @@ int run(const Options& o) {
         if (!end.job_exit && record->exit_code) end.job_exit = diagnose::from_wait_status(static_cast<int>(record->exit_code));
     }
     record_job_row(db, o, record);
+    const auto resumed_from = take_resumed_from(o);
 
     bool failed = end.time_limit || end.cancelled || end.node_failure || end.oom_kill ||
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
         fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
-        if (o.admin_comment) publish_record(db, o, record, std::nullopt, std::nullopt);
+        if (o.admin_comment) publish_record(db, o, record, resumed_from, std::nullopt, std::nullopt);
         return 0;
     }
 
@@ -268,7 +281,7 @@ int run(const Options& o) {
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
     std::optional<faultguard::RecoveryDone> recovery;
     if (o.auto_recover >= 0) recovery = recover(db, o, end, d);
-    if (o.admin_comment) publish_record(db, o, record, d, recovery);
+    if (o.admin_comment) publish_record(db, o, record, resumed_from, d, recovery);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -40,6 +41,12 @@ int set_restart_env(spank_t sp) {
     return 0;
 }
 
+// This step's ACME_RESUME_CKPT, kept for task_exit; nullopt without --ckpt-dir.
+std::optional<std::string>& resumed_from() {
+    static std::optional<std::string> value;
+    return value;
+}
+
 // In slurmstepd, for every step of a job that gave --ckpt-dir: the newest complete checkpoint
 // into the job's environment. The directory is read by a helper
 // that becomes the job's user first, bounded in time.
@@ -68,6 +75,10 @@ int set_resume_env(spank_t sp, int ac, char** av) {
         spank_setenv(sp, "ACME_RESUME_ERROR", why.c_str(), 1);
     }
     spank_setenv(sp, "ACME_RESUME_CKPT", path.c_str(), 1);
+    // For the job record: what this run resumed from, handed over at task exit (the node's
+    // name is not in the step's environment yet here).
+    const bool found = r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0;
+    resumed_from() = found ? path : std::string("(checkpoint search failed)");
     return 0;
 }
 
@@ -102,6 +113,16 @@ int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
     if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
         slurm_error("%s: job %u: short write to %s", kPlugin, job_id, path.c_str());
     ::close(fd);
+    // What the run resumed from, for the job record (one short write, never blocking).
+    if (const auto& resumed = resumed_from()) {
+        const std::string file = resume_path(config.spool, node, job_id);
+        const int rfd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (rfd >= 0) {
+            const std::string text = *resumed + "\n";
+            if (::write(rfd, text.data(), text.size()) < 0) slurm_error("%s: job %u: cannot write %s", kPlugin, job_id, file.c_str());
+            ::close(rfd);
+        }
+    }
     return 0;
 }
 

@@ -24,9 +24,14 @@ code = 79
 TOML
 trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"' EXIT
 
-id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 -o "$ACME_TEST_TMP/job.out" --wrap '
-if [ "$ACME_RESTART_COUNT" = 0 ]; then sleep 5; echo "RuntimeError: NCCL communicator was aborted" >&2; exit 1; fi
-sleep 2')
+ckpt=$ACME_TEST_TMP/ckpt
+mkdir -p "$ckpt" && chmod 755 "$ckpt"
+id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" --wrap "
+if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
+  mkdir -p $ckpt/step-1 && touch $ckpt/step-1/.complete
+  sleep 5; echo 'RuntimeError: NCCL communicator was aborted' >&2; exit 1
+fi
+sleep 2")
 deadline=$((SECONDS + 120))
 while [ "$(job_field "$id" JobState)" != COMPLETED ]; do
   case $(job_field "$id" JobState) in FAILED | CANCELLED | TIMEOUT | NODE_FAIL) fail "job $id ended $(job_field "$id" JobState)" ;; esac
@@ -58,6 +63,8 @@ check "$first" "r['nodes']['n2']['recovery']['drained'] and 'XID 79' in r['nodes
 check "$first" "'diagnosis' in r['nodes']['n1'] and 'NCCL' in json.dumps(r['nodes']['n1']['diagnosis']['evidence'])" \
   "the batch host's diagnosis with its log evidence"
 check "$first" "'communicator was aborted' not in json.dumps(r['nodes']['n2'])" "no log text on the node that did not read it"
+check "$first" "r['nodes']['n1']['resumed_from'] == ''" "the first run started fresh"
+check "$second" "r['nodes']['n1']['resumed_from'] == '$ckpt/step-1'" "the second run resumed from step-1"
 check "$second" "r['restart'] == 1 and sorted(r['nodes']) == ['n1', 'n3'] and 'diagnosis' not in r['nodes']['n1']" \
   "second record: its own run, healthy"
 

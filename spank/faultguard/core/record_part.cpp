@@ -66,6 +66,7 @@ json node_part(const NodePartInputs& in) {
                             {"outcome", short_text(in.recovery->outcome)}};
         if (in.recovery->drained) part["recovery"]["drain_reason"] = short_text(in.recovery->drain_reason);
     }
+    if (in.resumed_from) part["resumed_from"] = util::printable(*in.resumed_from, 4 * kRecordTextChars);
     if (in.gate) part["gate"] = {{"passed", in.gate->passed}, {"detail", short_text(in.gate->detail)}};
     part["ts"] = std::floor(in.epilog_ts);
     return part;

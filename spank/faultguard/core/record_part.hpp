@@ -26,6 +26,7 @@ struct NodePartInputs {
     std::optional<diagnose::Diagnosis> diagnosis;  // nullopt: the run did not fail
     std::optional<RecoveryDone> recovery;          // nullopt: --auto-recover not asked
     std::optional<store::HealthCheckRow> gate;
+    std::optional<std::string> resumed_from;  // --ckpt-dir jobs: ACME_RESUME_CKPT of this run ("" fresh)
     double epilog_ts = 0;
 };
 
