@@ -97,7 +97,12 @@ void finish_job_gpus(Database& db, long long job_id, const std::string& node, do
 std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id) {
     auto q = db.prepare(
         "SELECT gpu, COALESCE(uuid, ''), verdict, samples, xids, util_avg, util_max, power_avg_mw, mem_max, mem_total, "
-        "energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta FROM gpu_summaries WHERE job_id = ? ORDER BY gpu");
+        "energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta, "
+        // GPM (Hopper and later) only where the sampler read it: NULL otherwise.
+        "(SELECT AVG(gpm_sm_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu), "
+        "(SELECT AVG(gpm_tensor_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu), "
+        "(SELECT AVG(gpm_dram_bw_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu) "
+        "FROM gpu_summaries s WHERE job_id = ? ORDER BY gpu");
     q.bind(1, job_id);
     std::vector<GpuSummaryRow> out;
     while (q.step()) {
@@ -116,6 +121,9 @@ std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id) {
         r.power_max_mw = q.column_optional_int(11);
         r.temp_max = q.column_optional_int(12);
         r.ecc_uncorrected_delta = q.column_optional_int(13);
+        r.gpm_sm_avg = q.column_optional_double(14);
+        r.gpm_tensor_avg = q.column_optional_double(15);
+        r.gpm_dram_bw_avg = q.column_optional_double(16);
         out.push_back(std::move(r));
     }
     return out;

@@ -49,6 +49,7 @@ struct GpuSummaryRow {
     long long samples = 0, xids = 0;
     std::optional<double> util_avg, util_max, power_avg_mw;
     std::optional<long long> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta;
+    std::optional<double> gpm_sm_avg, gpm_tensor_avg, gpm_dram_bw_avg;  // percent, where GPM was sampled
 };
 std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id);
 

@@ -9,6 +9,7 @@
 
 #include "common/record/codec.hpp"
 #include "common/record/record.hpp"
+#include "spank/faultguard/core/record_part.hpp"
 
 using namespace acme::record;
 using nlohmann::json;
@@ -117,4 +118,35 @@ TEST_CASE("a record too large for the field is folded to per-node totals, then l
     CHECK((*back)["trimmed"].get<int>() >= 1);
     CHECK((*back)["nodes"]["gpu7"]["gpu_totals"]["count"] == 8);
     CHECK(missing_nodes(*back).empty());
+}
+
+TEST_CASE("a node's part: GPU numbers in the record's units, GPM only where sampled, evidence bounded") {
+    acme::faultguard::NodePartInputs in;
+    acme::store::GpuSummaryRow busy;
+    busy.gpu = 0;
+    busy.samples = 10;
+    busy.util_avg = 97.46;
+    busy.mem_max = 3LL << 30;
+    busy.energy_mj = 123456;
+    busy.gpm_sm_avg = 81.25;
+    busy.verdict = "ok";
+    acme::store::GpuSummaryRow old = busy;
+    old.gpu = 1;
+    old.gpm_sm_avg.reset();
+    in.gpus = {busy, old};
+    acme::diagnose::Diagnosis d;
+    d.reason = "out_of_memory";
+    for (int i = 0; i < 6; ++i) d.evidence.push_back({static_cast<std::size_t>(i + 1), "log", std::string(500, 'e')});
+    in.diagnosis = d;
+    in.resumed_from = "/ckpt/step-2";
+    const json part = acme::faultguard::node_part(in);
+    CHECK(part["gpus"][0]["util_avg"] == 97.5);
+    CHECK(part["gpus"][0]["mem_max_mib"] == 3072);
+    CHECK(part["gpus"][0]["energy_j"] == 123.5);
+    CHECK(part["gpus"][0]["gpm_sm_avg"] == 81.3);
+    CHECK_FALSE(part["gpus"][1].contains("gpm_sm_avg"));
+    CHECK(part["diagnosis"]["evidence"].size() == acme::faultguard::kRecordEvidence);
+    CHECK(part["diagnosis"]["evidence"][0]["text"].get<std::string>().size() <= acme::faultguard::kRecordTextChars + 3);
+    CHECK(part["resumed_from"] == "/ckpt/step-2");
+    CHECK_FALSE(part.contains("recovery"));
 }

@@ -31,6 +31,9 @@ json node_part(const NodePartInputs& in) {
         if (g.energy_mj) j["energy_j"] = round1(static_cast<double>(*g.energy_mj) / 1000);
         if (g.temp_max) j["temp_max_c"] = *g.temp_max;
         if (g.ecc_uncorrected_delta) j["ecc_dbe"] = *g.ecc_uncorrected_delta;
+        if (g.gpm_sm_avg) j["gpm_sm_avg"] = round1(*g.gpm_sm_avg);
+        if (g.gpm_tensor_avg) j["gpm_tensor_avg"] = round1(*g.gpm_tensor_avg);
+        if (g.gpm_dram_bw_avg) j["gpm_dram_bw_avg"] = round1(*g.gpm_dram_bw_avg);
         gpus.push_back(std::move(j));
     }
     part["gpus"] = std::move(gpus);
