@@ -42,7 +42,9 @@ plugindir=/usr/lib/$multiarch/slurm
 
 # The second minicluster: its own state and ports, beside the harness's (which stays up).
 mc=$ACME_TEST_TMP/mc
-mc_port=$((${ACME_MINICLUSTER_PORT:-16817} + 100))
+# Clear of the outer cluster (its slurmd +1..+99, slurmdbd +100, MariaDB +101) and of the
+# demo's (+200..+301).
+mc_port=$((${ACME_MINICLUSTER_PORT:-16817} + 400))
 work=$(mktemp -d /tmp/acme-deb.XXXXXX)
 installed=0
 copied_db=""
