@@ -114,7 +114,10 @@ int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
         slurm_error("%s: job %u: short write to %s", kPlugin, job_id, path.c_str());
     ::close(fd);
     // What the run resumed from, for the job record (one short write, never blocking).
-    if (const auto& resumed = resumed_from()) {
+    // Once per step: every task of it would write the same line.
+    static bool resume_written = false;
+    if (const auto& resumed = resumed_from(); resumed && !resume_written) {
+        resume_written = true;
         const std::string file = resume_path(config.spool, node, job_id);
         const int rfd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
         if (rfd >= 0) {
