@@ -33,7 +33,8 @@ void send(evhttp_request* req, const Reply& r) {
     evhttp_add_header(headers, "Content-Type", "application/json");
     evbuffer* out = evbuffer_new();
     evbuffer_add(out, r.text.data(), r.text.size());
-    evhttp_send_reply(req, r.code, r.code == 200 ? "OK" : r.code == 201 ? "Created" : "Error", out);
+    const char* reason = r.code == 200 ? "OK" : r.code == 201 ? "Created" : r.code == 503 ? "Service Unavailable" : "Error";
+    evhttp_send_reply(req, r.code, reason, out);
     evbuffer_free(out);
 }
 
@@ -82,11 +83,19 @@ std::string body_of(evhttp_request* req) {
 
 }  // namespace
 
-HttpApi::HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake,
-                 const std::atomic<int>* cluster_gpus)
-    : base_(base), config_(config), db_(std::move(db)), wake_(std::move(wake)), cluster_gpus_(cluster_gpus) {}
+HttpApi::HttpApi(event_base* base, const DaemonConfig& config, store::Database db, store::Database submit_db,
+                 std::function<void()> wake, const std::atomic<int>* cluster_gpus)
+    : base_(base), config_(config), db_(std::move(db)), wake_(std::move(wake)), cluster_gpus_(cluster_gpus) {
+    // A request whose client hung up while its submission was built is still ours to answer:
+    // libevent keeps it, detached, until evhttp_send_reply, which then only frees it.
+    submitter_ = std::make_unique<SubmitWorker>(
+        base, config_, std::move(submit_db), wake_, cluster_gpus_,
+        [](void* token, const Reply& reply) { send(static_cast<evhttp_request*>(token), reply); });
+}
 
 HttpApi::~HttpApi() {
+    // The worker first: no Reply may be delivered to a request evhttp_free has released.
+    submitter_.reset();
     if (http_) evhttp_free(http_);
     if (metrics_) evhttp_free(metrics_);
 }
@@ -171,7 +180,12 @@ void HttpApi::handle(evhttp_request* req) {
             return;
         }
         // Bodies are bounded by evhttp (listen: 2 MiB); only a POST carries one.
-        const std::string body = post ? body_of(req) : std::string();
+        std::string body = post ? body_of(req) : std::string();
+        if (route->route == Route::submit) {
+            if (!submitter_->post(req, *caller, std::move(body), now_s()))
+                send(req, error_reply(503, "evalschedd is busy with other submissions: retry in a few seconds"));
+            return;
+        }
         RouteContext ctx{db_, config_, *caller, *route, body, caches_, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now_s()};
         send(req, handler_for(route->route)(ctx));
     } catch (const std::exception& ex) {

@@ -1,18 +1,21 @@
 // The API: HTTP/JSON on a Unix socket through libevent's evhttp. Each request's caller is the
 // peer of its connection (SO_PEERCRED), never a field of the request: a user sees and cancels
 // only their own evaluations; root and members of admin_group see all. Each route's handler is
-// a file of its own (routes/); this class owns the sockets. An optional TCP listener serves
-// /metrics (Prometheus text) and nothing else.
+// a file of its own (routes/); this class owns the sockets. Submissions, the one heavy route,
+// are built on a worker thread (submit_worker.hpp) so the loop keeps answering reads meanwhile.
+// An optional TCP listener serves /metrics (Prometheus text) and nothing else.
 #pragma once
 
 #include <cstdint>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/caches.hpp"
+#include "evalsched/daemon/submit_worker.hpp"
 
 struct event_base;
 struct evhttp;
@@ -24,9 +27,10 @@ class HttpApi {
 public:
     // `wake` asks the scheduler thread for a round now (after a submission or cancellation).
     // `cluster_gpus`: the usable GPUs the scheduler last saw (0: not known yet), for sizing
-    // new evaluations' trials to the cluster.
-    HttpApi(event_base* base, const DaemonConfig& config, store::Database db, std::function<void()> wake,
-            const std::atomic<int>* cluster_gpus = nullptr);
+    // new evaluations' trials to the cluster. `submit_db` is the submission worker's own
+    // connection (SQLite connections are not shared between threads).
+    HttpApi(event_base* base, const DaemonConfig& config, store::Database db, store::Database submit_db,
+            std::function<void()> wake, const std::atomic<int>* cluster_gpus = nullptr);
     ~HttpApi();
     HttpApi(const HttpApi&) = delete;
     HttpApi& operator=(const HttpApi&) = delete;
@@ -49,6 +53,7 @@ private:
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
     ApiCaches caches_;
+    std::unique_ptr<SubmitWorker> submitter_;
 };
 
 }  // namespace acme::evalsched

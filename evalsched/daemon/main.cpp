@@ -69,10 +69,11 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    std::optional<acme::store::Database> api_db, sched_db;
+    std::optional<acme::store::Database> api_db, submit_db, sched_db;
     try {
         sched_db.emplace(acme::store::open_evalsched_store(config.database));
         api_db.emplace(acme::store::open_evalsched_store(config.database));
+        submit_db.emplace(acme::store::open_evalsched_store(config.database));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "evalschedd: database %s: %s\n", config.database.c_str(), e.what());
         return 2;
@@ -89,9 +90,10 @@ int main(int argc, char** argv) {
         std::string error;
         if (auto nodes = acme::slurm::load_node_gpus(error)) cluster_gpus = acme::slurm::usable_gpus(*nodes);
     }
-    HttpApi api(base, config, std::move(*api_db), [&] { wakeup.wake(); }, &cluster_gpus);
+    std::optional<HttpApi> api;
     try {
-        api.listen();
+        api.emplace(base, config, std::move(*api_db), std::move(*submit_db), [&] { wakeup.wake(); }, &cluster_gpus);
+        api->listen();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "evalschedd: %s\n", e.what());
         return 1;

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -95,4 +97,67 @@ TEST_CASE("a metric job scores only when every trial of its dataset finished and
     m.command = "exit 3";
     CHECK(run_script(dir, metric_script(m)) == 3);
     CHECK_FALSE(exists(out + "/result.json"));
+}
+
+// The submission worker: the event loop hands it a submission and gets the route's Reply back
+// on the loop thread, through the worker's pipe.
+#include <event2/event.h>
+
+#include "common/store/evalsched_store.hpp"
+#include "evalsched/daemon/submit_worker.hpp"
+
+TEST_CASE("submissions are built on the worker thread and answered on the event loop") {
+    acme::test::TempDir dir;
+    DaemonConfig config;
+    config.results_dir = dir.file("results");
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    event_base* base = event_base_new();
+    std::vector<std::pair<int, Reply>> replies;
+    const std::thread::id loop_thread = std::this_thread::get_id();
+    bool delivered_on_loop = true;
+    int woken = 0;
+    {
+        SubmitWorker worker(base, config, acme::store::open_evalsched_store(dir.file("e.db")), [&] { ++woken; }, nullptr,
+                            [&](void* token, const Reply& r) {
+                                delivered_on_loop = delivered_on_loop && std::this_thread::get_id() == loop_thread;
+                                replies.emplace_back(static_cast<int>(reinterpret_cast<std::intptr_t>(token)), r);
+                                if (replies.size() == 2) event_base_loopbreak(base);
+                            });
+        Caller alice;
+        alice.uid = alice.gid = 1000;
+        alice.user = "alice";
+        const std::string good = nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", kSuite}}.dump();
+        REQUIRE(worker.post(reinterpret_cast<void*>(std::intptr_t{1}), alice, good, 1000.0));
+        REQUIRE(worker.post(reinterpret_cast<void*>(std::intptr_t{2}), alice, "not json", 1000.0));
+        timeval limit{30, 0};   // a hang fails the test rather than the suite
+        event_base_loopexit(base, &limit);
+        event_base_dispatch(base);
+    }
+    event_base_free(base);
+    REQUIRE(replies.size() == 2);
+    CHECK(delivered_on_loop);
+    std::sort(replies.begin(), replies.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    CHECK(replies[0].second.code == 201);
+    const auto created = nlohmann::json::parse(replies[0].second.text);
+    CHECK(created.at("id").get<std::int64_t>() > 0);
+    CHECK(replies[1].second.code == 400);
+    CHECK(replies[1].second.text.find("not a JSON object") != std::string::npos);
+    // The evaluation and its trials are in the store, for the loop's own connection to read.
+    auto stmt = db.prepare("SELECT COUNT(*) FROM trials");
+    REQUIRE(stmt.step());
+    CHECK(stmt.column_int(0) >= 1);
+    CHECK(woken == 1);
+}
+
+TEST_CASE("a full submission queue refuses at once instead of growing") {
+    acme::test::TempDir dir;
+    DaemonConfig config;
+    config.results_dir = dir.file("results");
+    event_base* base = event_base_new();
+    {
+        SubmitWorker worker(base, config, acme::store::open_evalsched_store(dir.file("e.db")), [] {}, nullptr,
+                            [](void*, const Reply&) {}, 0);
+        CHECK_FALSE(worker.post(nullptr, Caller{}, "{}", 0));
+    }
+    event_base_free(base);
 }
