@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include <fmt/format.h>
+
 namespace acme::store {
 namespace {
 
@@ -227,41 +229,72 @@ Database open_evalsched_store(const std::string& path) {
     return db;
 }
 
+// Each row type's columns are listed once, in the order of its fields: the INSERT binds and the
+// SELECT reads through the same list, so neither counts positions of its own.
+namespace {
+constexpr const char* kPriorRunColumns = "dataset, size_class, gpus, seconds, fraction, checkpoint, node, finished_at";
+enum PriorRunColumn { pr_dataset, pr_size_class, pr_gpus, pr_seconds, pr_fraction, pr_checkpoint, pr_node, pr_finished_at };
+constexpr const char* kModelLoadColumns = "node, bytes, seconds, checkpoint, finished_at";
+enum ModelLoadColumn { ml_node, ml_bytes, ml_seconds, ml_checkpoint, ml_finished_at };
+
+PriorRun read_prior_run(const Statement& q) {
+    PriorRun r;
+    r.dataset = q.column_text(pr_dataset);
+    r.size_class = q.column_text(pr_size_class);
+    r.gpus = static_cast<int>(q.column_int(pr_gpus));
+    r.seconds = q.column_double(pr_seconds);
+    r.fraction = q.column_double(pr_fraction);
+    r.checkpoint = q.column_text(pr_checkpoint);
+    r.node = q.column_text(pr_node);
+    r.finished_at = q.column_double(pr_finished_at);
+    return r;
+}
+
+ModelLoad read_model_load(const Statement& q) {
+    ModelLoad l;
+    l.node = q.column_text(ml_node);
+    l.bytes = q.column_double(ml_bytes);
+    l.seconds = q.column_double(ml_seconds);
+    l.checkpoint = q.column_text(ml_checkpoint);
+    l.finished_at = q.column_double(ml_finished_at);
+    return l;
+}
+}  // namespace
+
 void record_prior_run(Database& db, const PriorRun& r) {
-    db.prepare("INSERT INTO prior_runs (dataset, size_class, gpus, seconds, fraction, checkpoint, node, finished_at)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    db.prepare(fmt::format("INSERT INTO prior_runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", kPriorRunColumns))
         .bind_all(r.dataset, r.size_class, r.gpus, r.seconds, r.fraction, r.checkpoint, r.node, r.finished_at)
         .run();
 }
 
 void record_model_load(Database& db, const ModelLoad& l) {
-    db.prepare("INSERT INTO model_loads (node, bytes, seconds, checkpoint, finished_at) VALUES (?, ?, ?, ?, ?)")
+    db.prepare(fmt::format("INSERT INTO model_loads ({}) VALUES (?, ?, ?, ?, ?)", kModelLoadColumns))
         .bind_all(l.node, l.bytes, l.seconds, l.checkpoint, l.finished_at)
         .run();
 }
 
 std::vector<PriorRun> recent_prior_runs(Database& db, int per_key) {
-    auto q = db.prepare(
-        "SELECT dataset, size_class, gpus, seconds, fraction, checkpoint, node, finished_at FROM ("
+    auto q = db.prepare(fmt::format(
+        "SELECT {} FROM ("
         "  SELECT *, ROW_NUMBER() OVER (PARTITION BY dataset, size_class, gpus ORDER BY finished_at DESC, id DESC) AS n"
         "  FROM prior_runs)"
-        " WHERE n <= ? ORDER BY dataset, size_class, gpus, finished_at, id");
+        " WHERE n <= ? ORDER BY dataset, size_class, gpus, finished_at, id",
+        kPriorRunColumns));
     q.bind(1, per_key);
     std::vector<PriorRun> out;
-    while (q.step())
-        out.push_back({q.column_text(0), q.column_text(1), static_cast<int>(q.column_int(2)), q.column_double(3),
-                       q.column_double(4), q.column_text(5), q.column_text(6), q.column_double(7)});
+    while (q.step()) out.push_back(read_prior_run(q));
     return out;
 }
 
 std::vector<ModelLoad> recent_model_loads(Database& db, int per_node) {
-    auto q = db.prepare(
-        "SELECT node, bytes, seconds, checkpoint, finished_at FROM ("
+    auto q = db.prepare(fmt::format(
+        "SELECT {} FROM ("
         "  SELECT *, ROW_NUMBER() OVER (PARTITION BY node ORDER BY finished_at DESC, id DESC) AS n FROM model_loads)"
-        " WHERE n <= ? ORDER BY node, finished_at, id");
+        " WHERE n <= ? ORDER BY node, finished_at, id",
+        kModelLoadColumns));
     q.bind(1, per_node);
     std::vector<ModelLoad> out;
-    while (q.step()) out.push_back({q.column_text(0), q.column_double(1), q.column_double(2), q.column_text(3), q.column_double(4)});
+    while (q.step()) out.push_back(read_model_load(q));
     return out;
 }
 
