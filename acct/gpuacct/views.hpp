@@ -9,7 +9,7 @@
 
 #include "acct/gpuacct/table.hpp"
 #include "acct/gpuacct/core/aggregate.hpp"
-#include "acct/gpuacct/core/spool_set.hpp"
+#include "acct/gpuacct/core/spool_rows.hpp"
 
 namespace acme::gpuacct {
 

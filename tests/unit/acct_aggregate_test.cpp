@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "acct/gpuacct/core/aggregate.hpp"
-#include "acct/gpuacct/core/spool_set.hpp"
+#include "acct/gpuacct/core/spool_rows.hpp"
 #include "tests/unit/acct_spool_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 

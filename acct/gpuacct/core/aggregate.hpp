@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "acct/gpuacct/core/spool_set.hpp"
+#include "acct/gpuacct/core/spool_rows.hpp"
 
 namespace acme::acct {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "acct/gpuacct/core/spool_set.hpp"
+#include "acct/gpuacct/core/spool_rows.hpp"
 #include "common/slurm/accounting.hpp"
 
 namespace acme::acct {

@@ -1,4 +1,4 @@
-#include "acct/gpuacct/core/spool_set.hpp"
+#include "common/store/spool_set.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,12 +15,12 @@
 
 #include "common/store/spool.hpp"
 
-namespace acme::acct {
+namespace acme::store {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::set<std::string> table_columns(store::Database& db, std::string_view table) {
+std::set<std::string> table_columns(Database& db, std::string_view table) {
     std::set<std::string> columns;
     auto q = db.prepare("SELECT name FROM pragma_table_info(?)");
     q.bind(1, table);
@@ -41,12 +41,12 @@ std::string select_list(const std::set<std::string>& have, std::initializer_list
     return out;
 }
 
-std::string text_or_empty(store::Statement& q, int column) { return q.is_null(column) ? std::string() : q.column_text(column); }
+std::string text_or_empty(Statement& q, int column) { return q.is_null(column) ? std::string() : q.column_text(column); }
 
 // The spool files of a directory, each opened read-only: a report never writes a node's file.
 struct NodeFile {
     std::string node;  // the file's name without .db
-    std::optional<store::Database> db;  // set unless failed
+    std::optional<Database> db;  // set unless failed
     bool failed = false;   // an error while reading: read no further
     std::string problem;   // the first error, as SpoolSet::problems words it
 };
@@ -62,7 +62,7 @@ std::vector<NodeFile> open_node_files(const std::string& dir, std::vector<std::s
     std::vector<NodeFile> files;
     for (const auto& path : paths) {
         try {
-            auto db = store::open_spool_read_only(path.string());
+            auto db = open_spool_read_only(path.string());
             // Preparing reads the schema: a file that is not a spool fails here, before any
             // merge, and is reported as it always was.
             db.prepare("SELECT COUNT(*) FROM jobs");
@@ -94,7 +94,7 @@ std::vector<NodeFile> reopen(const std::vector<NodeFile>& files) {
         NodeFile& copy = out.emplace_back(file.node, std::nullopt, file.failed, file.problem);
         if (file.failed) continue;
         try {
-            copy.db = store::open_spool_read_only(file.db->path());
+            copy.db = open_spool_read_only(file.db->path());
         } catch (const std::exception& error) {
             fail(copy, error);
         }
@@ -151,7 +151,7 @@ public:
 private:
     struct Cursor {
         size_t file;
-        store::Statement rows;
+        Statement rows;
     };
     // (job id of the cursor's current row, cursor): the smallest id on top, then the first file.
     using Heap = std::priority_queue<std::pair<std::int64_t, size_t>, std::vector<std::pair<std::int64_t, size_t>>,
@@ -208,7 +208,7 @@ private:
         return where;
     }
 
-    void bind_jobs(store::Statement& q) const {
+    void bind_jobs(Statement& q) const {
         q.bind(1, ids_.first);
         q.bind(2, ids_.last);
         if (options_.start) q.bind(3, *options_.start);
@@ -223,7 +223,7 @@ private:
 
     // Only the columns the views asked for: each one costs SQLite a decode per row, a million
     // times. The layout stays fixed; a column not asked for is a NULL.
-    store::Statement prepare_jobs(store::Database& db) const {
+    Statement prepare_jobs(Database& db) const {
         const auto have = table_columns(db, "jobs");
         const bool full = options_.full_jobs;
         std::string sql = fmt::format(
@@ -254,7 +254,7 @@ private:
     // upper bound, which through the index would cost a key comparison a row: the merge stops
     // asking past the part's last job. action and rule come after the evidence (the log lines,
     // often on overflow pages): read only for the per-job listing.
-    store::Statement prepare_diagnoses(store::Database& db) const {
+    Statement prepare_diagnoses(Database& db) const {
         const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
         const bool full = options_.full_jobs;
         auto q = db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
@@ -267,7 +267,7 @@ private:
     // One node's row of the job. Job-wide fields come from the row of the best rank; any row
     // fills what is still unknown.
     void take_row(Job& job, Cursor& cursor, bool first, Rank& best) {
-        store::Statement& q = cursor.rows;
+        Statement& q = cursor.rows;
         // Each column is asked for once (a million rows): NULL text reads as empty.
         const std::string ids = q.column_text(2);
         if (!ids.empty()) job.gpu_ids += static_cast<int>(std::count(ids.begin(), ids.end(), ',')) + 1;
@@ -318,7 +318,7 @@ private:
         while (!diagnosis_heap_.empty() && diagnosis_heap_.top().first <= id) {
             const auto [job_id, c] = diagnosis_heap_.top();
             diagnosis_heap_.pop();
-            store::Statement& q = diagnoses_[c].rows;
+            Statement& q = diagnoses_[c].rows;
             if (job_id == id) {
                 if (count == diagnosis_buffer_.size()) diagnosis_buffer_.emplace_back();
                 Diagnosis& d = diagnosis_buffer_[count++];
@@ -357,7 +357,7 @@ struct Reader {
         return it != out.jobs.end() && it->job_id == job_id;
     }
 
-    void read_summaries(store::Database& db, const std::string& node) {
+    void read_summaries(Database& db, const std::string& node) {
         if (table_columns(db, "gpu_summaries").empty()) return;
         auto q = db.prepare(
             "SELECT job_id, node, gpu, samples, util_avg, util_max, mem_max, mem_total, energy_mj, power_avg_mw, "
@@ -384,7 +384,7 @@ struct Reader {
         }
     }
 
-    void read_events(store::Database& db, const std::string& node) {
+    void read_events(Database& db, const std::string& node) {
         auto q = db.prepare("SELECT job_id, gpu, ts, kind, COALESCE(code, 0) FROM gpu_events WHERE ts >= ? AND ts <= ? ORDER BY ts");
         q.bind_all(options.start.value_or(0.0), options.end.value_or(1e18));
         while (q.step()) {
@@ -399,7 +399,7 @@ struct Reader {
         }
     }
 
-    void read_task_exits(store::Database& db) {
+    void read_task_exits(Database& db) {
         auto q = db.prepare("SELECT job_id, step_id, node, ts, COALESCE(exit_code, 0), COALESCE(signal, 0) FROM task_exits");
         while (q.step()) {
             TaskExit t{q.column_int(0), q.column_int(1), q.column_text(2), q.column_double(3),
@@ -409,7 +409,7 @@ struct Reader {
     }
 
     // Spool v5 (recovery): absent on older spools, which simply have no drains or checks.
-    void read_recovery(store::Database& db, const std::string& node) {
+    void read_recovery(Database& db, const std::string& node) {
         if (!table_columns(db, "recoveries").empty()) {
             auto q = db.prepare("SELECT node, job_id, ts, COALESCE(drain_reason, '') FROM recoveries "
                                 "WHERE drained = 1 AND ts >= ? AND ts <= ? ORDER BY ts");
@@ -520,4 +520,4 @@ SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, size_t
     return out;
 }
 
-}  // namespace acme::acct
+}  // namespace acme::store

@@ -1,7 +1,8 @@
 // Reading a telemetry directory: every <node>.db node spool in it, merged into one view of the
 // jobs (a job has one row per node it ran on), their per-GPU summaries, diagnoses and GPU
 // events. A file that cannot be read is reported in `problems` and skipped, never fatal: one
-// broken node must not hide the rest of the cluster.
+// broken node must not hide the rest of the cluster. It sits beside the spool's schema (spool.hpp)
+// because it is that schema's reader for whole directories: gpuacct's local view of a cluster.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace acme::acct {
+namespace acme::store {
 
 struct NodeGpus {
     std::string node;
@@ -149,4 +150,4 @@ using JobVisitor = std::function<void(size_t part, Job& job, std::span<const Dia
 // read_spools.
 SpoolScan scan_spools(const std::string& dir, const ReadOptions& options, size_t parts, const JobVisitor& visit);
 
-}  // namespace acme::acct
+}  // namespace acme::store
