@@ -194,6 +194,32 @@ std::string spool_hint() {
                               "(slurmdbd), or run as root on the node";
 }
 
+// slurmdbd learns a job's GPU numbers only at its end (the record in AdminComment). For a job
+// still running, the numbers so far are in the node spools when this host can read them (a
+// compute node, a single-host cluster); elsewhere the job is listed without them.
+void add_running_summaries(const Options& o, const acct::ReadOptions& read, acct::SpoolSet& data) {
+    if (!read.summaries) return;
+    std::vector<std::int64_t> running;
+    for (const auto& job : data.jobs)
+        if (job.end <= 0 || job.state.starts_with("RUNNING")) running.push_back(job.job_id);
+    std::erase_if(running, [&](std::int64_t id) {
+        return std::any_of(data.summaries.begin(), data.summaries.end(), [&](const acct::GpuSummary& s) { return s.job_id == id; });
+    });
+    if (running.empty() || access(o.spool_dir.c_str(), R_OK | X_OK) != 0) return;
+    acct::ReadOptions so_far;
+    so_far.job_ids = running;
+    so_far.full_jobs = false;
+    so_far.node_rows = false;
+    so_far.summaries = true;
+    try {
+        auto spool = acct::read_spools(o.spool_dir, so_far);
+        for (auto& s : spool.summaries)
+            if (s.so_far) data.summaries.push_back(std::move(s));
+    } catch (const std::exception&) {
+        // Only extra numbers for running jobs: the listing stands without them.
+    }
+}
+
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
              const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter,
              Source* source_out = nullptr) {
@@ -226,6 +252,7 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
         std::vector<std::string> warnings;
         context.data = acct::spool_set_from_accounting(*runs, read, warnings);
         for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+        add_running_summaries(o, read, context.data);
         if (!ids.empty()) std::erase_if(context.data.jobs, [&](const acct::Job& job) { return outside(job, period); });
     } else {
         try {

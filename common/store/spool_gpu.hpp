@@ -36,6 +36,12 @@ std::vector<GpuEventRow> job_gpu_events(Database& db, long long job_id);
 // first: a node an admin resumed after a drain is not failed again for the same old XID.
 std::vector<GpuEventRow> xids_since_last_health_check(Database& db);
 
+// What gpu_summaries.verdict means, in percent GPU utilisation: never above kIdleMaxUtil is
+// idle, an average below kLowUtilAvg is low-util. The sampler's summary at job end and a
+// report's summary so far of a running job (spool_set) judge by the same numbers.
+inline constexpr double kIdleMaxUtil = 5.0;
+inline constexpr double kLowUtilAvg = 30.0;
+
 // Ends a job's sampling: jobs.ended_at, and one gpu_summaries row per (GPU id, UUID) in `gpus`
 // (no-data when it has no samples; idle when utilisation never exceeded `idle_max_util`,
 // low-util when its average is below `low_util_avg`). Idempotent.

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/store/spool.hpp"
+#include "common/store/spool_gpu.hpp"
 
 namespace acme::store {
 namespace {
@@ -380,6 +381,48 @@ struct Reader {
             s.xids = q.column_int(12);
             s.ecc_uncorrected = q.column_optional_int(13);
             s.verdict = text_or_empty(q, 14);
+            out.summaries.push_back(std::move(s));
+        }
+        read_summaries_so_far(db, node);
+    }
+
+    // The jobs whose sampler has not stopped (jobs.ended_at unset, no gpu_summaries row yet):
+    // what finish_job_gpus would write now, from the samples so far. One pass over the samples
+    // of those jobs through the (job_id, gpu, ts) index; energy is the counter's rise.
+    void read_summaries_so_far(Database& db, const std::string& node) {
+        auto q = db.prepare(R"sql(
+            SELECT job_id, gpu, COUNT(*), AVG(util_gpu), MAX(util_gpu), MAX(mem_used), MAX(mem_total),
+                MAX(energy_mj) - MIN(energy_mj), AVG(power_mw), MAX(power_mw), MAX(temp_c),
+                (SELECT COUNT(*) FROM gpu_events e WHERE e.job_id = s.job_id AND e.gpu = s.gpu AND e.kind = 'xid'),
+                MAX(ecc_uncorrected) - MIN(ecc_uncorrected),
+                CASE WHEN COUNT(util_gpu) = 0 THEN 'no-data'
+                     WHEN MAX(util_gpu) <= ?1 THEN 'idle'
+                     WHEN AVG(util_gpu) < ?2 THEN 'low-util'
+                     ELSE 'ok' END
+            FROM gpu_samples s
+            WHERE job_id IN (SELECT job_id FROM jobs WHERE ended_at IS NULL)
+              AND NOT EXISTS (SELECT 1 FROM gpu_summaries g WHERE g.job_id = s.job_id)
+            GROUP BY job_id, gpu ORDER BY job_id, gpu)sql");
+        q.bind_all(kIdleMaxUtil, kLowUtilAvg);
+        while (q.step()) {
+            GpuSummary s;
+            s.job_id = q.column_int(0);
+            if (!wanted(s.job_id)) continue;
+            s.node = node;
+            s.gpu = static_cast<int>(q.column_int(1));
+            s.samples = q.column_int(2);
+            s.util_avg = q.column_optional_double(3);
+            s.util_max = q.column_optional_double(4);
+            s.mem_max = q.column_optional_int(5);
+            s.mem_total = q.column_optional_int(6);
+            s.energy_mj = q.column_optional_int(7);
+            s.power_avg_mw = q.column_optional_double(8);
+            s.power_max_mw = q.column_optional_int(9);
+            s.temp_max = q.column_optional_int(10);
+            s.xids = q.column_int(11);
+            s.ecc_uncorrected = q.column_optional_int(12);
+            s.verdict = q.column_text(13);
+            s.so_far = true;
             out.summaries.push_back(std::move(s));
         }
     }

@@ -64,6 +64,9 @@ struct GpuSummary {
     std::optional<std::int64_t> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected;
     std::int64_t xids = 0;
     std::string verdict;  // idle | low-util | ok | no-data
+    // A job still running has no summary yet: this one is its samples so far, judged by the
+    // same rule (spool_gpu.hpp), and changes with every read.
+    bool so_far = false;
 };
 
 struct Diagnosis {

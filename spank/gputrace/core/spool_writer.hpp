@@ -31,9 +31,9 @@ struct GpuEvent {
     std::string detail;
 };
 
-// Verdict thresholds, in percent GPU utilisation.
-inline constexpr double kIdleMaxUtil = 5.0;      // never above this: the GPUs were idle
-inline constexpr double kLowUtilAvg = 30.0;      // on average below this: low-util
+// Verdict thresholds, in percent GPU utilisation: the spool schema's (common/store/spool_gpu.hpp).
+inline constexpr double kIdleMaxUtil = store::kIdleMaxUtil;
+inline constexpr double kLowUtilAvg = store::kLowUtilAvg;
 
 class SpoolWriter {
 public:

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# gpuacct on a job still running: its numbers so far come from the samples in the node spool
+# (no summary exists until the sampler stops), the job is marked RUNNING, and once it ends the
+# listing shows the summary the sampler wrote, the same utilisation.
+. "$(dirname "$0")/lib.sh"
+
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
+
+use_uniform_scenario 70
+
+job=$(submit -J running-pretrain -N1 --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" \
+  --wrap 'sleep 30')
+node=""
+for _ in $(seq 1 60); do
+  [ "$(job_field "$job" JobState)" = RUNNING ] && node=$(job_nodes "$job") && break
+  sleep 1
+done
+[ -n "$node" ] || fail "job $job never started"
+# Wait until the sampler has written a few ticks for both GPUs.
+for _ in $(seq 1 30); do
+  n=$(spool_query "$node" "SELECT COUNT(DISTINCT gpu) FROM gpu_samples WHERE job_id = $job AND util_gpu IS NOT NULL" 2>/dev/null)
+  [ "${n:-0}" -ge 2 ] && break
+  sleep 1
+done
+assert_eq 2 "${n:-0}" "GPUs sampled so far in job $job"
+assert_eq 0 "$(spool_query "$node" "SELECT COUNT(*) FROM gpu_summaries WHERE job_id = $job")" \
+  "no summary yet while job $job runs"
+
+assert_eq "$job|RUNNING|2|70.0|ok" \
+  "$(gpuacct -X -j "$job" -P -n --format=JobID,State,AllocGPUS,GPUUtil,Verdict 2>/dev/null)" \
+  "gpuacct -j of the running job (from the spool's samples)"
+
+scancel "$job"
+state=$(wait_job "$job" 60)
+assert_eq CANCELLED "${state%% *}" "job $job after scancel"
+for _ in $(seq 1 30); do
+  [ "$(spool_query "$node" "SELECT COUNT(*) FROM gpu_summaries WHERE job_id = $job")" -ge 2 ] && break
+  sleep 1
+done
+assert_eq "$job|70.0|ok" "$(gpuacct -X -j "$job" -P -n --format=JobID,GPUUtil,Verdict 2>/dev/null)" \
+  "gpuacct -j of the ended job (from the sampler's summary)"
