@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -38,6 +42,7 @@ struct Options {
     bool spool_dir_given = false;  // --spool-dir on the command line or $ACME_SPOOL_DIR
     bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
     bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
+    double live = 0;  // --live: seconds between refreshes, 0: print once
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -304,7 +309,8 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     return 0;
 }
 
-int query(const Options& o, const Environment& env, std::ostream& out, std::ostream& err) {
+// `running`, when given, is set when a job listed has not ended (what --live waits for).
+int query(const Options& o, const Environment& env, std::ostream& out, std::ostream& err, bool* running = nullptr) {
     const ViewKind kind = view_of(o);
     const Table shape = view_shape(kind);
     if (o.helpformat) {
@@ -330,6 +336,8 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     const auto filter = filter_of(o, env);
     Source source = Source::spool;
     const Context context = load(o, env, kind, false, err, ids, period, filter, &source);
+    if (running)
+        *running = std::any_of(context.jobs.begin(), context.jobs.end(), [](const acct::Job& job) { return job.end <= 0; });
     const Table table = build_view(kind, context);
     if (o.json) {
         auto json = render_json(table, render);
@@ -347,6 +355,29 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
                                job.job_id, job.text().missing_nodes);
     }
     return 0;
+}
+
+// --live: the listing again every o.live seconds, like watch(1), until every job listed has
+// ended (the last frame shows how it ended) or the user interrupts. Each frame is built whole
+// before the screen is cleared, so a slow slurmdbd never shows a blank terminal.
+int watch(const Options& o, const Environment& env, std::ostream& out, std::ostream& err) {
+    if (o.jobs.empty()) throw Failure{"--live watches the jobs named with -j: give -j JOBID"};
+    for (;;) {
+        Environment now = env;
+        now.now = static_cast<double>(std::time(nullptr));
+        std::ostringstream frame;
+        bool running = false;
+        query(o, now, frame, err, &running);
+        if (env.terminal) out << "\033[H\033[2J";
+        const std::time_t t = static_cast<std::time_t>(now.now);
+        std::tm local{};
+        localtime_r(&t, &local);
+        fmt::print(out, "Every {:g}s: gpuacct -j {}{}    {:%Y-%m-%dT%H:%M:%S}\n\n", o.live, o.jobs,
+                   running ? "" : " (ended)", local);
+        out << frame.str() << std::flush;
+        if (!running) return 0;
+        std::this_thread::sleep_for(std::chrono::duration<double>(o.live));
+    }
 }
 
 }  // namespace
@@ -381,6 +412,10 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
     failures->excludes(nodes)->excludes(summary);
     nodes->excludes(summary);
+    app.add_option("--live", o.live, "print the -j jobs again every SECONDS until they have all ended, like watch(1)")
+        ->expected(0, 1)
+        ->default_str("2")
+        ->check(CLI::Range(0.5, 3600.0));
     auto* spool_dir = app.add_option("--spool-dir", o.spool_dir,
                                      "read node spools: every <node>.db in DIR ($ACME_SPOOL_DIR), not slurmdbd")
                           ->capture_default_str();
@@ -409,6 +444,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     }
     try {
         if (*report_cmd) return report(o, env, out, err);
+        if (o.live > 0) return watch(o, env, out, err);
         return query(o, env, out, err);
     } catch (const Failure& failure) {
         fmt::print(err, "gpuacct: error: {}\n", failure.message);

@@ -15,6 +15,7 @@ struct Environment {
     bool is_root = true;        // sacct shows other users' jobs only to root (or with -a)
     std::string user;           // the caller's name, for the non-root default
     bool ask_slurm = false;     // slurm.conf found: ask slurmctld / slurmdbd
+    bool terminal = false;      // stdout is a terminal: --live clears it between refreshes
 };
 
 // Exit status as sacct: 0 on success, 1 on bad input (one line on err, nothing on out).

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     env.spool_dir_given = dir && *dir;
     env.now = static_cast<double>(std::time(nullptr));
     env.is_root = geteuid() == 0;
+    env.terminal = isatty(STDOUT_FILENO) == 1;
     if (const passwd* pw = getpwuid(getuid())) env.user = pw->pw_name;
     // libslurm exits the process when it finds no slurm.conf: ask it only where one exists.
     const char* conf = std::getenv("SLURM_CONF");
