@@ -89,8 +89,8 @@ Sample full_sample(int minor) {
     nvml::Reading r;
     r.util_gpu = 87;
     r.util_mem = 40;
-    r.mem_used = 30000;
-    r.mem_total = 81920;
+    r.mem_used = 30000LL << 20;  // bytes, as NVML gives them and the spool keeps them
+    r.mem_total = 81920LL << 20;
     r.power_mw = 312500;
     r.energy_mj = 123456789;
     r.temp_c = 61;
@@ -123,7 +123,7 @@ TEST_CASE("textfile: a sampled GPU gets every DCGM metric with the job's labels 
                                                              {"Hostname", "node-a1"},
                                                              {"hpc_job", "4242"},
                                                              {"user", "alice"}});
-    // MiB as NVML's sampler stores them, free derived from total - used.
+    // The spool's bytes become DCGM's MiB; free is total - used.
     CHECK(find(p, "DCGM_FI_DEV_FB_USED", "2")->value == 30000);
     CHECK(find(p, "DCGM_FI_DEV_FB_TOTAL", "2")->value == 81920);
     CHECK(find(p, "DCGM_FI_DEV_FB_FREE", "2")->value == 81920 - 30000);
@@ -173,8 +173,8 @@ TEST_CASE("textfile: a sampled GPU gets every DCGM metric with the job's labels 
 TEST_CASE("textfile: absent readings are left out, never written as 0, and HELP is the same in every job's file") {
     nvml::Reading r;  // a GPU without GPM, power or ECC: only utilisation and memory
     r.util_gpu = 0;
-    r.mem_used = 5;
-    r.mem_total = 16384;
+    r.mem_used = 5LL << 20;
+    r.mem_total = 16384LL << 20;
     const Sample a{0, 100.0, r};
     const Sample b = full_sample(1);
     const std::vector<TextfileGpu> gpus = {

@@ -32,6 +32,12 @@ Value reading(F f) {
     };
 }
 
+// The spool keeps bytes (NVML's unit); DCGM's FB_* are MiB.
+std::optional<double> mib(const std::optional<long long>& bytes) {
+    if (!bytes) return std::nullopt;
+    return static_cast<double>(*bytes) / (1024.0 * 1024.0);
+}
+
 std::optional<double> ratio(const std::optional<double>& percent) {
     if (!percent) return std::nullopt;
     return *percent / 100.0;
@@ -46,14 +52,14 @@ const std::vector<Metric>& metrics() {
         {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).",
          reading([](const nvml::Reading& r) { return r.util_mem; })},
         {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
-         reading([](const nvml::Reading& r) { return as_double(r.mem_used); })},
+         reading([](const nvml::Reading& r) { return mib(r.mem_used); })},
         {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
          reading([](const nvml::Reading& r) -> std::optional<double> {
              if (!r.mem_used || !r.mem_total) return std::nullopt;
-             return static_cast<double>(*r.mem_total - *r.mem_used);
+             return mib(*r.mem_total - *r.mem_used);
          })},
         {"DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB).",
-         reading([](const nvml::Reading& r) { return as_double(r.mem_total); })},
+         reading([](const nvml::Reading& r) { return mib(r.mem_total); })},
         {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).",
          reading([](const nvml::Reading& r) -> std::optional<double> {
              if (!r.power_mw) return std::nullopt;
