@@ -11,6 +11,7 @@
 #include "common/util/spawn.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
+#include "spank/gputrace/core/textfile_writer.hpp"
 #include "spank/gputrace/plugin.hpp"
 
 namespace acme::telemetry::plugin {
@@ -53,6 +54,8 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
     };
+    if (!config.textfile_dir.empty())
+        argv.insert(argv.end(), {"--textfile-dir", expand_textfile_dir(config.textfile_dir, node)});
     // Only what the sampler needs: libslurm finds slurmctld through SLURM_CONF, and nothing of
     // the job's (user-influenced) environment reaches a root process.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
@@ -74,10 +77,15 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     const std::string node = getenv_str("SLURMD_NODENAME");
     if (!plain_node_name(node)) return 0;
     const auto pidfile = sampler_pidfile(config.spool, node, job_id);
-    if (access(pidfile.c_str(), F_OK) != 0) return 0;
-    if (stop_sampler(pidfile, job_id, config.stop_timeout) == StopResult::killed)
+    if (access(pidfile.c_str(), F_OK) == 0 &&
+        stop_sampler(pidfile, job_id, config.stop_timeout) == StopResult::killed)
         slurm_error("%s: job %u: the sampler did not finish within %g s and was killed; its last samples are lost",
                     kPlugin, job_id, config.stop_timeout);
+    // A sampler that crashed (or was just killed) left its series behind; node_exporter would
+    // export the ended job's last values forever. The sampler removes its own file when it stops,
+    // so normally there is nothing here.
+    if (!config.textfile_dir.empty() && remove_textfile(expand_textfile_dir(config.textfile_dir, node), job_id))
+        slurm_info("%s: job %u: removed the Prometheus textfile a stopped sampler left", kPlugin, job_id);
     return 0;
 }
 

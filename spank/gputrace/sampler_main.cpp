@@ -4,11 +4,13 @@
 // so a lost epilog leaves no orphan. A hung NVML call trips a watchdog that records why and
 // exits: samples are lost, never the job.
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -26,6 +28,8 @@
 #include "spank/gputrace/core/sampler.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
+#include "spank/gputrace/core/textfile.hpp"
+#include "spank/gputrace/core/textfile_writer.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 
@@ -47,6 +51,7 @@ double mono_now() { return std::chrono::duration<double>(Clock::now().time_since
 struct Options {
     long long job = 0;
     std::string node, gpus, spool, nvml;
+    std::string textfile_dir;  // already expanded by the plugin; empty: no Prometheus file
     long long uid = -1, gid = -1;
     double interval = 10, watch_interval = 10, call_timeout = 10;
 };
@@ -92,6 +97,7 @@ private:
                 } catch (...) {
                 }
                 unlink(pidfile_.c_str());
+                if (!o_.textfile_dir.empty()) telemetry::remove_textfile(o_.textfile_dir, o_.job);
                 _exit(3);
             }
         }
@@ -113,6 +119,53 @@ bool write_pidfile(const std::string& path) {
     ::close(fd);
     return ok;
 }
+
+// The job's Prometheus series: the latest sample of each GPU and the XIDs seen so far, written
+// at each tick. A missing or unwritable directory is logged once and sampling goes on.
+class TextfileExport {
+public:
+    TextfileExport(const Options& o, const std::vector<nvml::Library::Device>& devices)
+        : writer_(o.textfile_dir, o.job), job_{o.node, o.job, user_name(o.uid)} {
+        for (const auto& d : devices) gpus_.push_back({d, nullptr, 0, 0});
+    }
+    void events(const std::vector<telemetry::GpuEvent>& events) {
+        for (const auto& e : events) {
+            if (e.kind != "xid") continue;
+            for (auto& g : gpus_)
+                if (g.device.minor == e.gpu) {
+                    ++g.xid_count;
+                    g.last_xid = e.code;
+                }
+        }
+    }
+    void write(const std::vector<telemetry::Sample>& samples) {
+        for (auto& g : gpus_) {
+            g.sample = nullptr;
+            for (const auto& s : samples)
+                if (s.gpu == g.device.minor) g.sample = &s;
+        }
+        std::string error;
+        const bool ok = writer_.write(telemetry::format_textfile(job_, gpus_), error);
+        for (auto& g : gpus_) g.sample = nullptr;  // `samples` dies after this tick
+        if (!ok && !logged_) log_line(error);
+        logged_ = logged_ || !ok;
+    }
+    ~TextfileExport() { writer_.remove(); }
+
+private:
+    // The user label: the name, or the uid where no name resolves (a job from another realm).
+    static std::string user_name(long long uid) {
+        if (uid < 0) return {};
+        struct passwd pw {}, *found = nullptr;
+        char buf[4096];
+        if (getpwuid_r(static_cast<uid_t>(uid), &pw, buf, sizeof buf, &found) == 0 && found) return pw.pw_name;
+        return std::to_string(uid);
+    }
+    telemetry::TextfileWriter writer_;
+    telemetry::TextfileJob job_;
+    std::vector<telemetry::TextfileGpu> gpus_;
+    bool logged_ = false;
+};
 
 // The job is gone when no slurmstepd of it runs here and slurmctld agrees.
 bool job_gone(long long job) {
@@ -170,6 +223,8 @@ int run(const Options& o) {
     watchdog.arm(o.call_timeout, "event registration");
     if (!nvml->watch_events(error)) log_line(error);
     watchdog.disarm();
+    std::optional<TextfileExport> textfile;
+    if (!o.textfile_dir.empty()) textfile.emplace(o, selection.devices);
 
     double next_tick = mono_now();
     double next_watch = mono_now() + o.watch_interval;
@@ -181,6 +236,7 @@ int run(const Options& o) {
             auto samples = sampler.sample(wall_now());
             watchdog.disarm();
             writer.write_samples(o.job, samples);
+            if (textfile) textfile->write(samples);
             next_tick += o.interval;
             if (next_tick < now) next_tick = now + o.interval;  // fell behind: skip, never burst
         }
@@ -190,6 +246,7 @@ int run(const Options& o) {
         const auto events = sampler.events(static_cast<unsigned>(wait * 1000), wall_now());
         watchdog.disarm();
         for (const auto& e : events) writer.write_event(o.job, e);
+        if (textfile) textfile->events(events);
         if (mono_now() >= next_watch) {
             gone = job_gone(o.job);
             next_watch = mono_now() + o.watch_interval;
@@ -205,6 +262,7 @@ int run(const Options& o) {
     writer.write_samples(o.job, samples);
     for (const auto& e : events) writer.write_event(o.job, e);
     writer.job_finished(o.job, o.node, selection.devices, *job_gpus, wall_now());
+    textfile.reset();  // the job's series end with it
     unlink(pidfile.c_str());
     return 0;
 }
@@ -224,6 +282,8 @@ int main(int argc, char** argv) {
     app.add_option("--uid", o.uid, "the job's uid");
     app.add_option("--gid", o.gid, "the job's gid");
     app.add_option("--watch-interval", o.watch_interval, "seconds between job-alive checks")->check(CLI::Range(0.1, 86400.0));
+    app.add_option("--textfile-dir", o.textfile_dir,
+                   "write the job's Prometheus series into this node_exporter textfile directory");
     app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(CLI::Range(0.1, 3600.0));
     try {
         app.parse(argc, argv);

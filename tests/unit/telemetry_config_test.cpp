@@ -92,3 +92,17 @@ TEST_CASE("the flag wins over the environment, which wins over the admin default
     CHECK_FALSE(effective_request(std::nullopt, TelemetryRequest{false, {}}, c).enabled);
     CHECK(effective_request(TelemetryRequest{true, 3.0}, TelemetryRequest{false, {}}, c).interval == 3.0);
 }
+
+TEST_CASE("textfile_dir: off by default, an absolute directory (with %n) turns it on, a relative one is refused") {
+    CHECK(parse({}).config.textfile_dir.empty());
+    const auto on = parse({"textfile_dir=/var/lib/prometheus/node-exporter/%n"});
+    CHECK(on.errors.empty());
+    CHECK(on.config.textfile_dir == "/var/lib/prometheus/node-exporter/%n");
+    const auto blank = parse({"textfile_dir="});
+    CHECK(blank.errors.empty());
+    CHECK(blank.config.textfile_dir.empty());
+    const auto rel = parse({"textfile_dir=node-exporter"});
+    REQUIRE(rel.errors.size() == 1);
+    CHECK(rel.errors[0].find("textfile_dir=node-exporter") != std::string::npos);
+    CHECK(rel.config.textfile_dir.empty());
+}

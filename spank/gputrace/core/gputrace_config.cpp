@@ -63,6 +63,16 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
                 result.errors.push_back(fmt::format("gputrace: plugstack argument spool={}: want an absolute directory", util::printable(value)));
             else
                 set_path(key, value, c.spool, result.errors);
+        } else if (key == "textfile_dir") {
+            // Empty turns it off (a site that copied the example line and blanked it).
+            if (!value.empty() && value.front() != '/')
+                result.errors.push_back(fmt::format(
+                    "gputrace: plugstack argument textfile_dir={}: want an absolute directory (or empty: off)",
+                    util::printable(value)));
+            else if (value.size() > 1024)
+                result.errors.push_back("gputrace: plugstack argument textfile_dir=: path too long");
+            else
+                c.textfile_dir = value;
         } else if (key == "nvml") {
             set_path(key, value, c.nvml, result.errors);
         } else if (key == "sampler") {
@@ -73,7 +83,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
         } else {
             result.errors.push_back(fmt::format(
                 "gputrace: unknown plugstack argument \"{}\" (known: default, interval, min_interval, max_interval, "
-                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout)",
+                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir)",
                 util::printable(key)));
         }
     }

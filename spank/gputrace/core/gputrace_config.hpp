@@ -23,6 +23,9 @@ struct GputraceConfig {
     double stop_timeout = 10.0;        // seconds the epilog waits for the sampler's final flush
     double watch_interval = 10.0;      // seconds between the sampler's "is my job still there"
     double call_timeout = 10.0;        // seconds one NVML call may take before the sampler gives up
+    // node_exporter's textfile-collector directory for the job's Prometheus series ("%n": the
+    // Slurm node name); empty: none written.
+    std::string textfile_dir;
 };
 
 struct ConfigResult {

@@ -1,0 +1,137 @@
+#include "spank/gputrace/core/textfile.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+
+namespace acme::telemetry {
+namespace {
+
+// A metric's value for one GPU, or nullopt when the reading is absent (never written as 0).
+using Value = std::function<std::optional<double>(const TextfileGpu&)>;
+
+struct Metric {
+    const char* name;
+    const char* type;
+    const char* help;
+    Value value;
+};
+
+template <class T>
+std::optional<double> as_double(const std::optional<T>& v) {
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v);
+}
+
+template <class F>
+Value reading(F f) {
+    return [f](const TextfileGpu& g) -> std::optional<double> {
+        if (!g.sample) return std::nullopt;
+        return f(g.sample->reading);
+    };
+}
+
+// The spool keeps bytes (NVML's unit); DCGM's FB_* are MiB.
+std::optional<double> mib(const std::optional<long long>& bytes) {
+    if (!bytes) return std::nullopt;
+    return static_cast<double>(*bytes) / (1024.0 * 1024.0);
+}
+
+std::optional<double> ratio(const std::optional<double>& percent) {
+    if (!percent) return std::nullopt;
+    return *percent / 100.0;
+}
+
+// The order and the HELP text are part of the contract: HELP must be byte-identical in every
+// job's file, so it never names the job or the node.
+const std::vector<Metric>& metrics() {
+    static const std::vector<Metric> table = {
+        {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).",
+         reading([](const nvml::Reading& r) { return r.util_gpu; })},
+        {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).",
+         reading([](const nvml::Reading& r) { return r.util_mem; })},
+        {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
+         reading([](const nvml::Reading& r) { return mib(r.mem_used); })},
+        {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
+         reading([](const nvml::Reading& r) -> std::optional<double> {
+             if (!r.mem_used || !r.mem_total) return std::nullopt;
+             return mib(*r.mem_total - *r.mem_used);
+         })},
+        {"DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB).",
+         reading([](const nvml::Reading& r) { return mib(r.mem_total); })},
+        {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).",
+         reading([](const nvml::Reading& r) -> std::optional<double> {
+             if (!r.power_mw) return std::nullopt;
+             return static_cast<double>(*r.power_mw) / 1000.0;
+         })},
+        {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+         "Total energy consumption since boot (in mJ).",
+         reading([](const nvml::Reading& r) { return as_double(r.energy_mj); })},
+        {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).",
+         reading([](const nvml::Reading& r) { return as_double(r.temp_c); })},
+        {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).",
+         reading([](const nvml::Reading& r) { return as_double(r.sm_clock_mhz); })},
+        {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "Ratio of cycles an SM has at least 1 warp assigned (0 to 1).",
+         reading([](const nvml::Reading& r) { return ratio(r.gpm_sm_util); })},
+        {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active (0 to 1).",
+         reading([](const nvml::Reading& r) { return ratio(r.gpm_tensor_util); })},
+        {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active (0 to 1).",
+         reading([](const nvml::Reading& r) { return ratio(r.gpm_dram_bw_util); })},
+        // XIDs come from the event stream, not a sample: known (0 = none) for every GPU.
+        {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error seen during the job (0: none).",
+         [](const TextfileGpu& g) -> std::optional<double> { return static_cast<double>(g.last_xid); }},
+        {"acme_gpu_xid_events_total", "counter", "XID events seen on the GPU during the job.",
+         [](const TextfileGpu& g) -> std::optional<double> { return static_cast<double>(g.xid_count); }},
+        {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
+         reading([](const nvml::Reading& r) { return as_double(r.ecc_corrected); })},
+        {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
+         reading([](const nvml::Reading& r) { return as_double(r.ecc_uncorrected); })},
+        {"acme_gpu_sample_timestamp_seconds", "gauge", "Unix time of the GPU sample these values come from.",
+         [](const TextfileGpu& g) -> std::optional<double> {
+             if (!g.sample) return std::nullopt;
+             return g.sample->ts;
+         }},
+    };
+    return table;
+}
+
+}  // namespace
+
+std::string escape_label_value(const std::string& value) {
+    std::string out;
+    out.reserve(value.size());
+    for (char c : value) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+std::string textfile_name(long long job_id) { return fmt::format("acme-gputrace-{}.prom", job_id); }
+std::string textfile_tmp_name(long long job_id) { return fmt::format(".acme-gputrace-{}.prom.tmp", job_id); }
+
+std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
+    std::vector<std::string> labels;
+    labels.reserve(gpus.size());
+    for (const auto& g : gpus)
+        labels.push_back(fmt::format(
+            R"(gpu="{}",UUID="{}",device="nvidia{}",modelName="{}",Hostname="{}",hpc_job="{}",user="{}")",
+            g.device.minor, escape_label_value(g.device.uuid), g.device.minor, escape_label_value(g.device.name),
+            escape_label_value(job.node), job.job_id, escape_label_value(job.user)));
+    std::string out;
+    for (const auto& m : metrics()) {
+        // HELP/TYPE only for a metric with a series here: a lone HELP is legal but noise.
+        std::string series;
+        for (std::size_t i = 0; i < gpus.size(); ++i)
+            if (const auto v = m.value(gpus[i])) series += fmt::format("{}{{{}}} {}\n", m.name, labels[i], *v);
+        if (series.empty()) continue;
+        out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", m.name, m.help, m.name, m.type);
+        out += series;
+    }
+    return out;
+}
+
+}  // namespace acme::telemetry

@@ -1,0 +1,41 @@
+// The sampler's Prometheus view of one job on one node: node_exporter's textfile-collector
+// format, DCGM-exporter's metric names and its HPC job label (hpc_job), so existing DCGM
+// dashboards work unchanged. The contract (names, units, labels) is man/gputrace.8's table.
+// Pure: the writer (textfile_writer.hpp) puts the text on disk.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/nvml/library.hpp"
+#include "spank/gputrace/core/spool_writer.hpp"
+
+namespace acme::telemetry {
+
+// One of the job's GPUs: its identity, its latest sample, and the XIDs seen on it this job.
+struct TextfileGpu {
+    nvml::Library::Device device;  // minor, name (modelName), uuid; the handle is unused
+    const Sample* sample = nullptr;  // the latest; null: identity-only (no readings written)
+    long long xid_count = 0;
+    long long last_xid = 0;  // 0: none seen
+};
+
+struct TextfileJob {
+    std::string node;  // Slurm node name (label Hostname)
+    long long job_id = 0;  // label hpc_job
+    std::string user;  // label user
+};
+
+// The exposition text: # HELP and # TYPE once per metric (identical in every file, as
+// node_exporter requires across files), one series per GPU, absent readings omitted.
+std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus);
+
+// A label value escaped per the exposition format: backslash, double quote, newline.
+std::string escape_label_value(const std::string& value);
+
+// The file's name inside textfile_dir, and its temporary name in the same directory (dot-first:
+// node_exporter reads only *.prom, so a half-written file is never collected).
+std::string textfile_name(long long job_id);
+std::string textfile_tmp_name(long long job_id);
+
+}  // namespace acme::telemetry

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# With textfile_dir=DIR/%n, a traced job's GPUs appear as DCGM-named Prometheus series in
+# DIR/NODE/acme-gputrace-JOB.prom while it runs, labelled with the job, user and node; the file
+# goes when the job ends, and the epilog removes it when the sampler was killed.
+. "$(dirname "$0")/lib.sh"
+
+mc=$ACME_SRC_DIR/scripts/minicluster
+use_uniform_scenario 70 31 1.0
+textfile=$ACME_MINICLUSTER_DIR/textfile
+plugstack=$ACME_TEST_TMP/plugstack.conf
+sed "s|^\(optional .*/gputrace.so .*\)$|\1 textfile_dir=$textfile/%n|" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf" >"$plugstack"
+grep -q "textfile_dir=$textfile/%n" "$plugstack" || fail "no gputrace line in $ACME_MINICLUSTER_DIR/etc/plugstack.conf"
+# Back to the cluster's own plugstack (and no scenario) whatever happens.
+trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; "$mc" up >/dev/null; rm -rf "$textfile"' EXIT
+for n in $(sinfo -h -N -o %N | sort -u); do mkdir -p "$textfile/$n"; done
+"$mc" up --plugstack "$plugstack" >/dev/null || fail "minicluster up --plugstack $plugstack"
+
+wait_file() { # path timeout_s
+  local deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    [ -s "$1" ] && grep -q '^DCGM_FI_DEV_XID_ERRORS{.*} 31$' "$1" && return 0
+    sleep 0.2
+  done
+  fail "$1 did not appear with the XID within $2 s: $(ls -la "$(dirname "$1")" 2>&1)"
+}
+
+out=$ACME_TEST_TMP/job.out
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap 'echo $SLURM_JOB_GPUS; sleep 8')
+for _ in $(seq 1 100); do [ -s "$out" ] && break; sleep 0.2; done
+node=$(job_nodes "$id")
+gpu=$(head -n 1 "$out")
+prom=$textfile/$node/acme-gputrace-$id.prom
+wait_file "$prom" 20
+text=$(cat "$prom")
+user=$(job_field "$id" UserId)
+user=${user%%(*}
+assert_contains "$text" "# TYPE DCGM_FI_DEV_GPU_UTIL gauge" "$prom"
+assert_contains "$text" "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter" "$prom"
+assert_contains "$text" "DCGM_FI_DEV_GPU_UTIL{gpu=\"$gpu\",UUID=\"GPU-" "$prom"
+labels=",device=\"nvidia$gpu\",modelName=\""
+assert_contains "$text" "$labels" "$prom"
+assert_contains "$text" "\",Hostname=\"$node\",hpc_job=\"$id\",user=\"$user\"} 70" "$prom"
+assert_contains "$text" "acme_gpu_xid_events_total{gpu=\"$gpu\"" "$prom"
+# Only the job's GPU: one GPU's series.
+assert_eq 1 "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{' "$prom")" "GPU_UTIL series in $prom"
+# node_exporter reads only *.prom: no temporary is left in the directory.
+assert_eq "acme-gputrace-$id.prom" "$(ls -A "$textfile/$node")" "files in $textfile/$node"
+assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
+[ ! -e "$prom" ] || fail "$prom is still there after job $id ended"
+
+# A sampler killed outright cannot clean up: the epilog does.
+id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 6')
+prom2=$textfile/$node/acme-gputrace-$id2.prom
+wait_file "$prom2" 20
+pid=$(pgrep -f "acme-gpu-sampler --job $id2 " | head -n 1)
+[ -n "$pid" ] || fail "no sampler of job $id2 running"
+kill -9 "$pid"
+assert_eq COMPLETED "$(wait_job "$id2" 60)" "job $id2 state"
+[ ! -e "$prom2" ] || fail "$prom2 is still there after the epilog of job $id2 (its sampler was killed)"
