@@ -134,3 +134,27 @@ wait_record_nodes() { # jobid timeout_s node...
   done
   fail "job $id: no record with parts from $* within the time (records: $(acme_records "$id"))"
 }
+
+# --- the minicluster's Prometheus -------------------------------------------------------------
+# Skips the test when the minicluster runs without Prometheus (up --no-prometheus).
+need_prometheus() {
+  [ "$(cat "$ACME_MINICLUSTER_DIR/prometheus" 2>/dev/null)" = yes ] || skip "the minicluster runs without Prometheus"
+  [ -n "${ACME_PROMETHEUS_URL:-}" ] || fail "ACME_PROMETHEUS_URL is not set (scripts/minicluster env sets it)"
+}
+
+# An instant query through Prometheus' HTTP API, one line per series: the labels named (in that
+# order, '|'-separated) and the value, e.g. `n1|0|70`. Fails on an API error.
+prom_query() { # expr label...
+  local expr=$1
+  shift
+  curl -fsS -m 10 "$ACME_PROMETHEUS_URL/api/v1/query" --data-urlencode "query=$expr" | python3 -c '
+import json, sys
+labels = sys.argv[1:]
+r = json.load(sys.stdin)
+if r.get("status") != "success":
+    sys.exit("prometheus: " + r.get("error", "query failed"))
+for s in sorted(r["data"]["result"], key=lambda s: [s["metric"].get(l, "") for l in labels]):
+    v = float(s["value"][1])
+    print("|".join([s["metric"].get(l, "") for l in labels] + [str(int(v)) if v.is_integer() else repr(v)]))' "$@" ||
+    fail "Prometheus query failed: $expr"
+}

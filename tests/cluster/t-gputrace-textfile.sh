@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
-# With textfile_dir=DIR/%n, a traced job's GPUs appear as DCGM-named Prometheus series in
+# With textfile_dir=DIR/%n (the minicluster's), a traced job's GPUs appear as DCGM-named Prometheus series in
 # DIR/NODE/acme-gputrace-JOB.prom while it runs, labelled with the job, user and node; the file
 # goes when the job ends, and the epilog removes it when the sampler was killed.
 . "$(dirname "$0")/lib.sh"
 
-mc=$ACME_SRC_DIR/scripts/minicluster
 use_uniform_scenario 70 31 1.0
+# The minicluster's plugstack names textfile_dir=$ACME_MINICLUSTER_DIR/textfile/%n, the
+# directory each node's node_exporter reads.
 textfile=$ACME_MINICLUSTER_DIR/textfile
-plugstack=$ACME_TEST_TMP/plugstack.conf
-sed "s|^\(optional .*/gputrace.so .*\)$|\1 textfile_dir=$textfile/%n|" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf" >"$plugstack"
-grep -q "textfile_dir=$textfile/%n" "$plugstack" || fail "no gputrace line in $ACME_MINICLUSTER_DIR/etc/plugstack.conf"
-# Back to the cluster's own plugstack (and no scenario) whatever happens.
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; "$mc" up >/dev/null; rm -rf "$textfile"' EXIT
-for n in $(sinfo -h -N -o %N | sort -u); do mkdir -p "$textfile/$n"; done
-"$mc" up --plugstack "$plugstack" >/dev/null || fail "minicluster up --plugstack $plugstack"
+grep -q "gputrace.so .*textfile_dir=$textfile/%n" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf" ||
+  fail "the minicluster's plugstack.conf has no textfile_dir=$textfile/%n"
 
 wait_file() { # path timeout_s
   local deadline=$((SECONDS + $2))
