@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,48 @@ void reset_child(int in, int out, int err) {
 }
 
 }  // namespace
+
+pid_t fork_supervised() {
+    const pid_t supervisor = fork();
+    if (supervisor != 0) {
+        if (supervisor > 0) setpgid(supervisor, supervisor);  // also from here: no race with its own call
+        return supervisor;
+    }
+    setpgid(0, 0);
+    const pid_t worker = fork();
+    if (worker == 0) return 0;
+    // The supervisor: nothing of the caller's, only the wait.
+    syscall(SYS_close_range, 0U, ~0U, 0U);
+    if (worker < 0) _exit(125);
+    int status = 0;
+    while (waitpid(worker, &status, 0) < 0) {
+        if (errno != EINTR) _exit(125);
+    }
+    if (WIFSIGNALED(status)) {
+        // Die of the same signal, so the caller's wait status reads as the worker's.
+        const struct rlimit no_core {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        signal(WTERMSIG(status), SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, WTERMSIG(status));
+        sigprocmask(SIG_UNBLOCK, &one, nullptr);
+        raise(WTERMSIG(status));
+        _exit(128 + WTERMSIG(status));
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+}
+
+bool reap_within(pid_t pid, int& status, double grace_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+    for (;;) {
+        const pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) return true;
+        if (w < 0 && errno != EINTR) return false;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
 
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     const std::string& log_path, std::string& error) {
@@ -112,9 +155,8 @@ RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<st
         if (log >= 0 && log != devnull) ::close(log);
         return result;
     }
-    const pid_t pid = fork();
+    const pid_t pid = fork_supervised();
     if (pid == 0) {
-        setpgid(0, 0);
         reset_child(devnull, pipefd[1], log);
         execve(cargv[0], cargv.data(), cenv.data());
         _exit(127);
@@ -127,7 +169,6 @@ RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<st
         result.output = fmt::format("fork: {}", strerror(errno));
         return result;
     }
-    setpgid(pid, pid);  // also from here: no race with the child's own call
     result.started = true;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     for (;;) {
@@ -153,16 +194,18 @@ RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<st
             result.output.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), max_output - result.output.size()));
     }
     ::close(pipefd[0]);
-    if (result.timed_out) kill(-pid, SIGKILL);
     // EOF on the pipe means the helper closed its stdout, not that it exited: bound the wait too.
-    for (;;) {
-        const pid_t w = waitpid(pid, &result.wait_status, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR)) break;
-        if (std::chrono::steady_clock::now() >= deadline && !result.timed_out) {
-            result.timed_out = true;
-            kill(-pid, SIGKILL);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    bool reaped = false;
+    if (!result.timed_out) {
+        const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+        reaped = reap_within(pid, result.wait_status, std::max(0.0, left));
+        result.timed_out = !reaped;
+    }
+    if (!reaped) {
+        // The supervisor dies of SIGKILL at once whatever the helper's state; should even it
+        // not within the grace, it is left as it is rather than hang the caller.
+        kill(-pid, SIGKILL);
+        if (!reap_within(pid, result.wait_status, kKillGraceSeconds)) result.wait_status = 0;
     }
     while (!result.output.empty() && (result.output.back() == '\n' || result.output.back() == '\r')) result.output.pop_back();
     return result;

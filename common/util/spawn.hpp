@@ -3,6 +3,8 @@
 // helper must not keep (a helper that ignores SIGTERM keeps jobs COMPLETING).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -22,8 +24,26 @@ struct RunResult {
     std::string output;       // its stdout, at most max_output bytes
 };
 
+// A killed child is normally gone at once; one in uninterruptible sleep (a wedged driver, a hung
+// NFS or FUSE mount) is not, and waiting for it would hang the caller (slurmstepd) with it.
+// This long after SIGKILL the caller gives up on it.
+inline constexpr double kKillGraceSeconds = 2.0;
+
+// fork(2) with a supervisor in between: returns 0 in the worker, the supervisor's pid in the
+// caller (-1 on error). The supervisor leads a new process group holding the worker, keeps no
+// descriptor, waits for the worker and exits with its status (or dies of its signal). Killing
+// the group with SIGKILL ends the supervisor at once even when the worker cannot die yet; the
+// worker is then reparented and reaped by init, never left to the caller. In the worker, only
+// async-signal-safe calls before exec (the caller may be multi-threaded).
+pid_t fork_supervised();
+
+// Waits for `pid` (a child) at most grace_s seconds. True with its wait status; false if it
+// has not exited by then (it is left behind as it is).
+bool reap_within(pid_t pid, int& status, double grace_s);
+
 // Runs `argv` with exactly `env` in its own process group, stdin on /dev/null, stderr appended
-// to log_path, default signal state and no inherited descriptors; waits at most timeout_s.
+// to log_path, default signal state and no inherited descriptors; waits at most timeout_s
+// (plus kKillGraceSeconds when the program has to be killed), whatever state it is in.
 RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                       const std::string& log_path, double timeout_s, std::size_t max_output = 4096);
 

@@ -1,13 +1,16 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/util/spawn.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -75,4 +78,60 @@ TEST_CASE("a program that cannot be run is an error, not a silent fork") {
     std::string error;
     CHECK_FALSE(acme::util::spawn_detached({"/nonexistent/acme-gpu-sampler"}, {}, "", error));
     CHECK(error.find("/nonexistent/acme-gpu-sampler") != std::string::npos);
+}
+
+namespace {
+
+// A real uninterruptible helper: cgroup v1's freezer holds a frozen task in D state, where even
+// SIGKILL waits until it is thawed, which is what a wedged NVML call or a read from a hung NFS
+// or FUSE mount looks like to the caller. Needs root and a writable freezer hierarchy.
+struct Freezer {
+    std::string dir = "/sys/fs/cgroup/freezer/acme-unit-" + std::to_string(getpid());
+    bool ok = false;
+    Freezer() { ok = ::mkdir(dir.c_str(), 0755) == 0 && ::access((dir + "/freezer.state").c_str(), W_OK) == 0; }
+    void thaw() const { std::ofstream(dir + "/freezer.state") << "THAWED\n"; }
+    std::vector<pid_t> members() const {
+        std::ifstream in(dir + "/cgroup.procs");
+        std::vector<pid_t> pids;
+        for (pid_t p; in >> p;) pids.push_back(p);
+        return pids;
+    }
+    ~Freezer() {
+        if (!ok) return;
+        thaw();
+        for (int i = 0; i < 200 && !members().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ::rmdir(dir.c_str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("run_bounded returns within its timeout and the grace when the helper cannot die (D state)") {
+    Freezer freezer;
+    if (!freezer.ok) {
+        MESSAGE("no writable cgroup v1 freezer here (needs root): the D-state case is not exercised");
+        return;
+    }
+    // The helper moves itself into the freezer cgroup and freezes it: it is then in D state.
+    const std::string script = "echo $$ > " + freezer.dir + "/cgroup.procs && echo FROZEN > " + freezer.dir +
+                               "/freezer.state; sleep 60";
+    auto run = std::async(std::launch::async, [&] { return acme::util::run_bounded({"/bin/sh", "-c", script}, {}, "", 1.0); });
+    if (run.wait_for(std::chrono::seconds(15)) != std::future_status::ready) {
+        freezer.thaw();  // lets the old unbounded wait finish, so the test can report
+        run.wait();
+        FAIL("run_bounded was still waiting 15 s after a 1 s timeout for a helper in D state");
+    }
+    const auto r = run.get();
+    CHECK(r.started);
+    CHECK(r.timed_out);
+    // The helper is still there, frozen, and no longer our child: thawed, it dies of the pending
+    // SIGKILL and init reaps it.
+    const auto frozen = freezer.members();
+    REQUIRE(frozen.size() == 1);
+    std::ifstream stat("/proc/" + std::to_string(frozen[0]) + "/stat");
+    std::string pid, comm, state;
+    pid_t ppid = 0;
+    stat >> pid >> comm >> state >> ppid;
+    CHECK(ppid != getpid());
+    CHECK(state == "D");
 }

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "common/util/spawn.hpp"
 
 namespace acme::faultguard {
 namespace {
@@ -83,7 +86,9 @@ TailResult read_tails_as_user(const std::vector<std::string>& paths, uid_t uid, 
         result.notes.push_back(fmt::format("pipe: {}", std::strerror(errno)));
         return result;
     }
-    const pid_t pid = fork();
+    // Supervised: a child stuck reading a user's file (a hung NFS or FUSE mount) cannot hold
+    // the epilog past its timeout.
+    const pid_t pid = util::fork_supervised();
     if (pid < 0) {
         result.notes.push_back(fmt::format("fork: {}", std::strerror(errno)));
         ::close(pipefd[0]);
@@ -91,8 +96,14 @@ TailResult read_tails_as_user(const std::vector<std::string>& paths, uid_t uid, 
         return result;
     }
     if (pid == 0) {
-        ::close(pipefd[0]);
-        child(pipefd[1], distinct, uid, gid, max_bytes);
+        // Nothing of the caller's (the spool's database, its logs) stays open while the user's
+        // files are: only the pipe, as descriptor 3.
+        if (dup2(pipefd[1], 3) != 3) _exit(3);
+        syscall(SYS_close_range, 4U, ~0U, 0U);
+        const int devnull = ::open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; ++fd) dup2(devnull, fd);
+        if (devnull > 3) ::close(devnull);
+        child(3, distinct, uid, gid, max_bytes);
     }
     ::close(pipefd[1]);
 
@@ -121,9 +132,11 @@ TailResult read_tails_as_user(const std::vector<std::string>& paths, uid_t uid, 
         if (raw.size() > cap) break;
     }
     ::close(pipefd[0]);
-    if (timed_out) kill(pid, SIGKILL);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    if (!timed_out && !util::reap_within(pid, status, util::kKillGraceSeconds)) timed_out = true;
+    if (timed_out) {
+        kill(-pid, SIGKILL);
+        if (!util::reap_within(pid, status, util::kKillGraceSeconds)) status = 0;
     }
     if (timed_out) result.notes.push_back(fmt::format("reading the log took over {} s; gave up", timeout_s));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 2) result.notes.push_back("cannot switch to the job's user");
