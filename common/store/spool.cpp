@@ -1,5 +1,7 @@
 #include "common/store/spool.hpp"
 
+#include <sys/stat.h>
+
 #include <array>
 #include <stdexcept>
 
@@ -204,6 +206,10 @@ Database open_spool(const std::string& path) {
 }
 
 Database open_spool_read_only(const std::string& path) {
+    // SQLite would block opening a FIFO named x.db, and read a device forever: regular files
+    // only (a link to one is fine: spool directories are root's).
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) throw std::runtime_error("not a regular file");
     OpenOptions options;
     options.read_only = true;
     options.create = false;

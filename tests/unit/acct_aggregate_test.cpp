@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "acct/gpuacct/core/aggregate.hpp"
@@ -66,6 +69,21 @@ TEST_CASE("a corrupt spool is reported and skipped; the others are read") {
     CHECK(set.problems[0].rfind("n2.db: ", 0) == 0);
     CHECK(set.nodes == std::vector<std::string>{"n1"});
     CHECK_THROWS_AS(acct::read_spools(dir.file("missing"), {}), std::runtime_error);
+}
+
+TEST_CASE("a FIFO or a directory named like a spool is reported and skipped, never opened") {
+    test::TempDir dir;
+    {
+        auto n1 = store::open_spool(store::spool_path(dir.path().string(), "n1"));
+        add_job(n1, {.id = 1, .node = "n1", .gpus = "0", .gpus_total = 1, .start = T, .end = T + 10});
+    }
+    // Opening a FIFO with no writer blocks: before the check, this read hung.
+    REQUIRE(mkfifo(dir.file("x.db").c_str(), 0600) == 0);
+    std::filesystem::create_directory(dir.file("y.db"));
+    const auto set = read_all(dir);
+    CHECK(set.jobs.size() == 1);
+    CHECK(set.nodes == std::vector<std::string>{"n1"});
+    CHECK(set.problems == std::vector<std::string>{"x.db: not a regular file", "y.db: not a regular file"});
 }
 
 TEST_CASE("the period keeps jobs that overlap it, as sacct's -S/-E") {

@@ -1,6 +1,8 @@
 // faultdiag as a user runs it: its output, its exit status, its one-line errors.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +92,31 @@ TEST_CASE("a missing file stops faultdiag before it prints anything") {
     CHECK(r.status == 1);
     CHECK(r.out.empty());
     CHECK(r.err == "faultdiag: cannot read " + dir.file("nope.log") + ": No such file or directory: check the path\n");
+}
+
+TEST_CASE("a FIFO, a device or a directory is refused with one line, never read") {
+    acme::test::TempDir dir;
+    // Before the check, the FIFO hung faultdiag in open() and /dev/zero ended in bad_alloc.
+    REQUIRE(mkfifo(dir.file("fifo.log").c_str(), 0600) == 0);
+    for (const auto& path : {dir.file("fifo.log"), std::string("/dev/zero"), dir.path().string()}) {
+        auto r = faultdiag(dir, {path});
+        CHECK(r.status == 1);
+        CHECK(r.out.empty());
+        CHECK(r.err == "faultdiag: cannot read " + path + ": not a regular file: give a log file, or - for standard input\n");
+    }
+}
+
+TEST_CASE("of a log over 64 MiB faultdiag diagnoses the tail, where the failure is") {
+    acme::test::TempDir dir;
+    {
+        std::ofstream log(dir.file("big.log"));
+        const std::string line(1023, 'x');
+        for (int i = 0; i < 70 * 1024; ++i) log << line << '\n';
+        log << "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+    }
+    auto r = faultdiag(dir, {dir.file("big.log")});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("out_of_memory") != std::string::npos);
 }
 
 TEST_CASE("a bad rule file in --rules is named with its line, and nothing is diagnosed") {
