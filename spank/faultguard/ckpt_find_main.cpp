@@ -1,5 +1,5 @@
 // acme-ckpt-find: prints the newest complete checkpoint under a job's --ckpt-dir (nothing for a
-// fresh start). faultguard runs it from slurmstepd for every step of a job that asked for
+// fresh start), or exits 1 with the reason on stdout when the directory cannot be read. faultguard runs it from slurmstepd for every step of a job that asked for
 // recovery, bounded in time; it first becomes the job's user, so a checkpoint directory is
 // never read with root's rights.
 #include <grp.h>
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
         // Rules are the admin's (read while still privileged); the checkpoint directory is the user's.
         const auto parsed = acme::recovery::load_checkpoint_rules(rules);
         if (setgroups(0, nullptr) != 0 || setgid(static_cast<gid_t>(gid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0) {
-            fmt::print(stderr, "acme-ckpt-find: cannot become uid {} gid {}\n", uid, gid);
+            fmt::print("cannot become uid {} gid {} to read the checkpoint directory\n", uid, gid);
             return 1;
         }
         if (uid != 0 && setuid(0) == 0) return 1;
@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
         if (found) fmt::print("{}\t{}\n", found->path.string(), found->rule);
         return 0;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "acme-ckpt-find: {}\n", e.what());
+        // On stdout, the one channel faultguard reads: the reason goes into the job's
+        // ACME_RESUME_ERROR and its record.
+        fmt::print("{}\n", e.what());
         return 1;
     }
 }

@@ -68,7 +68,10 @@ int set_resume_env(spank_t sp, int ac, char** av) {
     if (r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0) {
         path = r.output.substr(0, r.output.find('\t'));
     } else {
-        const std::string why = r.timed_out ? fmt::format("took over {} s", config.ckpt_timeout) : r.output;
+        std::string why = r.timed_out ? fmt::format("took over {} s", config.ckpt_timeout) : r.output;
+        if (why.empty())
+            why = r.started ? fmt::format("{} failed (wait status {})", config.ckpt_finder, r.wait_status)
+                            : fmt::format("cannot run {}", config.ckpt_finder);
         slurm_error("%s: job %u: cannot look for checkpoints in %s: %s", kPlugin, job_id, ckpt_dir.c_str(),
                     why.c_str());
         // Say so in the job's environment: starting over silently would throw away days of work.
@@ -78,7 +81,7 @@ int set_resume_env(spank_t sp, int ac, char** av) {
     // For the job record: what this run resumed from, handed over at task exit (the node's
     // name is not in the step's environment yet here).
     const bool found = r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0;
-    resumed_from() = found ? path : std::string("(checkpoint search failed)");
+    resumed_from() = found ? path : "(checkpoint search failed: " + r.output.substr(0, 200) + ")";
     return 0;
 }
 

@@ -167,3 +167,16 @@ TEST_CASE("--auto-recover and --ckpt-dir are validated with one-line errors") {
     touch(d.path() / "file");
     CHECK_FALSE(faultguard::check_ckpt_dir((d.path() / "file").string(), error));
 }
+
+TEST_CASE("a checkpoint directory that is gone or not a directory is an error naming it, not a fresh start") {
+    test::TempDir d;
+    // Before, both read as "nothing complete": the job started over from step 0.
+    const auto gone = d.path() / "unmounted";
+    CHECK_THROWS_WITH(recovery::newest_complete(gone, shipped()),
+                      doctest::Contains((gone.string() + ": No such file or directory (not mounted on this node?)").c_str()));
+    touch(d.path() / "file");
+    CHECK_THROWS_WITH(recovery::newest_complete(d.path() / "file", shipped()), doctest::Contains("Not a directory"));
+    // An empty directory is a fresh start.
+    fs::create_directories(d.path() / "empty");
+    CHECK(newest(d.path() / "empty") == "none");
+}

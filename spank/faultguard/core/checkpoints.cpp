@@ -136,7 +136,13 @@ std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules&
     std::vector<Candidate> candidates;
     std::error_code ec;
     std::size_t budget = max_entries;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    fs::directory_iterator listing(dir, ec);
+    // The directory existed when the job was submitted (sbatch checks): gone or unreadable now
+    // is an unmounted file system or a removed directory, never "no checkpoint yet".
+    if (ec)
+        throw std::runtime_error(fmt::format("cannot read {}: {}{}", dir.string(), ec.message(),
+                                             ec == std::errc::no_such_file_or_directory ? " (not mounted on this node?)" : ""));
+    for (const auto& entry : listing) {
         if (budget == 0) break;
         --budget;
         std::error_code e2;

@@ -39,6 +39,8 @@ struct Found {
 };
 
 // Looks at most max_entries directory entries. nullopt: nothing complete (a fresh start).
+// Throws std::runtime_error naming the directory when it cannot be read (missing, not a
+// directory, no permission): that is not a fresh start.
 std::optional<Found> newest_complete(const std::filesystem::path& dir, const CheckpointRules& rules,
                                      std::size_t max_entries = 100000);
 
