@@ -6,10 +6,33 @@
 
 #include <cctype>
 #include <memory>
+#include <string_view>
 
 #include <fmt/format.h>
 
 namespace acme::telemetry {
+
+namespace {
+
+// Any process may title itself "slurmstepd: [JOB." (a user's, to keep its job looking alive);
+// slurmstepd runs as root. The real uid from status, not the owner of /proc/PID, which a
+// process made non-dumpable shows as root.
+bool real_uid_is_root(const std::string& status_path) {
+    const int fd = ::open(status_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    const std::string_view text(buf, static_cast<std::size_t>(n));
+    const auto at = text.find("\nUid:");
+    if (at == std::string_view::npos) return false;
+    std::size_t i = at + 5;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    return i + 1 < text.size() && text[i] == '0' && (text[i + 1] == '\t' || text[i + 1] == ' ');
+}
+
+}  // namespace
 
 bool job_has_local_stepd(long long job_id, const std::string& proc_root) {
     std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(proc_root.c_str()), closedir);
@@ -23,7 +46,9 @@ bool job_has_local_stepd(long long job_id, const std::string& proc_root) {
         char buf[64];
         const ssize_t n = ::read(fd, buf, sizeof buf);
         ::close(fd);
-        if (n >= static_cast<ssize_t>(prefix.size()) && std::string_view(buf, prefix.size()) == prefix) return true;
+        if (n >= static_cast<ssize_t>(prefix.size()) && std::string_view(buf, prefix.size()) == prefix &&
+            real_uid_is_root(proc_root + "/" + entry->d_name + "/status"))
+            return true;
     }
     return false;
 }

@@ -1,6 +1,7 @@
 // "Is my job still on this node?" without asking slurmctld: slurmstepd titles itself
 // "slurmstepd: [JOBID.STEP]", and with PrologFlags=Contain the extern step lives as long as
-// the job's allocation. The sampler asks slurmctld only when no step is seen here.
+// the job's allocation. The sampler asks slurmctld only when no step is seen here. Only a
+// process whose real uid is root counts: a user's process may take the same title.
 #pragma once
 
 #include <string>
