@@ -26,6 +26,7 @@
 #include "common/diagnose/history_store.hpp"
 #include "common/store/labels_store.hpp"
 #include "common/util/version.hpp"
+#include "common/util/cli_checks.hpp"
 
 namespace acme::faultdiag {
 namespace {
@@ -327,7 +328,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.set_version_flag("--version", acme::version_line("faultdiag"), "print the version and exit");
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
-    auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(CLI::PositiveNumber);
+    auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(util::positive_integer());
     auto* lbl = app.add_option("--label", o.label, "record the confirmed REASON of JOBID for history matching")
                     ->expected(2)
                     ->allow_extra_args(false)

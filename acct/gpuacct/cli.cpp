@@ -27,6 +27,7 @@
 #include "common/slurm/job_type.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
 #include "common/util/version.hpp"
+#include "common/util/cli_checks.hpp"
 
 namespace acme::gpuacct {
 namespace {
@@ -415,7 +416,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_option("--live", o.live, "print the -j jobs again every SECONDS until they have all ended, like watch(1)")
         ->expected(0, 1)
         ->default_str("2")
-        ->check(CLI::Range(0.5, 3600.0));
+        ->check(util::number_between(0.5, 3600.0));
     auto* spool_dir = app.add_option("--spool-dir", o.spool_dir,
                                      "read node spools: every <node>.db in DIR ($ACME_SPOOL_DIR), not slurmdbd")
                           ->capture_default_str();

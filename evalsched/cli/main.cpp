@@ -19,6 +19,7 @@
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/suite.hpp"
+#include "common/util/cli_checks.hpp"
 
 namespace {
 
@@ -65,9 +66,9 @@ int main(int argc, char** argv) {
     submit->add_option("--suite", suite_path, "suite file (evalsched-suite(5))")->required();
     submit->add_option("--name", name, "training run the checkpoint belongs to (default: its parent directory's name)");
     submit->add_option("--label", label, "checkpoint label (default: its directory name)");
-    submit->add_option("--priority", priority, "0-1000; higher goes first")->check(CLI::Range(0, 1000));
+    submit->add_option("--priority", priority, "0-1000; higher goes first")->check(acme::util::number_between(0, 1000, true));
     submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the checkpoint's size, bf16)")
-        ->check(CLI::PositiveNumber);
+        ->check(acme::util::positive_integer());
 
     auto* status = app.add_subcommand("status", "evaluations (yours; all for admins), or one in detail");
     long status_id = 0;
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
     long watch_id = 0;
     double interval = 2;
     watch->add_option("ID", watch_id, "evaluation id")->required();
-    watch->add_option("--interval", interval, "seconds between updates")->check(CLI::Range(0.1, 3600.0));
+    watch->add_option("--interval", interval, "seconds between updates")->check(acme::util::number_between(0.1, 3600.0));
 
     auto* cancel = app.add_subcommand("cancel", "cancel an evaluation: its queued and running trials are killed");
     long cancel_id = 0;

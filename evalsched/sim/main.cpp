@@ -13,6 +13,7 @@
 #include "evalsched/core/duration.hpp"
 #include "evalsched/core/suite.hpp"
 #include "evalsched/sim/experiment.hpp"
+#include "common/util/cli_checks.hpp"
 
 using namespace acme::evalsched;
 using namespace acme::evalsched::sim;
@@ -55,19 +56,19 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", acme::version_line("evalsched-sim"), "print the version and exit");
     app.add_option("--suite", suite_path, "suite file")->capture_default_str();
     app.add_option("--nodes", nodes_list, "node counts, comma separated (e.g. 1,4,16)")->capture_default_str();
-    app.add_option("--gpus-per-node", sc.gpus_per_node, "GPUs per node")->capture_default_str()->check(CLI::Range(1, 64));
-    app.add_option("--params", sc.model.params_b, "model size, billions of parameters")->capture_default_str()->check(CLI::Range(0.1, 2000.0));
+    app.add_option("--gpus-per-node", sc.gpus_per_node, "GPUs per node")->capture_default_str()->check(acme::util::number_between(1, 64, true));
+    app.add_option("--params", sc.model.params_b, "model size, billions of parameters")->capture_default_str()->check(acme::util::number_between(0.1, 2000.0));
     app.add_option("--checkpoint-gb", checkpoint_gb, "bytes a trial reads, GB (default: 2 bytes per parameter)");
-    app.add_option("--nic-gbps", nic_gbps, "per-node NIC to shared storage, Gb/s")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--storage-gbps", storage_gbps, "shared storage aggregate, Gb/s")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--background-load", sc.background_load, "offered GPU load of background jobs, 0-0.95")->capture_default_str()->check(CLI::Range(0.0, 0.95));
+    app.add_option("--nic-gbps", nic_gbps, "per-node NIC to shared storage, Gb/s")->capture_default_str()->check(acme::util::number_between(0.001, 1e6));
+    app.add_option("--storage-gbps", storage_gbps, "shared storage aggregate, Gb/s")->capture_default_str()->check(acme::util::number_between(0.001, 1e7));
+    app.add_option("--background-load", sc.background_load, "offered GPU load of background jobs, 0-0.95")->capture_default_str()->check(acme::util::number_between(0.0, 0.95));
     app.add_option("--default-time", default_time, "the partition's DefaultTime (for jobs without --time)")->capture_default_str();
     app.add_option("--policies", policies_list, "policies, comma separated")->capture_default_str();
     app.add_option("--seed", sc.seed, "first seed")->capture_default_str();
-    app.add_option("--seeds", seeds, "number of seeds (seed, seed+1, ...)")->capture_default_str()->check(CLI::Range(1, 1000));
-    app.add_option("--checkpoints", sc.checkpoints, "checkpoints to evaluate (continuous mode: > 1)")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--seeds", seeds, "number of seeds (seed, seed+1, ...)")->capture_default_str()->check(acme::util::number_between(1, 1000, true));
+    app.add_option("--checkpoints", sc.checkpoints, "checkpoints to evaluate (continuous mode: > 1)")->capture_default_str()->check(acme::util::number_between(1, 1000, true));
     app.add_option("--interval", interval, "time between checkpoints in continuous mode")->capture_default_str();
-    app.add_option("--history", sc.history_runs, "earlier runs per dataset in evalsched's priors")->capture_default_str()->check(CLI::Range(0, 1000));
+    app.add_option("--history", sc.history_runs, "earlier runs per dataset in evalsched's priors")->capture_default_str()->check(acme::util::number_between(0, 1000, true));
     CLI11_PARSE(app, argc, argv);
 
     try {

@@ -25,6 +25,7 @@
 #include "spank/gputrace/core/sampler.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
+#include "common/util/cli_checks.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     CLI::App app{"acme-health-gate: pre-job GPU health check (run by faultguard.so's job prolog)"};
     app.set_version_flag("--version", acme::version_line("acme-health-gate"), "print the version and exit");
     app.add_option("--node", node);
-    app.add_option("--job", job)->check(CLI::PositiveNumber);
+    app.add_option("--job", job)->check(acme::util::positive_integer());
     app.add_option("--gpus", gpus, "the job's GPU ids on this node");
     app.add_option("--spool", spool);
     app.add_option("--nvml", nvml_path);

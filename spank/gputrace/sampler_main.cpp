@@ -32,6 +32,7 @@
 #include "spank/gputrace/core/textfile_writer.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
+#include "common/util/cli_checks.hpp"
 
 namespace {
 
@@ -273,18 +274,18 @@ int main(int argc, char** argv) {
     Options o;
     CLI::App app{"acme-gpu-sampler: samples one job's GPUs through NVML into the node spool (started by gputrace)"};
     app.set_version_flag("--version", acme::version_line("acme-gpu-sampler"), "print the version and exit");
-    app.add_option("--job", o.job, "Slurm job id")->required()->check(CLI::PositiveNumber);
+    app.add_option("--job", o.job, "Slurm job id")->required()->check(acme::util::positive_integer());
     app.add_option("--node", o.node, "this node's Slurm name")->required();
     app.add_option("--gpus", o.gpus, "the job's GPU ids on this node (SLURM_JOB_GPUS)")->required();
-    app.add_option("--interval", o.interval, "seconds between samples")->check(CLI::Range(0.05, 86400.0));
+    app.add_option("--interval", o.interval, "seconds between samples")->check(acme::util::number_between(0.05, 86400.0));
     app.add_option("--spool", o.spool, "spool directory")->required();
     app.add_option("--nvml", o.nvml, "libnvidia-ml to load")->required();
     app.add_option("--uid", o.uid, "the job's uid");
     app.add_option("--gid", o.gid, "the job's gid");
-    app.add_option("--watch-interval", o.watch_interval, "seconds between job-alive checks")->check(CLI::Range(0.1, 86400.0));
+    app.add_option("--watch-interval", o.watch_interval, "seconds between job-alive checks")->check(acme::util::number_between(0.1, 86400.0));
     app.add_option("--textfile-dir", o.textfile_dir,
                    "write the job's Prometheus series into this node_exporter textfile directory");
-    app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(CLI::Range(0.1, 3600.0));
+    app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(acme::util::number_between(0.1, 3600.0));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

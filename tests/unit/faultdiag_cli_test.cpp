@@ -234,3 +234,12 @@ TEST_CASE("--label without a log remembers the evidence faultguard stored for th
     CHECK(nothing.status == 1);
     CHECK(nothing.err.starts_with("faultdiag: job 501: no error lines to remember from the evidence stored in"));
 }
+
+TEST_CASE("a bad --job is one short line naming what is wanted, not CLI11's 309-digit range") {
+    acme::test::TempDir dir;
+    for (const std::string bad : {"abc", "0", "-3", "12x", "99999999999999999999999"}) {
+        auto r = faultdiag(dir, {"--job", bad});
+        CHECK(r.status == 2);
+        CHECK(r.err == "faultdiag: --job: want a whole number from 1, got '" + bad + "': see faultdiag --help\n");
+    }
+}

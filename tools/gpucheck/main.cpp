@@ -22,6 +22,7 @@
 #include "tools/gpucheck/devices.hpp"
 #include "tools/gpucheck/measure.hpp"
 #include "tools/gpucheck/multinode.hpp"
+#include "common/util/cli_checks.hpp"
 
 
 namespace {
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
     app.add_flag("--quick", quick, "fewer iterations (what faultguard runs after a failure)");
     app.add_flag("--multinode", multinode, "one task per node under srun: all-reduce across the nodes");
     app.add_flag("--pairs", pairs, "with --multinode: pairwise rounds that name the bad node");
-    app.add_option("--port", port, "TCP port rank 0 listens on for the NCCL id")->check(CLI::Range(1024, 65535));
+    app.add_option("--port", port, "TCP port rank 0 listens on for the NCCL id")->check(acme::util::number_between(1024, 65535, true));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
