@@ -294,13 +294,16 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     input.period = period_json(period);
     input.generated = env.now;
     input.spool_dir = o.spool_dir;
-    for (auto kind : {ViewKind::jobs, ViewKind::failures, ViewKind::nodes, ViewKind::summary}) {
+    for (auto kind : {ViewKind::failures, ViewKind::nodes, ViewKind::summary}) {
         auto json = render_json(build_view(kind, context), {});
         json["period"] = input.period;
         input.views.push_back(std::move(json));
     }
-    for (const auto& e : context.data.events)
-        input.events.push_back({{"node", e.node}, {"ts", e.ts}, {"kind", e.kind}, {"code", e.code}, {"gpu", e.gpu}});
+    input.util = acct::util_by_type(context.jobs, context.data.summaries, env.now);
+    constexpr std::size_t kTopWasters = 50;
+    input.by_user = acct::waste_by(acct::WasteKey::user, context.jobs, context.data.summaries, env.now, kTopWasters);
+    input.by_account = acct::waste_by(acct::WasteKey::account, context.jobs, context.data.summaries, env.now, kTopWasters);
+    input.xids = acct::xid_summary(context.data.events, period.start.value_or(0), period.end.value_or(env.now), 48);
     if (!o.evalsched_db.empty()) input.trials = load_trials(o.evalsched_db, err);
     const std::string html = render_report(input);
     std::ofstream file(o.html, std::ios::binary | std::ios::trunc);

@@ -1,5 +1,6 @@
 // gpuacct report --html: one self-contained page (inline CSS, JS and SVG; nothing fetched) that
-// draws the same JSON the views print with --json, embedded in the page.
+// draws aggregates computed here (report_aggregates.hpp) and the small views as --json prints
+// them, embedded in the page: its size does not grow with the number of jobs.
 #pragma once
 
 #include <iosfwd>
@@ -8,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acct/gpuacct/core/report_aggregates.hpp"
+
 namespace acme::gpuacct {
 
 struct ReportInput {
@@ -15,9 +18,11 @@ struct ReportInput {
     double generated = 0;
     std::string spool_dir;
     std::string source = "spool";  // "slurmdbd" or "spool": where the job records came from
-    std::vector<nlohmann::json> views;                 // jobs, failures, nodes, summary: as --json prints them
-    nlohmann::json events = nlohmann::json::array();   // GPU events in the period
-    nlohmann::json trials = nlohmann::json::array();   // evaluation trial attempts, when given
+    std::vector<nlohmann::json> views;  // failures, nodes, summary: as --json prints them (never every job)
+    std::vector<acct::UtilHistogram> util;            // per job type, GPU-hour weighted
+    std::vector<acct::WasteRow> by_user, by_account;  // idle and low-utilisation GPU-hours, top N
+    acct::XidSummary xids;
+    nlohmann::json trials = nlohmann::json::array();  // evaluation trial attempts, when given
 };
 
 std::string render_report(const ReportInput& input);

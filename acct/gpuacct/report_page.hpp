@@ -17,10 +17,12 @@ inline constexpr std::string_view kReportPage = R"page(<!DOCTYPE html>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
-svg { background: #fafafa; border: 1px solid #ddd; }
+svg { background: #fafafa; border: 1px solid #ddd; width: 100%; height: auto; display: block; }
+.note { color: #555; font-size: 0.9em; max-width: 60em; }
+th.sortable { cursor: pointer; text-decoration: underline dotted; }
 svg text { font-size: 11px; fill: #333; }
 table { border-collapse: collapse; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; text-align: right; }
-td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: left; }
+td:first-child, th:first-child, #summary-table td:nth-child(2), #summary-table th:nth-child(2) { text-align: left; }
 .empty { color: #888; font-style: italic; }
 .legend span { display: inline-block; margin-right: 1em; } .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 </style>
@@ -28,12 +30,19 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
 <body>
 <h1 id="title">@TITLE@</h1>
 <p id="period"></p>
-<h2>GPU utilisation by job type (CDF of each job's mean GPU utilisation)</h2>
+<h2>Idle and low-utilisation GPU time by user</h2>
+<p class="note">GPU-hours held on GPUs whose whole run was idle (no kernel ran) or low-utilisation,
+by gpuacct's per-GPU verdict; the top 50. Click a column to sort.</p>
+<div id="waste-users"></div>
+<h2>Idle and low-utilisation GPU time by account</h2>
+<div id="waste-accounts"></div>
+<h2>GPU utilisation by job type (share of GPU-hours at or below each mean utilisation)</h2>
 <div id="util-cdf"></div>
 <h2>Failures by reason, weighted by GPU time</h2>
 <div id="failures"></div>
-<h2>XID events per node over time</h2>
+<h2>XID events per node over the period</h2>
 <div id="xids"></div>
+<div id="xid-codes"></div>
 <h2>Evaluation trials</h2>
 <div id="trials"></div>
 <h2>Workload summary</h2>
@@ -58,10 +67,47 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     t.textContent = s;
     return t;
   }
+  // Drawn in a 1000-unit wide coordinate system and scaled to the page's width by CSS.
+  const W = 1000;
   function svg(container, w, h) {
-    const s = el("svg", { width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img" });
+    const s = el("svg", { viewBox: "0 0 " + w + " " + h, preserveAspectRatio: "xMinYMin meet", role: "img" });
     document.getElementById(container).appendChild(s);
     return s;
+  }
+  function title(node, s) { const t = el("title", {}, node); t.textContent = s; }
+  // A table whose columns sort on a click: numbers descending first, text ascending.
+  function table(container, id, columns, rows) {
+    const t = document.createElement("table");
+    t.id = id;
+    const head = t.createTHead().insertRow();
+    const body = t.createTBody();
+    let sortKey = null, ascending = false;
+    function fill() {
+      body.textContent = "";
+      const sorted = rows.slice();
+      if (sortKey !== null) {
+        const c = columns[sortKey];
+        sorted.sort((a, b) => { const x = c.value(a), y = c.value(b); const d = typeof x === "number" ? x - y : String(x).localeCompare(String(y)); return ascending ? d : -d; });
+      }
+      for (const r of sorted) {
+        const tr = body.insertRow();
+        tr.className = id + "-row";
+        for (const c of columns) {
+          const cell = tr.insertCell();
+          cell.textContent = c.show ? c.show(r) : String(c.value(r));
+          if (c.attr) cell.setAttribute("data-" + c.attr, String(c.value(r)));
+        }
+      }
+    }
+    columns.forEach((c, i) => {
+      const th = document.createElement("th");
+      th.textContent = c.name;
+      th.className = "sortable";
+      th.addEventListener("click", () => { ascending = sortKey === i ? !ascending : typeof c.value(rows[0] || {}) !== "number"; sortKey = i; fill(); });
+      head.appendChild(th);
+    });
+    fill();
+    document.getElementById(container).appendChild(t);
   }
   function empty(container, why) {
     const p = document.createElement("p");
@@ -74,45 +120,57 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     const two = (n) => String(n).padStart(2, "0");
     return (d ? d + "-" : "") + two(h) + ":" + two(m) + ":" + two(x);
   }
-  function fmtTime(epoch) { return new Date(epoch * 1000).toISOString().replace(".000Z", "Z"); }
+  // One time zone throughout, stated: UTC, to the minute.
+  function fmtTime(epoch) { return new Date(epoch * 1000).toISOString().slice(0, 16).replace("T", " ") + " UTC"; }
 
   const p = data.period || {};
   document.getElementById("period").textContent = "Period: " + (p.start ? fmtTime(p.start) : "beginning") +
     " to " + (p.end ? fmtTime(p.end) : "now") +
     (data.source === "slurmdbd" ? "; source: slurmdbd (Slurm accounting)" : "; source: node spools in " + data.spool_dir);
 
-  // 1. CDF of per-job mean utilisation, one line per job type.
+  // 0. Who holds idle and barely used GPUs, by user and by account.
+  for (const [key, container, label] of [["by_user", "waste-users", "User"], ["by_account", "waste-accounts", "Account"]]) {
+    const rows = data[key] || [];
+    if (!rows.length) { empty(container, "No job with GPUs in this period."); continue; }
+    const hours = (v) => v.toFixed(1);
+    table(container, container, [
+      { name: label, value: (r) => r.name, attr: "name" },
+      { name: "Idle GPU-h", value: (r) => r.idle_gpu_hours, show: (r) => hours(r.idle_gpu_hours), attr: "idle-gpu-hours" },
+      { name: "Low-util GPU-h", value: (r) => r.low_gpu_hours, show: (r) => hours(r.low_gpu_hours), attr: "low-gpu-hours" },
+      { name: "GPU-h", value: (r) => r.gpu_hours, show: (r) => hours(r.gpu_hours), attr: "gpu-hours" },
+      { name: "Wasted %", value: (r) => r.gpu_hours ? 100 * (r.idle_gpu_hours + r.low_gpu_hours) / r.gpu_hours : 0,
+        show: (r) => (r.gpu_hours ? 100 * (r.idle_gpu_hours + r.low_gpu_hours) / r.gpu_hours : 0).toFixed(1) },
+      { name: "Jobs", value: (r) => r.jobs, attr: "jobs" },
+    ], rows);
+  }
+
+  // 1. CDF of mean utilisation per job type, weighted by GPU-hours (from per-percent totals).
   (function () {
-    const byType = {};
-    for (const r of view("jobs").rows) {
-      if (r.GPUUtil === null || r.GPUUtil === undefined) continue;
-      (byType[r.Type || "other"] = byType[r.Type || "other"] || []).push(r.GPUUtil);
-    }
-    const types = Object.keys(byType).sort();
+    const types = (data.util || []).filter((h) => h.gpu_hours > 0);
     if (!types.length) return empty("util-cdf", "No job has GPU telemetry in this period.");
-    const W = 640, H = 320, L = 50, B = 40, T = 10, R = 20;
+    const H = 340, L = 60, B = 40, T = 10, R = 20;
     const s = svg("util-cdf", W, H);
     s.id = "util-cdf-chart";
     const x = (u) => L + (W - L - R) * u / 100, y = (f) => H - B - (H - B - T) * f;
     el("line", { x1: L, y1: y(0), x2: W - R, y2: y(0), stroke: "#999" }, s);
     el("line", { x1: L, y1: y(0), x2: L, y2: y(1), stroke: "#999" }, s);
-    for (const u of [0, 25, 50, 75, 100]) text(s, x(u), H - B + 15, u + "%", "middle");
-    for (const f of [0, 0.5, 1]) text(s, L - 5, y(f) + 4, f.toFixed(1), "end");
-    text(s, (L + W - R) / 2, H - 5, "mean GPU utilisation of a job", "middle");
+    for (const u of [0, 10, 25, 50, 75, 100]) text(s, x(u), H - B + 15, u + "%", "middle");
+    for (const f of [0, 0.25, 0.5, 0.75, 1]) text(s, L - 5, y(f) + 4, (100 * f) + "%", "end");
+    text(s, (L + W - R) / 2, H - 5, "mean GPU utilisation of a job (each job weighted by its GPU-hours)", "middle");
     const legend = document.createElement("div");
     legend.className = "legend";
-    types.forEach((type, i) => {
-      const values = byType[type].slice().sort((a, b) => a - b);
-      let d = "M" + x(0) + "," + y(0);
-      values.forEach((v, k) => { d += " L" + x(v) + "," + y(k / values.length) + " L" + x(v) + "," + y((k + 1) / values.length); });
+    types.forEach((h, i) => {
+      let d = "M" + x(0) + "," + y(0), sum = 0;
+      h.gpu_hours_at.forEach((gh, u) => { if (!gh) return; d += " L" + x(u) + "," + y(sum / h.gpu_hours); sum += gh; d += " L" + x(u) + "," + y(sum / h.gpu_hours); });
       d += " L" + x(100) + "," + y(1);
-      el("path", { d: d, fill: "none", stroke: COLORS[i % COLORS.length], "stroke-width": 2, class: "cdf",
-                   "data-type": type, "data-values": JSON.stringify(values) }, s);
+      const path = el("path", { d: d, fill: "none", stroke: COLORS[i % COLORS.length], "stroke-width": 2, class: "cdf",
+                                "data-type": h.type, "data-jobs": h.jobs, "data-gpu-hours": h.gpu_hours }, s);
+      title(path, h.type + ": " + h.jobs + " jobs, " + h.gpu_hours.toFixed(1) + " GPU-hours");
       const item = document.createElement("span");
       const swatch = document.createElement("i");
       swatch.style.background = COLORS[i % COLORS.length];
       item.appendChild(swatch);
-      item.appendChild(document.createTextNode(type + " (" + values.length + " jobs)"));
+      item.appendChild(document.createTextNode(h.type + " (" + h.jobs + " jobs, " + h.gpu_hours.toFixed(1) + " GPU-h)"));
       legend.appendChild(item);
     });
     document.getElementById("util-cdf").appendChild(legend);
@@ -122,7 +180,7 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
   (function () {
     const rows = view("failures").rows;
     if (!rows.length) return empty("failures", "No failed job in this period.");
-    const W = 640, row = 22, L = 200, R = 190, H = rows.length * row + 20;
+    const row = 22, L = 260, R = 260, H = rows.length * row + 20;
     const s = svg("failures", W, H);
     s.id = "failures-chart";
     // Bar length is the reason's share of the failed runs' GPU time (GPUTimePct).
@@ -138,31 +196,33 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     });
   })();
 
-  // 3. XIDs per node per time bucket: a dot per (node, bucket), its area the count.
+  // 3. XIDs per node per slice of the period: a dot per (node, slice), its area the count, the
+  // codes on hover; and a table of the codes.
   (function () {
-    const xids = data.events.filter((e) => e.kind === "xid");
-    if (!xids.length) return empty("xids", "No XID event in this period.");
-    const nodes = [...new Set(view("nodes").rows.map((r) => r.NodeName).concat(xids.map((e) => e.node)))].sort();
-    const t0 = Math.min(...xids.map((e) => e.ts)), t1 = Math.max(...xids.map((e) => e.ts));
-    const buckets = 24, span = Math.max(t1 - t0, 1), step = span / buckets;
-    const counts = {};
-    for (const e of xids) {
-      const b = Math.min(Math.floor((e.ts - t0) / step), buckets - 1);
-      const key = e.node + "|" + b;
-      counts[key] = (counts[key] || 0) + 1;
-    }
-    const W = 640, row = 24, L = 100, R = 20, H = nodes.length * row + 40;
+    const x = data.xids || { cells: [], codes: [] };
+    if (!x.cells.length) return empty("xids", "No XID event in this period.");
+    const nodes = [...new Set(view("nodes").rows.map((r) => r.NodeName).concat(x.cells.map((c) => c.node)))].sort();
+    const row = 24, L = 120, R = 20, H = nodes.length * row + 40;
     const s = svg("xids", W, H);
     s.id = "xids-chart";
+    const step = (x.to - x.from) / x.buckets;
     nodes.forEach((n, i) => text(s, L - 6, 20 + i * row + 4, n, "end"));
-    text(s, L, H - 8, fmtTime(t0));
-    text(s, W - R, H - 8, fmtTime(t1), "end");
-    for (const [key, c] of Object.entries(counts)) {
-      const [node, b] = [key.slice(0, key.lastIndexOf("|")), Number(key.slice(key.lastIndexOf("|") + 1))];
-      const cx = L + (W - L - R) * (b + 0.5) / buckets, cy = 20 + nodes.indexOf(node) * row;
-      el("circle", { cx: cx, cy: cy, r: Math.min(3 + 2 * Math.sqrt(c), row / 2), fill: "#d62728", "fill-opacity": 0.7,
-                     class: "xid", "data-node": node, "data-count": c, "data-from": t0 + b * step }, s);
+    text(s, L, H - 8, fmtTime(x.from));
+    text(s, W - R, H - 8, fmtTime(x.to), "end");
+    for (const c of x.cells) {
+      const cx = L + (W - L - R) * (c.bucket + 0.5) / x.buckets, cy = 20 + nodes.indexOf(c.node) * row;
+      const dot = el("circle", { cx: cx, cy: cy, r: Math.min(3 + 2 * Math.sqrt(c.count), row / 2), fill: "#d62728", "fill-opacity": 0.7,
+                                 class: "xid", "data-node": c.node, "data-count": c.count, "data-codes": JSON.stringify(c.codes),
+                                 "data-from": x.from + c.bucket * step }, s);
+      title(dot, c.node + ": " + c.count + " XID" + (c.count === 1 ? "" : "s") + " (" +
+            Object.entries(c.codes).map(([code, n]) => "XID " + code + (n > 1 ? " x" + n : "")).join(", ") + ") from " +
+            fmtTime(x.from + c.bucket * step) + " to " + fmtTime(x.from + (c.bucket + 1) * step));
     }
+    table("xid-codes", "xid-codes", [
+      { name: "XID", value: (r) => r.code, attr: "code" },
+      { name: "Events", value: (r) => r.count, attr: "count" },
+      { name: "Nodes", value: (r) => r.nodes.join(", ") },
+    ], x.codes);
   })();
 
   // 4. Evaluation trial attempts on a time line, one lane per node.
@@ -172,7 +232,7 @@ td:first-child, th:first-child, td:nth-child(2), th:nth-child(2) { text-align: l
     const nodes = [...new Set(trials.map((t) => t.node || "?"))].sort();
     const t0 = Math.min(...trials.map((t) => t.submitted));
     const t1 = Math.max(...trials.map((t) => t.ended || data.generated));
-    const W = 640, row = 20, L = 100, R = 20, H = nodes.length * row + 40;
+    const row = 20, L = 120, R = 20, H = nodes.length * row + 40;
     const s = svg("trials", W, H);
     s.id = "trials-chart";
     const x = (t) => L + (W - L - R) * (t - t0) / Math.max(t1 - t0, 1);

@@ -1,14 +1,45 @@
 #!/usr/bin/env bash
 # gpuacct report --html renders in headless Chromium without console errors, offline, and its
 # charts carry the numbers `gpuacct --json` prints: failure bars (GPU hours per reason), the
-# utilisation CDF per job type, XIDs per node.
+# GPU-hour weighted utilisation CDF per job type, idle GPU-hours by user and account, XIDs per
+# node with their codes. It embeds aggregates, never a row per job.
 . "$(dirname "$0")/lib.sh"
 
 gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 chrome=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chrome" ] || skip "chromium missing: scripts/install-deps installs it"
 
-use_uniform_scenario 70 13
+# GPU 1 of every node idle, the others busy; an XID 13 on each GPU after a second.
+use_scenario <<'TOML'
+[[gpu]]
+minor = 0
+util = 70
+[[gpu]]
+minor = 1
+util = 0
+[[gpu]]
+minor = 2
+util = 70
+[[gpu]]
+minor = 3
+util = 70
+[[xid]]
+at = 1.0
+minor = 0
+code = 13
+[[xid]]
+at = 1.0
+minor = 1
+code = 13
+[[xid]]
+at = 1.0
+minor = 2
+code = 13
+[[xid]]
+at = 1.0
+minor = 3
+code = 13
+TOML
 
 ok=$(submit -J eval-mmlu --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 3')
 bad=$(submit -J pretrain-7b --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/bad.out" \
@@ -17,12 +48,13 @@ wait_job "$ok" 60 >/dev/null
 assert_eq FAILED "$(wait_job "$bad" 60)" "failing job"
 
 dir=$ACME_TEST_TMP
-gpuacct -S now-1hours report --html "$dir/report.html" >/dev/null 2>&1 || fail "gpuacct report failed"
+# Only this test's jobs: the cluster's other jobs have other scenarios.
+gpuacct -j "$ok,$bad" report --html "$dir/report.html" >/dev/null 2>&1 || fail "gpuacct report failed"
 for view in jobs failures nodes; do
   flag=--$view
   [ "$view" = jobs ] && flag=
   # shellcheck disable=SC2086
-  gpuacct -S now-1hours --json $flag >"$dir/$view.json" 2>/dev/null || fail "gpuacct --json $flag failed"
+  gpuacct -j "$ok,$bad" --json $flag >"$dir/$view.json" 2>/dev/null || fail "gpuacct --json $flag failed"
 done
 
 # A fresh profile, no network: the page must need nothing from outside.
@@ -40,30 +72,60 @@ from html.parser import HTMLParser
 from collections import defaultdict
 
 d, ok, bad = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-marks, rendered = [], []
+marks, rendered, cells = [], [], defaultdict(list)
 class P(HTMLParser):
+    row = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "html": rendered.append(a.get("data-rendered"))
         if a.get("class") in ("failure", "cdf", "xid"): marks.append((a["class"], a))
+        if tag == "tr" and a.get("class", "").endswith("-row"):
+            self.row = {}
+            cells[a["class"]].append(self.row)
+        if tag == "td" and self.row is not None:
+            self.row.update({k[5:]: v for k, v in a.items() if k.startswith("data-")})
 P().feed(open(d + "/dom.html").read())
 def check(cond, what):
     if not cond:
         print("report:", what); sys.exit(1)
 check(rendered == ["yes"], "the page's script did not finish (data-rendered=%s)" % rendered)
 view = {v: json.load(open("%s/%s.json" % (d, v))) for v in ("jobs", "failures", "nodes")}
+# Allocations only: -j lists the steps too (JobID "2.batch").
+view["jobs"]["rows"] = [r for r in view["jobs"]["rows"] if isinstance(r["JobID"], int)]
 
 bars = {a["data-reason"]: float(a["data-gpu-hours"]) for c, a in marks if c == "failure"}
 want = {r["Reason"]: r["GPUHours"] for r in view["failures"]["rows"]}
 check(bars == want, "failure bars %s != --failures %s" % (bars, want))
 check("key_error" in bars, "the failed job's reason (key_error) is not charted")
 
-cdf = {a["data-type"]: json.loads(a["data-values"]) for c, a in marks if c == "cdf"}
-util = defaultdict(list)
+# The CDF lines: per job type, the jobs with telemetry and their GPU-hours.
+cdf = {a["data-type"]: (int(a["data-jobs"]), float(a["data-gpu-hours"])) for c, a in marks if c == "cdf"}
+util = defaultdict(lambda: [0, 0.0])
 for r in view["jobs"]["rows"]:
-    if r["GPUUtil"] is not None: util[r["Type"] or "other"].append(r["GPUUtil"])
-check(cdf == {t: sorted(v) for t, v in util.items()}, "CDF lines %s != --json GPUUtil %s" % (cdf, dict(util)))
+    if r["GPUUtil"] is not None:
+        util[r["Type"] or "other"][0] += 1
+        util[r["Type"] or "other"][1] += r["Elapsed"] * r["AllocGPUS"] / 3600.0
+want = {t: (n, gh) for t, (n, gh) in util.items()}
+# --json's Elapsed is whole seconds: allow a few GPU-seconds.
+check(set(cdf) == set(want) and all(cdf[t][0] == want[t][0] and abs(cdf[t][1] - want[t][1]) < 0.002 for t in want),
+      "CDF lines (jobs, GPU-hours) %s != --json %s" % (cdf, want))
 check({"eval", "pretrain"} <= set(cdf), "both job types have a CDF line")
+
+# Idle GPU time by user and by account: GPU 1 of each node is idle, for its job's whole run.
+idle = defaultdict(float)
+for r in view["jobs"]["rows"]:
+    ids = [g for part in (r["GPUIDs"] or "").split(";") if ":" in part for g in part.split(":")[1].split(",")]
+    idle[r["User"]] += ids.count("1") * r["Elapsed"] / 3600.0
+check(idle.get("root", 0) > 0, "a job of root's had the idle GPU 1: %s" % dict(idle))
+users = {c["name"]: c for c in cells["waste-users-row"]}
+check("root" in users, "no row for root in the by-user table: %s" % list(users))
+check(abs(float(users["root"]["idle-gpu-hours"]) - idle["root"]) < 2 / 3600.0,
+      "root's idle GPU-hours %s != %s from --json" % (users["root"]["idle-gpu-hours"], idle["root"]))
+accounts = {c["name"]: c for c in cells["waste-accounts-row"]}
+check("acme" in accounts and accounts["acme"]["idle-gpu-hours"] == users["root"]["idle-gpu-hours"],
+      "the by-account table: %s" % accounts)
+codes = {c["code"]: int(c["count"]) for c in cells["xid-codes-row"]}
+check(list(codes) == ["13"], "the XID codes table lists %s, not XID 13" % codes)
 
 xids = defaultdict(int)
 for c, a in marks:
