@@ -105,9 +105,9 @@ bool TextfileWriter::write(const std::string& text, std::string& error) {
         ::unlinkat(dirfd_, tmp_name_.c_str(), 0);
         return false;
     };
-    // Overwritten from the start and cut to length, never truncated to 0 first (ext4 would
-    // flush it). No fsync either: node_exporter reads the page cache, and a file that a crash
-    // left stale is removed by the epilog.
+    // Overwritten from the start and cut to length, never truncated to 0 first (ext4 forces the
+    // writeback of a file truncated to 0 once it is closed). No fsync either: node_exporter reads
+    // the page cache, and a file that a crash left stale is removed by the epilog.
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::pwrite(back_.fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
