@@ -126,9 +126,8 @@ bool write_pidfile(const std::string& path) {
 class TextfileExport {
 public:
     TextfileExport(const Options& o, const std::vector<nvml::Library::Device>& devices)
-        : writer_(o.textfile_dir, o.job), job_{o.node, o.job, user_name(o.uid)} {
-        for (const auto& d : devices) gpus_.push_back({d, nullptr, 0, 0});
-    }
+        : writer_(o.textfile_dir, o.job), gpus_(identities(devices)),
+          format_({o.node, o.job, user_name(o.uid)}, gpus_) {}
     void events(const std::vector<telemetry::GpuEvent>& events) {
         for (const auto& e : events) {
             if (e.kind != "xid") continue;
@@ -145,8 +144,9 @@ public:
             for (const auto& s : samples)
                 if (s.gpu == g.device.minor) g.sample = &s;
         }
+        format_.format(gpus_, text_);
         std::string error;
-        const bool ok = writer_.write(telemetry::format_textfile(job_, gpus_), error);
+        const bool ok = writer_.write(text_, error);
         for (auto& g : gpus_) g.sample = nullptr;  // `samples` dies after this tick
         if (!ok && !logged_) log_line(error);
         logged_ = logged_ || !ok;
@@ -154,6 +154,11 @@ public:
     ~TextfileExport() { writer_.remove(); }
 
 private:
+    static std::vector<telemetry::TextfileGpu> identities(const std::vector<nvml::Library::Device>& devices) {
+        std::vector<telemetry::TextfileGpu> out;
+        for (const auto& d : devices) out.push_back({d, nullptr, 0, 0});
+        return out;
+    }
     // The user label: the name, or the uid where no name resolves (a job from another realm).
     static std::string user_name(long long uid) {
         if (uid < 0) return {};
@@ -163,8 +168,9 @@ private:
         return std::to_string(uid);
     }
     telemetry::TextfileWriter writer_;
-    telemetry::TextfileJob job_;
     std::vector<telemetry::TextfileGpu> gpus_;
+    const telemetry::TextfileFormat format_;  // the labels, built once for the job
+    std::string text_;  // reused: its capacity outlives the ticks
     bool logged_ = false;
 };
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -213,6 +214,87 @@ TEST_CASE("textfile: a GPU not sampled yet shows only its XID series; label valu
     CHECK(find(p, "acme_gpu_sample_timestamp_seconds", "3") == nullptr);
 }
 
+TEST_CASE("textfile: the exact bytes of a small job's file") {
+    // Pinned byte for byte: dashboards and node_exporter read these names, labels and numbers.
+    nvml::Reading r;
+    r.util_gpu = 12.5;
+    r.mem_used = 3LL << 20;
+    r.mem_total = 16LL << 30;
+    r.power_mw = 70125;
+    r.energy_mj = 9876543210LL;
+    const Sample a{0, 1764648000.25, r};
+    const std::vector<TextfileGpu> gpus = {{{0, nullptr, "Tesla \"T4\"", "GPU-0"}, &a, 1, 13},
+                                           {{5, nullptr, "Tesla T4", "GPU-5"}, nullptr, 0, 0}};
+    const std::string l0 = R"({gpu="0",UUID="GPU-0",device="nvidia0",modelName="Tesla \"T4\"",Hostname="n1",hpc_job="77",user="bob"})";
+    const std::string l5 = R"({gpu="5",UUID="GPU-5",device="nvidia5",modelName="Tesla T4",Hostname="n1",hpc_job="77",user="bob"})";
+    const std::string expected =
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        "DCGM_FI_DEV_GPU_UTIL" + l0 + " 12.5\n"
+        "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+        "DCGM_FI_DEV_FB_USED" + l0 + " 3\n"
+        "# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).\n# TYPE DCGM_FI_DEV_FB_FREE gauge\n"
+        "DCGM_FI_DEV_FB_FREE" + l0 + " 16381\n"
+        "# HELP DCGM_FI_DEV_FB_TOTAL Framebuffer memory total (in MiB).\n# TYPE DCGM_FI_DEV_FB_TOTAL gauge\n"
+        "DCGM_FI_DEV_FB_TOTAL" + l0 + " 16384\n"
+        "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+        "DCGM_FI_DEV_POWER_USAGE" + l0 + " 70.125\n"
+        "# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).\n"
+        "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" + l0 + " 9876543210\n"
+        "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error seen during the job (0: none).\n"
+        "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"
+        "DCGM_FI_DEV_XID_ERRORS" + l0 + " 13\n"
+        "DCGM_FI_DEV_XID_ERRORS" + l5 + " 0\n"
+        "# HELP acme_gpu_xid_events_total XID events seen on the GPU during the job.\n"
+        "# TYPE acme_gpu_xid_events_total counter\n"
+        "acme_gpu_xid_events_total" + l0 + " 1\n"
+        "acme_gpu_xid_events_total" + l5 + " 0\n"
+        "# HELP acme_gpu_sample_timestamp_seconds Unix time of the GPU sample these values come from.\n"
+        "# TYPE acme_gpu_sample_timestamp_seconds gauge\n"
+        "acme_gpu_sample_timestamp_seconds" + l0 + " 1764648000.25\n";
+    CHECK(format_textfile({"n1", 77, "bob"}, gpus) == expected);
+    std::string out = "left over from an earlier tick";
+    TextfileFormat({"n1", 77, "bob"}, gpus).format(gpus, out);
+    CHECK(out == expected);
+}
+
+TEST_CASE("textfile: one format reused across ticks writes what a fresh one would, tick by tick") {
+    const TextfileJob job{"node-b2", 31337, "dave"};
+    std::vector<TextfileGpu> gpus = {{{1, nullptr, "NVIDIA A100", "GPU-1"}, nullptr, 0, 0},
+                                     {{4, nullptr, "NVIDIA A100", "GPU-4"}, nullptr, 0, 0}};
+    const TextfileFormat format(job, gpus);
+    std::string text;
+    format.format(gpus, text);  // not sampled yet: the XID series only
+    CHECK(text == format_textfile(job, gpus));
+    CHECK(parse(text).series.size() == 4);
+
+    Sample first = full_sample(1), second = full_sample(4);
+    gpus[0].sample = &first;
+    gpus[1].sample = &second;
+    format.format(gpus, text);
+    const std::string tick1 = text;
+    CHECK(tick1 == format_textfile(job, gpus));
+
+    // Other values, another reading missing, an XID: a shorter text into the same buffer.
+    first.reading.util_gpu = 3.25;
+    first.reading.power_mw.reset();
+    first.ts += 0.05;
+    second.reading.gpm_sm_util.reset();
+    gpus[1].xid_count = 1;
+    gpus[1].last_xid = 94;
+    format.format(gpus, text);
+    CHECK(text != tick1);
+    CHECK(text == format_textfile(job, gpus));
+    const auto p = parse(text);
+    CHECK(p.bad_lines.empty());
+    CHECK(find(p, "DCGM_FI_DEV_GPU_UTIL", "1")->value == 3.25);
+    CHECK(find(p, "DCGM_FI_DEV_POWER_USAGE", "1") == nullptr);
+    CHECK(find(p, "DCGM_FI_DEV_POWER_USAGE", "4")->value == doctest::Approx(312.5));
+    CHECK(find(p, "DCGM_FI_PROF_SM_ACTIVE", "4") == nullptr);
+    CHECK(find(p, "DCGM_FI_DEV_XID_ERRORS", "4")->value == 94);
+    CHECK(find(p, "acme_gpu_sample_timestamp_seconds", "1")->value == doctest::Approx(1764648000.55));
+}
+
 namespace {
 std::string slurp(const std::string& path) {
     std::ifstream in(path);
@@ -222,22 +304,68 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("textfile writer: replaces the job's file atomically, mode 0644, no temporary left") {
+TEST_CASE("textfile writer: replaces the job's file atomically, mode 0644, only one .prom file") {
     test::TempDir dir;
     TextfileWriter w(dir.path().string(), 42);
     std::string error;
     REQUIRE(w.write("first\n", error));
-    REQUIRE(w.write("second\n", error));
+    REQUIRE(w.write("second, longer\n", error));
+    REQUIRE(w.write("third\n", error));  // shorter than the file it overwrites
     CHECK(w.path() == dir.file("acme-gputrace-42.prom"));
-    CHECK(slurp(dir.file("acme-gputrace-42.prom")) == "second\n");
+    CHECK(slurp(dir.file("acme-gputrace-42.prom")) == "third\n");
     struct stat st {};
     REQUIRE(stat(dir.file("acme-gputrace-42.prom").c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0644);
+    // The other file kept for the next tick is dot-named, not *.prom: node_exporter skips it.
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename());
-    CHECK(names == std::vector<std::string>{"acme-gputrace-42.prom"});
+    std::sort(names.begin(), names.end());
+    CHECK(names == std::vector<std::string>{".acme-gputrace-42.prom.tmp", "acme-gputrace-42.prom"});
     w.remove();
     CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("textfile writer: a scrape that opened the file before a write still reads the whole old file") {
+    test::TempDir dir;
+    TextfileWriter w(dir.path().string(), 43);
+    std::string error;
+    REQUIRE(w.write("old 1\nold 2\n", error));
+    REQUIRE(w.write("older\n", error));
+    std::ifstream scrape(dir.file("acme-gputrace-43.prom"));  // opened, not read yet
+    REQUIRE(w.write("new, of another length\n", error));
+    std::stringstream got;
+    got << scrape.rdbuf();
+    CHECK(got.str() == "older\n");
+    CHECK(slurp(dir.file("acme-gputrace-43.prom")) == "new, of another length\n");
+}
+
+TEST_CASE("textfile writer: a link planted at the temporary name between ticks is not written through") {
+    test::TempDir dir;
+    const auto victim = dir.file("victim");
+    { std::ofstream(victim) << "precious\n"; }
+    TextfileWriter w(dir.path().string(), 8);
+    std::string error;
+    REQUIRE(w.write("one\n", error));
+    REQUIRE(w.write("two\n", error));  // now both names are the writer's files
+    const auto tmp = dir.file(".acme-gputrace-8.prom.tmp");
+    REQUIRE(std::filesystem::exists(tmp));
+    std::filesystem::remove(tmp);
+    REQUIRE(symlink(victim.c_str(), tmp.c_str()) == 0);
+    REQUIRE(w.write("three\n", error));
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(slurp(dir.file("acme-gputrace-8.prom")) == "three\n");
+    std::filesystem::remove(tmp);
+    REQUIRE(link(victim.c_str(), tmp.c_str()) == 0);  // a hard link: same inode as the victim
+    REQUIRE(w.write("four\n", error));
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(slurp(dir.file("acme-gputrace-8.prom")) == "four\n");
+    // And the job's file removed by someone between ticks comes back at the next one.
+    std::filesystem::remove(dir.file("acme-gputrace-8.prom"));
+    REQUIRE(w.write("five\n", error));
+    CHECK(slurp(dir.file("acme-gputrace-8.prom")) == "five\n");
+    REQUIRE(w.write("six\n", error));
+    CHECK(slurp(dir.file("acme-gputrace-8.prom")) == "six\n");
+    CHECK(slurp(victim) == "precious\n");
 }
 
 TEST_CASE("textfile writer: a symlink planted at the file or temporary name is replaced, not written through") {

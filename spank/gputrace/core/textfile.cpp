@@ -1,8 +1,10 @@
 #include "spank/gputrace/core/textfile.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <functional>
+#include <iterator>
 #include <optional>
 
 namespace acme::telemetry {
@@ -113,7 +115,7 @@ std::string escape_label_value(const std::string& value) {
 std::string textfile_name(long long job_id) { return fmt::format("acme-gputrace-{}.prom", job_id); }
 std::string textfile_tmp_name(long long job_id) { return fmt::format(".acme-gputrace-{}.prom.tmp", job_id); }
 
-std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
+TextfileFormat::TextfileFormat(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
     std::vector<std::string> labels;
     labels.reserve(gpus.size());
     for (const auto& g : gpus)
@@ -121,16 +123,38 @@ std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGp
             R"(gpu="{}",UUID="{}",device="nvidia{}",modelName="{}",Hostname="{}",hpc_job="{}",user="{}")",
             g.device.minor, escape_label_value(g.device.uuid), g.device.minor, escape_label_value(g.device.name),
             escape_label_value(job.node), job.job_id, escape_label_value(job.user)));
-    std::string out;
     for (const auto& m : metrics()) {
-        // HELP/TYPE only for a metric with a series here: a lone HELP is legal but noise.
-        std::string series;
-        for (std::size_t i = 0; i < gpus.size(); ++i)
-            if (const auto v = m.value(gpus[i])) series += fmt::format("{}{{{}}} {}\n", m.name, labels[i], *v);
-        if (series.empty()) continue;
-        out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", m.name, m.help, m.name, m.type);
-        out += series;
+        MetricText t;
+        t.header = fmt::format("# HELP {} {}\n# TYPE {} {}\n", m.name, m.help, m.name, m.type);
+        for (const auto& l : labels) t.prefix.push_back(fmt::format("{}{{{}}} ", m.name, l));
+        metrics_.push_back(std::move(t));
     }
+}
+
+void TextfileFormat::format(const std::vector<TextfileGpu>& gpus, std::string& out) const {
+    out.clear();
+    const auto& table = metrics();
+    for (std::size_t k = 0; k < table.size(); ++k) {
+        const auto& text = metrics_[k];
+        // HELP/TYPE only for a metric with a series here (a lone HELP is legal but noise):
+        // written first, taken back if no GPU has the reading.
+        const std::size_t mark = out.size();
+        out += text.header;
+        bool any = false;
+        for (std::size_t i = 0; i < gpus.size() && i < text.prefix.size(); ++i) {
+            const auto v = table[k].value(gpus[i]);
+            if (!v) continue;
+            out += text.prefix[i];
+            fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}\n"), *v);
+            any = true;
+        }
+        if (!any) out.resize(mark);
+    }
+}
+
+std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
+    std::string out;
+    TextfileFormat(job, gpus).format(gpus, out);
     return out;
 }
 

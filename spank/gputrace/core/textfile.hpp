@@ -30,6 +30,25 @@ struct TextfileJob {
 // node_exporter requires across files), one series per GPU, absent readings omitted.
 std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus);
 
+// The same text, for a sampler that writes it at every tick: the job's and GPUs' labels never
+// change within a job, so each series' "NAME{labels} " is built once here and a tick only
+// appends the numbers into a buffer the caller keeps (its capacity survives the ticks).
+class TextfileFormat {
+public:
+    // The identities (device) of `gpus` are taken; their samples are not.
+    TextfileFormat(const TextfileJob& job, const std::vector<TextfileGpu>& gpus);
+    // Replaces `out` with the text for `gpus`: the same GPUs, in the same order, as given to
+    // the constructor (anything else is a programming error; the extra or missing are skipped).
+    void format(const std::vector<TextfileGpu>& gpus, std::string& out) const;
+
+private:
+    struct MetricText {
+        std::string header;  // "# HELP ...\n# TYPE ...\n"
+        std::vector<std::string> prefix;  // per GPU: "NAME{labels} "
+    };
+    std::vector<MetricText> metrics_;  // in metrics() order
+};
+
 // A label value escaped per the exposition format: backslash, double quote, newline.
 std::string escape_label_value(const std::string& value);
 

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -39,8 +41,14 @@ TextfileWriter::TextfileWriter(std::string dir, long long job_id)
       tmp_name_(textfile_tmp_name(job_id)),
       path_(fmt::format("{}/{}", dir_, name_)) {}
 
-TextfileWriter::~TextfileWriter() {
-    if (dirfd_ >= 0) ::close(dirfd_);
+TextfileWriter::~TextfileWriter() { close_all(); }
+
+void TextfileWriter::close_all() {
+    for (int* fd : {&front_.fd, &back_.fd, &dirfd_})
+        if (*fd >= 0) ::close(*fd);
+    front_ = {};
+    back_ = {};
+    dirfd_ = -1;
 }
 
 bool TextfileWriter::open_dir(std::string& error) {
@@ -53,8 +61,13 @@ bool TextfileWriter::open_dir(std::string& error) {
     return true;
 }
 
-bool TextfileWriter::write(const std::string& text, std::string& error) {
-    if (!open_dir(error)) return false;
+bool TextfileWriter::tmp_is(const File& f) const {
+    struct stat st {};
+    return ::fstatat(dirfd_, tmp_name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == f.dev &&
+           st.st_ino == f.ino;
+}
+
+bool TextfileWriter::create_tmp(std::string& error) {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     int fd = ::openat(dirfd_, tmp_name_.c_str(), flags, 0644);
     if (fd < 0 && errno == EEXIST) {
@@ -63,42 +76,79 @@ bool TextfileWriter::write(const std::string& text, std::string& error) {
         ::unlinkat(dirfd_, tmp_name_.c_str(), 0);
         fd = ::openat(dirfd_, tmp_name_.c_str(), flags, 0644);
     }
-    if (fd < 0) {
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
         error = fmt::format("{}/{}: {}", dir_, tmp_name_, std::strerror(errno));
+        if (fd >= 0) ::close(fd);
         // The directory may have been replaced (or removed): open it afresh next time.
-        ::close(dirfd_);
-        dirfd_ = -1;
+        close_all();
         return false;
     }
     ::fchmod(fd, 0644);  // the umask must not hide it from node_exporter's user
+    back_ = {fd, 0, st.st_dev, st.st_ino};
+    return true;
+}
+
+bool TextfileWriter::write(const std::string& text, std::string& error) {
+    if (!open_dir(error)) return false;
+    // The back file is reused only while the temporary name still is it; anything else there
+    // (nothing, another file, a link) gets a fresh file of our own.
+    if (back_.fd < 0 || !tmp_is(back_)) {
+        if (back_.fd >= 0) ::close(back_.fd);
+        back_ = {};
+        if (!create_tmp(error)) return false;
+    }
+    const auto fail = [&](const char* why) {
+        error = fmt::format("{}/{}: {}", dir_, tmp_name_, why);
+        ::close(back_.fd);
+        back_ = {};
+        ::unlinkat(dirfd_, tmp_name_.c_str(), 0);
+        return false;
+    };
+    // Overwritten from the start and cut to length, never truncated to 0 first (ext4 forces the
+    // writeback of a file truncated to 0 once it is closed). No fsync either: node_exporter reads
+    // the page cache, and a file that a crash left stale is removed by the epilog.
     std::size_t done = 0;
     while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        const ssize_t n = ::pwrite(back_.fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            error = fmt::format("{}/{}: {}", dir_, tmp_name_, n < 0 ? std::strerror(errno) : "short write");
-            ::close(fd);
-            ::unlinkat(dirfd_, tmp_name_.c_str(), 0);
-            return false;
-        }
+        if (n <= 0) return fail(n < 0 ? std::strerror(errno) : "short write");
         done += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    if (text.size() < back_.size && ::ftruncate(back_.fd, static_cast<off_t>(text.size())) != 0)
+        return fail(std::strerror(errno));
+    back_.size = text.size();
+
+    if (front_.fd >= 0 && can_exchange_) {
+        if (::renameat2(dirfd_, tmp_name_.c_str(), dirfd_, name_.c_str(), RENAME_EXCHANGE) == 0) {
+            std::swap(front_, back_);
+            return true;
+        }
+        // ENOENT: the target was removed (a plain rename puts it back).
+        if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) can_exchange_ = false;
+    }
     // rename replaces whatever is at the target name (a symlink included) without following it.
     if (::renameat(dirfd_, tmp_name_.c_str(), dirfd_, name_.c_str()) != 0) {
         error = fmt::format("{}: {}", path_, std::strerror(errno));
+        ::close(back_.fd);
+        back_ = {};
         ::unlinkat(dirfd_, tmp_name_.c_str(), 0);
         return false;
     }
+    if (front_.fd >= 0) ::close(front_.fd);
+    front_ = back_;
+    back_ = {};
     return true;
 }
 
 void TextfileWriter::remove() {
     const int fd = dirfd_ >= 0 ? dirfd_ : open_directory(dir_);
-    if (fd < 0) return;
-    ::unlinkat(fd, name_.c_str(), 0);
-    ::unlinkat(fd, tmp_name_.c_str(), 0);
-    if (fd != dirfd_) ::close(fd);
+    if (fd >= 0) {
+        ::unlinkat(fd, name_.c_str(), 0);
+        ::unlinkat(fd, tmp_name_.c_str(), 0);
+        if (fd != dirfd_) ::close(fd);
+    }
+    close_all();
 }
 
 bool remove_textfile(const std::string& dir, long long job_id) {

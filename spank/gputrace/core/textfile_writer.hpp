@@ -1,9 +1,18 @@
 // Puts the sampler's textfile (textfile.hpp) where node_exporter's textfile collector reads it:
-// written to a dot-named temporary in the same directory, then rename(2)d over the target, so
-// a scrape sees the old file or the new one, never half of one. Everything goes through a
-// descriptor of the directory with O_NOFOLLOW|O_EXCL: a link planted at either name is
-// replaced, never written through (the sampler runs as root).
+// written to a dot-named temporary in the same directory, then swapped with the target by
+// renameat2(RENAME_EXCHANGE), so a scrape sees the old file or the new one, never half of one.
+// The two files are kept and written in turn: creating and deleting an inode at every tick was
+// most of the textfile's cost (on ext4 a rename over an existing file also forces the new
+// file's writeback, and a freed inode may be discarded). The file written at a tick is the one
+// a scrape could have opened before the previous tick, so a reader has at least one sampling
+// interval to finish. Where the filesystem cannot exchange, or the target is gone, a fresh
+// temporary is rename(2)d over the target as before.
+// Only files this writer created (O_EXCL|O_NOFOLLOW through a descriptor of the directory) are
+// ever written, through descriptors it keeps: a link planted at either name is replaced, never
+// written through (the sampler runs as root).
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 #include <string_view>
@@ -31,10 +40,22 @@ public:
     const std::string& path() const { return path_; }
 
 private:
+    // One of the two files: a descriptor this writer created, and what it has written to it.
+    struct File {
+        int fd = -1;
+        std::size_t size = 0;
+        dev_t dev = 0;  // which file it is, to know it at the temporary name
+        ino_t ino = 0;
+    };
     bool open_dir(std::string& error);
+    bool create_tmp(std::string& error);
+    bool tmp_is(const File& f) const;
+    void close_all();
 
     std::string dir_, name_, tmp_name_, path_;
     int dirfd_ = -1;
+    File front_, back_;  // front: at the target name; back: at the temporary name
+    bool can_exchange_ = true;  // false once the filesystem said it cannot
 };
 
 // For the epilog: removes `<dir>/acme-gputrace-<job>.prom` (and its temporary) if a sampler
