@@ -39,10 +39,12 @@ assert_contains "$text" "\",Hostname=\"$node\",hpc_job=\"$id\",user=\"$user\"} 7
 assert_contains "$text" "acme_gpu_xid_events_total{gpu=\"$gpu\"" "$prom"
 # Only the job's GPU: one GPU's series.
 assert_eq 1 "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{' "$prom")" "GPU_UTIL series in $prom"
-# node_exporter reads only *.prom: no temporary is left in the directory.
-assert_eq "acme-gputrace-$id.prom" "$(ls -A "$textfile/$node")" "files in $textfile/$node"
+# node_exporter reads only *.prom: the job's file is the only one (the writer's other file is
+# dot-named, not *.prom).
+assert_eq "acme-gputrace-$id.prom" "$(cd "$textfile/$node" && ls -- *.prom)" "*.prom files in $textfile/$node"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
 [ ! -e "$prom" ] || fail "$prom is still there after job $id ended"
+assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after job $id"
 
 # A sampler killed outright cannot clean up: the epilog does.
 id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 6')
@@ -53,3 +55,4 @@ pid=$(pgrep -f "acme-gpu-sampler --job $id2 " | head -n 1)
 kill -9 "$pid"
 assert_eq COMPLETED "$(wait_job "$id2" 60)" "job $id2 state"
 [ ! -e "$prom2" ] || fail "$prom2 is still there after the epilog of job $id2 (its sampler was killed)"
+assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after the epilog of job $id2"
