@@ -82,13 +82,13 @@ assert_eq "gpuacct: warning: Prometheus at http://127.0.0.1:$port: connection re
   "$(cat "$err")" "the warning"
 
 # Something answers HTTP, but not Prometheus' API (n1's node_exporter, at slurmctld's port + 111
-# in the minicluster): a warning with the HTTP status.
+# in the minicluster, answers any path with its HTML landing page): a warning that says so.
 ne=$(($(scontrol show config | sed -n 's/^SlurmctldPort *= *//p') + 111))
 curl -fsS -m 5 "http://127.0.0.1:$ne/metrics" >/dev/null || fail "no node_exporter at port $ne"
 got=$(as_user "" --prometheus "http://127.0.0.1:$ne" -X -j "$id" -P -n --format=$fields 2>"$err")
 assert_eq 0 "$?" "exit of gpuacct with node_exporter as Prometheus"
 assert_eq "$id|RUNNING|4||" "$got" "gpuacct -j $id with node_exporter as Prometheus"
-assert_eq "gpuacct: warning: Prometheus at http://127.0.0.1:$ne: HTTP 404; running jobs are listed without their GPU numbers" \
+assert_eq "gpuacct: warning: Prometheus at http://127.0.0.1:$ne: not JSON (is this Prometheus' URL?); running jobs are listed without their GPU numbers" \
   "$(cat "$err")" "the warning with node_exporter as Prometheus"
 
 # A URL that does not parse: one line, exit 1, nothing listed.

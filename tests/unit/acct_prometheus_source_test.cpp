@@ -214,6 +214,15 @@ TEST_CASE("running_summaries: every query answered gives rows; the first failure
     CHECK(acct::prometheus::running_summaries(proxy_page, jobs, 1060, error).empty());
     CHECK(error == "HTTP 404");
 
+    auto landing_page = [&](const std::string&) {
+        util::HttpResponse r;
+        r.status = 200;
+        r.body = "<html>Node Exporter</html>";
+        return r;
+    };
+    CHECK(acct::prometheus::running_summaries(landing_page, jobs, 1060, error).empty());
+    CHECK(error == "not JSON (is this Prometheus' URL?)");
+
     // No job started: nothing asked.
     asked.clear();
     error.clear();

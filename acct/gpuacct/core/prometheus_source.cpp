@@ -220,7 +220,9 @@ std::vector<GpuSummary> running_summaries(const Getter& get, std::span<const Run
                 return {};
             }
             if (!problem.empty()) {
-                error = problem;
+                // Something answered that is not Prometheus' API (a node_exporter's or a
+                // proxy's page): most likely a wrong URL.
+                error = problem.starts_with("not ") ? problem + " (is this Prometheus' URL?)" : problem;
                 return {};
             }
         }
