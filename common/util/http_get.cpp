@@ -5,6 +5,9 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +100,36 @@ std::string failure_text(const Pending& p) {
     return "connection closed without an answer";
 }
 
+// libevent writes with plain write(2): a server closing the connection under a write would raise
+// SIGPIPE and kill the command. Held blocked for the request; one it raised is discarded before
+// the mask is restored (one that was pending before is left for the caller).
+class SigpipeHeld {
+public:
+    SigpipeHeld() {
+        sigemptyset(&pipe_);
+        sigaddset(&pipe_, SIGPIPE);
+        sigset_t pending;
+        sigpending(&pending);
+        was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+        pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    }
+    ~SigpipeHeld() {
+        sigset_t pending;
+        sigpending(&pending);
+        if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+            const timespec now{};
+            sigtimedwait(&pipe_, nullptr, &now);
+        }
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    SigpipeHeld(const SigpipeHeld&) = delete;
+    SigpipeHeld& operator=(const SigpipeHeld&) = delete;
+
+private:
+    sigset_t pipe_{}, old_{};
+    bool was_pending_ = false;
+};
+
 timeval timeval_of(double seconds) {
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(seconds);
@@ -138,6 +171,7 @@ HttpClient::HttpClient(HttpUrl url, HttpLimits limits) : url_(std::move(url)), l
 HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::get(const std::string& target) {
+    const SigpipeHeld held;
     HttpResponse failed;
     if (!state_->base && !(state_->base = event_base_new())) {
         failed.error = "cannot create an event loop";
