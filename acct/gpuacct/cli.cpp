@@ -22,10 +22,12 @@
 #include "acct/gpuacct/slurm_view.hpp"
 #include "acct/gpuacct/views.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
+#include "acct/gpuacct/core/prometheus_source.hpp"
 #include "acct/gpuacct/core/slurmdbd_set.hpp"
 #include "common/slurm/accounting.hpp"
 #include "common/slurm/job_type.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
+#include "common/util/http_get.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
 
@@ -44,6 +46,8 @@ struct Options {
     bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
     bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
     double live = 0;  // --live: seconds between refreshes, 0: print once
+    std::string prometheus;                    // --prometheus as given
+    std::optional<util::HttpUrl> prometheus_url;  // --prometheus, else $ACME_PROMETHEUS_URL; none: ask no Prometheus
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -201,17 +205,36 @@ std::string spool_hint() {
 }
 
 // slurmdbd learns a job's GPU numbers only at its end (the record in AdminComment). For a job
-// still running, the numbers so far are in the node spools when this host can read them (a
-// compute node, a single-host cluster); elsewhere the job is listed without them.
-void add_running_summaries(const Options& o, const acct::ReadOptions& read, acct::SpoolSet& data) {
+// still running, the numbers so far come from the site's Prometheus when its URL is known (any
+// node, any user), else from the node spools when this host can read them (a compute node, a
+// single-host cluster); elsewhere the job is listed without them.
+void add_running_summaries(const Options& o, const acct::ReadOptions& read, const acct::JobFilter& filter,
+                           double now, acct::SpoolSet& data, std::ostream& err) {
     if (!read.summaries) return;
     std::vector<std::int64_t> running;
-    for (const auto& job : data.jobs)
-        if (job.end <= 0 || job.state.starts_with("RUNNING")) running.push_back(job.job_id);
-    std::erase_if(running, [&](std::int64_t id) {
-        return std::any_of(data.summaries.begin(), data.summaries.end(), [&](const acct::GpuSummary& s) { return s.job_id == id; });
-    });
-    if (running.empty() || access(o.spool_dir.c_str(), R_OK | X_OK) != 0) return;
+    std::vector<acct::prometheus::RunningJob> started;
+    for (const auto& job : data.jobs) {
+        if (!(job.end <= 0 || job.state.starts_with("RUNNING")) || !acct::matches(job, filter)) continue;
+        if (std::any_of(data.summaries.begin(), data.summaries.end(), [&](const acct::GpuSummary& s) { return s.job_id == job.job_id; }))
+            continue;
+        running.push_back(job.job_id);
+        started.push_back({job.job_id, job.start});
+    }
+    if (running.empty()) return;
+    if (o.prometheus_url) {
+        util::HttpClient client(*o.prometheus_url);
+        std::string error;
+        auto rows = acct::prometheus::running_summaries([&](const std::string& target) { return client.get(target); },
+                                                        started, now, error);
+        if (!error.empty()) {
+            fmt::print(err, "gpuacct: warning: Prometheus at {}: {}; running jobs are listed without their GPU numbers\n",
+                       o.prometheus_url->text, error);
+            return;
+        }
+        for (auto& s : rows) data.summaries.push_back(std::move(s));
+        return;
+    }
+    if (access(o.spool_dir.c_str(), R_OK | X_OK) != 0) return;
     acct::ReadOptions so_far;
     so_far.job_ids = running;
     so_far.full_jobs = false;
@@ -258,7 +281,7 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
         std::vector<std::string> warnings;
         context.data = acct::spool_set_from_accounting(*runs, read, warnings);
         for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
-        add_running_summaries(o, read, context.data);
+        add_running_summaries(o, read, filter, env.now, context.data, err);
         if (!ids.empty()) std::erase_if(context.data.jobs, [&](const acct::Job& job) { return outside(job, period); });
     } else {
         try {
@@ -423,6 +446,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     auto* spool_dir = app.add_option("--spool-dir", o.spool_dir,
                                      "read node spools: every <node>.db in DIR ($ACME_SPOOL_DIR), not slurmdbd")
                           ->capture_default_str();
+    auto* prometheus = app.add_option("--prometheus", o.prometheus,
+                                      "URL of the site's Prometheus ($ACME_PROMETHEUS_URL): running jobs' GPU numbers so far");
     app.add_option("--source", o.source, "slurmdbd or spool (default: slurmdbd where Slurm accounting runs on it)")
         ->check(CLI::IsMember({"slurmdbd", "spool"}));
     auto* report_cmd = app.add_subcommand("report", "write a self-contained HTML report");
@@ -442,6 +467,18 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
         return 1;
     }
     o.spool_dir_given = env.spool_dir_given || spool_dir->count() > 0;
+    // The flag wins over the environment; an empty flag asks no Prometheus.
+    const bool flag = prometheus->count() > 0;
+    const std::string url = flag ? o.prometheus : env.prometheus_url;
+    if (!url.empty()) {
+        std::string why;
+        o.prometheus_url = util::parse_http_url(url, why);
+        if (!o.prometheus_url) {
+            fmt::print(err, "gpuacct: error: {} \"{}\": {}: give http://HOST:PORT of the site's Prometheus\n",
+                       flag ? "--prometheus" : "ACME_PROMETHEUS_URL", url.substr(0, 200), why);
+            return 1;
+        }
+    }
     if (o.source == "slurmdbd" && spool_dir->count() > 0) {
         fmt::print(err, "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");
         return 1;

@@ -16,6 +16,7 @@ struct Environment {
     std::string user;           // the caller's name, for the non-root default
     bool ask_slurm = false;     // slurm.conf found: ask slurmctld / slurmdbd
     bool terminal = false;      // stdout is a terminal: --live clears it between refreshes
+    std::string prometheus_url; // $ACME_PROMETHEUS_URL: --prometheus's default
 };
 
 // Exit status as sacct: 0 on success, 1 on bad input (one line on err, nothing on out).

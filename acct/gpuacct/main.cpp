@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     env.spool_dir = dir && *dir ? dir : std::string(acme::store::kDefaultSpoolDir);
     env.spool_dir_given = dir && *dir;
     env.now = static_cast<double>(std::time(nullptr));
+    if (const char* url = std::getenv("ACME_PROMETHEUS_URL")) env.prometheus_url = url;
     env.is_root = geteuid() == 0;
     env.terminal = isatty(STDOUT_FILENO) == 1;
     if (const passwd* pw = getpwuid(getuid())) env.user = pw->pw_name;

@@ -42,6 +42,16 @@ std::vector<GpuEventRow> xids_since_last_health_check(Database& db);
 inline constexpr double kIdleMaxUtil = 5.0;
 inline constexpr double kLowUtilAvg = 30.0;
 
+// The rule in C++, for numbers that come from elsewhere than the spool's samples (Prometheus'
+// series of a running job, acct/gpuacct/core/prometheus_source); the spool's SQL applies the
+// same constants. No utilisation at all is no-data.
+inline const char* gpu_verdict(std::optional<double> util_avg, std::optional<double> util_max) {
+    if (!util_avg || !util_max) return "no-data";
+    if (*util_max <= kIdleMaxUtil) return "idle";
+    if (*util_avg < kLowUtilAvg) return "low-util";
+    return "ok";
+}
+
 // Ends a job's sampling: jobs.ended_at, and one gpu_summaries row per (GPU id, UUID) in `gpus`
 // (no-data when it has no samples; idle when utilisation never exceeded `idle_max_util`,
 // low-util when its average is below `low_util_avg`). Idempotent.

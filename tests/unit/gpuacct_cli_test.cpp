@@ -230,3 +230,31 @@ TEST_CASE("report --html writes one page with the data embedded and nothing fetc
     CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));
     CHECK(html.find("https://") == std::string::npos);
 }
+
+TEST_CASE("--prometheus: a URL that does not parse is a usage error; the flag wins over ACME_PROMETHEUS_URL") {
+    Cluster c;
+    const auto bad = c.run({"--prometheus", "foo", "-j", "101"});
+    CHECK(bad.status == 1);
+    CHECK(bad.out.empty());
+    CHECK(bad.err ==
+          "gpuacct: error: --prometheus \"foo\": not an http:// URL: give http://HOST:PORT of the site's Prometheus\n");
+    CHECK(c.run({"--prometheus", "https://prom:9090", "-j", "101"}).err.find("https is not supported") != std::string::npos);
+    gpuacct::Environment env;
+    env.now = T + 86400;
+    env.prometheus_url = "prom:9090";
+    std::ostringstream out, err;
+    CHECK(gpuacct::run({"--spool-dir", c.dir.path().string(), "-j", "101"}, env, out, err) == 1);
+    CHECK(out.str().empty());
+    CHECK(err.str().starts_with("gpuacct: error: ACME_PROMETHEUS_URL \"prom:9090\": "));
+    // An empty flag asks no Prometheus, whatever the environment says.
+    std::ostringstream out2, err2;
+    CHECK(gpuacct::run({"--spool-dir", c.dir.path().string(), "--prometheus", "", "-j", "101", "-n", "-P", "-o", "JobID"}, env,
+                       out2, err2) == 0);
+    CHECK(out2.str() == "101\n");
+    // The node spools have their own numbers: Prometheus is for slurmdbd's running jobs only
+    // (port 1: were it asked, a warning would say so).
+    const auto spool = c.run({"--prometheus", "http://127.0.0.1:1", "-j", "101", "-n", "-P", "-o", "JobID,GPUUtil"});
+    CHECK(spool.status == 0);
+    CHECK(spool.out == "101|90.0\n");
+    CHECK(spool.err.empty());
+}
