@@ -171,6 +171,44 @@ GpuEventRule read_gpu_event_rule(const Reader& in) {
     return rule;
 }
 
+// One row of the XID table: the driver's codes and what they mean for the job and the node.
+// It becomes a [[gpu_event]] rule (the sampler saw the code on one of the job's GPUs) and a
+// [[rule]] for the driver's own line in the log, with any prefix (dmesg's "[123.4]", syslog's
+// "kernel:"), with or without "NVRM:", and for "caused by previous Xid N" on a later line.
+// No codes: every code no other row names (the row's priority should then be low).
+void read_xid(const Reader& in, RuleSet& out) {
+    LogRule log;
+    in.common(log);
+    auto codes = in.integers<std::int64_t>("codes", 0, 1'000'000);
+    std::string alternatives = "\\d+";
+    if (!codes.empty()) alternatives = fmt::format("{}", fmt::join(codes, "|"));
+    log.pattern = fmt::format("\\bXid \\((?:PCI:)?[0-9A-Fa-f:.]+\\): ({})\\b|caused by previous Xid ({})\\b",
+                              alternatives, alternatives);
+    std::vector<std::string> sources = {"log", "gpu_event"};
+    if (const toml::node* node = in.get("sources")) {
+        sources.clear();
+        const toml::array* array = node->as_array();
+        if (!array || array->empty())
+            in.fail(*node, "\"sources\" must be a non-empty array", "use [\"log\"], [\"gpu_event\"] or both");
+        for (const toml::node& item : *array) {
+            auto name = item.value<std::string>();
+            if (!name || (*name != "log" && *name != "gpu_event"))
+                in.fail(item, "\"sources\" holds something other than \"log\" or \"gpu_event\"", "fix the value");
+            sources.push_back(*name);
+        }
+    }
+    auto wants = [&](std::string_view source) { return std::find(sources.begin(), sources.end(), source) != sources.end(); };
+    if (wants("gpu_event")) {
+        GpuEventRule event;
+        static_cast<RuleCommon&>(event) = log;
+        event.id += ".event";
+        event.kind = "xid";
+        event.codes = codes;
+        out.gpu_event.push_back(std::move(event));
+    }
+    if (wants("log")) out.log.push_back(std::move(log));
+}
+
 template <typename Fn>
 void each_table(const toml::table& root, std::string_view key, std::string_view source, Fn&& fn) {
     const toml::node* node = root.get(key);
@@ -210,8 +248,8 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
                                     error.source().begin.line, error.description()));
     }
     for (auto&& [key, value] : root) {
-        if (key != "rule" && key != "status" && key != "gpu_event")
-            throw RuleError(fmt::format("{}:{}: unknown table \"{}\": use [[rule]], [[status]] or [[gpu_event]]",
+        if (key != "rule" && key != "status" && key != "gpu_event" && key != "xid")
+            throw RuleError(fmt::format("{}:{}: unknown table \"{}\": use [[rule]], [[status]], [[gpu_event]] or [[xid]]",
                                         source, value.source().begin.line, key.str()));
     }
     RuleSet set;  // merged one rule at a time so a duplicate id names its own line
@@ -233,6 +271,14 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
         Reader in(table, source, "gpu_event", with_common({"kind", "codes"}));
         RuleSet one;
         one.gpu_event.push_back(read_gpu_event_rule(in));
+        set.merge(std::move(one));
+    });
+    each_table(root, "xid", source, [&](const toml::table& table) {
+        Reader in(table, source, "xid", with_common({"codes", "sources", "name"}));
+        if (auto name = in.get("name"); name && !name->is_string())
+            in.fail(*name, "\"name\" must be a string", "quote it");
+        RuleSet one;
+        read_xid(in, one);
         set.merge(std::move(one));
     });
     return set;

@@ -14,6 +14,10 @@
 //   [[status]]        how the job ended: exit_codes, signals, oom_kill, time_limit,
 //                     cancelled, node_failure (all that are given must hold)
 //   [[gpu_event]]     kind = "xid" with codes = [79], or kind = "ecc_dbe"
+//   [[xid]]           a row of the XID table: codes = [48, 64], reason, action, priority;
+//                     becomes a [[gpu_event]] rule (id + ".event") and a [[rule]] for the
+//                     driver's "Xid (PCI:...): N" line with any prefix, and "caused by previous
+//                     Xid N". sources = ["log"] keeps the sampler's event out; no codes: any code
 #pragma once
 
 #include <cstdint>

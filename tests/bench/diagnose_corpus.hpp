@@ -1,0 +1,52 @@
+// The labelled diagnosis corpus (tests/data/diagnosis/<reason>/<case>.log + optional .toml) and
+// how the shipped rules score on it. Shared by the unit accuracy test, which asserts the floors,
+// and by tests/bench/diagnose, which prints the same figures for a person to read.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/diagnose/engine.hpp"
+
+namespace acme::diagnose::corpus {
+
+struct Case {
+    std::filesystem::path log;
+    std::string expected;      // the directory's name: a reason
+    std::string text;          // the log; job.log views it (set by score(), as cases move)
+    JobEnd job;                // what the sidecar adds
+    std::string source, why;   // the sidecar's provenance: where the log came from, why this label
+};
+
+// Every case under dir, in path order. Throws std::runtime_error naming the file when a
+// directory is not a reason or a sidecar is not valid TOML.
+std::vector<Case> load(const std::filesystem::path& dir);
+
+inline constexpr std::array kCategories = {Category::infrastructure, Category::framework, Category::script,
+                                           Category::unknown};
+
+struct Score {
+    int total = 0, reason_right = 0, category_right = 0;
+    // confusion[expected][got], indexed like kCategories.
+    std::array<std::array<int, kCategories.size()>, kCategories.size()> confusion{};
+    std::map<std::string, std::pair<int, int>> by_reason;  // reason -> (right, total)
+    std::vector<std::string> misses;                       // one line each
+    std::vector<std::string> false_infrastructure;         // non-infrastructure cases called infrastructure
+
+    double reason_accuracy() const { return total ? double(reason_right) / total : 0; }
+    double category_accuracy() const { return total ? double(category_right) / total : 0; }
+    // Of the cases diagnosed infrastructure, how many are; of those that are, how many were found.
+    double infrastructure_precision() const;
+    double infrastructure_recall() const;
+};
+
+Score score(const Engine& engine, const std::vector<Case>& cases);
+
+// The figures as text: accuracies, the category confusion matrix (rows expected, columns got),
+// infrastructure precision and recall, per-reason accuracy, then every miss.
+std::string report(const Score& s);
+
+}  // namespace acme::diagnose::corpus
