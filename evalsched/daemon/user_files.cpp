@@ -191,11 +191,16 @@ std::optional<std::string> prepare_user_dirs(const std::string& dir, const std::
         return fmt::format("cannot create output directory {}: {}", dir, std::strerror(err));
     }
     const int fd = openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    const int open_err = errno;
-    close(pfd);
-    if (fd < 0)
+    if (fd < 0) {
+        // O_DIRECTORY|O_NOFOLLOW on a symlink answers ENOTDIR: say which it is.
+        const int err = errno;
+        struct stat lst {};
+        const bool link = fstatat(pfd, name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+        close(pfd);
         return fmt::format("output directory {} is not a directory ({}): remove it, then submit again", dir,
-                           open_err == ELOOP ? "a symlink" : std::strerror(open_err));
+                           link ? "a symlink" : std::strerror(err));
+    }
+    close(pfd);
     struct stat st {};
     const bool root = geteuid() == 0;
     std::optional<std::string> error;

@@ -78,6 +78,8 @@ TEST_CASE("root never chowns through a symlink the user swaps in for logs/") {
     std::atomic<bool> stop{false};
     std::thread swapper([&] {
         while (!stop) {
+            rmdir(logs.c_str());  // whatever is there now, the daemon's or the user's own
+            unlink(logs.c_str());
             if (mkdir(logs.c_str(), 0750) == 0) rmdir(logs.c_str());
             if (symlink(r.target.c_str(), logs.c_str()) == 0) unlink(logs.c_str());
         }
