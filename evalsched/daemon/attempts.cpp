@@ -84,6 +84,13 @@ void attempt_never_submitted(Database& db, const AttemptRow& a, const std::strin
     });
 }
 
+void trial_cannot_start(Database& db, const TrialRow& t, const std::string& why, double now) {
+    db.transaction([&] {
+        db.prepare("UPDATE trials SET state = 'failed', reason = ? WHERE id = ? AND state = 'pending'").bind_all(why, t.id).run();
+        close_if_finished(db, t.evaluation, now);
+    });
+}
+
 void attempt_running(Database& db, const AttemptRow& a, const std::string& node) {
     db.transaction([&] {
         db.prepare("UPDATE attempts SET state = 'running', node = ? WHERE id = ? AND state IN ('queued', 'submitting')").bind_all(node, a.id).run();

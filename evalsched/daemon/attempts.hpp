@@ -31,6 +31,9 @@ void attempt_submitted(store::Database& db, const AttemptRow& a, std::int64_t jo
 // The submission did not happen (slurmctld refused, or a restart found no job by the tag):
 // the attempt is forgotten and the trial is pending again.
 void attempt_never_submitted(store::Database& db, const AttemptRow& a, const std::string& why);
+// The trial cannot be started for a reason no retry cures (its output directory holds a
+// symlink where logs/ belongs): failed with that reason, the evaluation closed if it was the last.
+void trial_cannot_start(store::Database& db, const TrialRow& t, const std::string& why, double now);
 void attempt_running(store::Database& db, const AttemptRow& a, const std::string& node);
 
 struct Outcome {

@@ -7,6 +7,29 @@
 # Sets EVALSCHED_STAGED to the local copy and keeps a shared lock on it (fd 9) until the trial
 # exits, so eviction never removes a copy a running trial reads. RECORD_JSON gets
 # {"copied": 0|1, "bytes": N, "seconds": S}: bytes read from shared storage by this trial.
+#
+#   evalsched_private_dir BASE NAME
+#
+# Prints BASE/NAME, the user's own cache directory in the node's shared, sticky stage_dir
+# (/dev/shm): made 0700 if missing. Its name is predictable, so another user may have made it
+# first to read or replace the copies, or to make staging fail: unless it is a directory (not
+# a symlink) owned by this user with mode 0700, it is refused with one line naming the owner.
+
+evalsched_private_dir() {
+  local dir=$1/$2 me owner mode
+  me=$(id -u)
+  mkdir -m 700 -- "$dir" 2>/dev/null
+  if [ -L "$dir" ] || [ ! -d "$dir" ]; then
+    echo "evalsched: staging directory $dir is not a directory (a symlink or a file?): ask the node's admin to remove it" >&2
+    return 1
+  fi
+  read -r owner mode < <(stat -c '%u %a' -- "$dir") || return 1
+  if [ "$owner" != "$me" ] || [ "$mode" != 700 ]; then
+    echo "evalsched: staging directory $dir is owned by uid $owner with mode $mode, not by you (uid $me) with mode 700: ask the node's admin to remove it" >&2
+    return 1
+  fi
+  printf '%s\n' "$dir"
+}
 
 evalsched_stage() {
   local src=$1 cache=$2 max=$3 record=$4 key dest start end bytes=0 copied=0

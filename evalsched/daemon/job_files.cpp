@@ -1,17 +1,12 @@
 #include "evalsched/daemon/job_files.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 
 #include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "evalsched/daemon/job_script.hpp"
-#include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/user_files.hpp"
 
 namespace acme::evalsched {
@@ -33,14 +28,8 @@ std::string part_dir(const EvalInfo& e, const TrialRow& t, const std::string& da
     return fmt::format("{}/{}/shard-{}-of-{}", e.output_dir, dataset, t.shard, t.num_shards);
 }
 
-void ensure_dirs(const EvalInfo& e) {
-    for (const std::string& d : {e.output_dir, e.output_dir + "/logs", e.output_dir + "/attempts", e.output_dir + "/inference-done"}) {
-        if (mkdir(d.c_str(), 0750) == 0 || errno == EEXIST) {
-            struct stat st {};
-            if (lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != e.uid)
-                if (chown(d.c_str(), e.uid, e.gid) != 0) log_line("cannot chown {} to uid {}: {}", d, e.uid, strerror(errno));
-        }
-    }
+std::optional<std::string> ensure_dirs(const EvalInfo& e) {
+    return prepare_user_dirs(e.output_dir, {"logs", "attempts", "inference-done"}, e.uid, e.gid);
 }
 
 slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra) {
@@ -86,6 +75,24 @@ std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset)
     return out;
 }
 
+namespace {
+// The first line the job script printed as "evalsched: ..." (without that prefix, at most 300
+// printable characters), empty when there is none.
+std::string first_wrapper_line(const std::string& log) {
+    constexpr std::string_view prefix = "evalsched: ";
+    std::string line;
+    std::size_t at = 0;
+    while (at < log.size()) {
+        std::size_t end = log.find('\n', at);
+        if (end == std::string::npos) end = log.size();
+        if (line.empty() && std::string_view(log).substr(at, end - at).starts_with(prefix)) line = log.substr(at + prefix.size(), end - at - prefix.size());
+        at = end + 1;
+    }
+    std::erase_if(line, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    return line.substr(0, 300);
+}
+}  // namespace
+
 Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log, const EvalInfo& e, const slurm::JobView* job) {
     const std::string tail = read_as_user(log, e.uid, e.gid, 256 * 1024).value_or("");
     diagnose::JobEnd end;
@@ -99,7 +106,9 @@ Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log,
     }
     Failure f{"unknown", job ? "exit " + std::to_string(job->exit_code >> 8) : "job vanished from slurmctld"};
     if (job && (job->exit_code >> 8) == kStageFailedExit) {
-        f = {"infrastructure", "staging_failed"};
+        // The wrapper's own line says why (a squatted cache directory names its owner).
+        const std::string why = first_wrapper_line(tail);
+        f = {"infrastructure", why.empty() ? "staging_failed" : "staging_failed: " + why};
     } else if (end.node_failure) {
         f = {"infrastructure", "node_failure"};
     } else if (engine) {

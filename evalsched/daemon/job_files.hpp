@@ -30,9 +30,11 @@ std::string log_path(const EvalInfo& e, const std::string& tag);
 // Where the core renders {output} for a part (trials.cpp output_dir): the result lands there.
 std::string part_dir(const EvalInfo& e, const TrialRow& t, const std::string& dataset);
 
-// Created by the daemon (root), then handed to the user: Slurm opens the job's stdout as the
-// user, and the jobs write their results there.
-void ensure_dirs(const EvalInfo& e);
+// The output directory handed to the user, and logs/, attempts/, inference-done/ made in it as
+// the user (user_files.hpp: root never resolves a path in it): Slurm opens the job's stdout as
+// the user, and the jobs write their results there. The one-line reason when the user's
+// directory holds something else there (a symlink, a file), nullopt when all is ready.
+std::optional<std::string> ensure_dirs(const EvalInfo& e);
 
 // A batch job with what every evalsched job has: its tag as the name, the evaluation's user,
 // a plain environment (plus `extra`), the partition, the output directory, its log.

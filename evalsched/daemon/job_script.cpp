@@ -25,9 +25,11 @@ mkdir -p "$attempt_dir" || exit 1
 rm -f{rm} {marker}
 . {helper} || exit {stage_exit}
 # The first trial on a node copies the checkpoint; the others wait for that copy and reuse it.
-# Per user (a user's copy is theirs alone), then per node (nodes may share a host in tests).
-evalsched_stage {ckpt} {cache}/evalsched-"$(id -un)"/"${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" ||
-  {{ echo "evalsched: staging {ckpt_text} failed" >&2; exit {stage_exit}; }}
+# Per user (a user's copy is theirs alone, in a directory checked to be theirs), then per node
+# (nodes may share a host in tests).
+cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
+evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" ||
+  {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
 export EVALSCHED_STAGED
 start=$(date +%s.%N)
 ( {command} )
@@ -39,7 +41,7 @@ exit "$rc"
 )sh",
         fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
         fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
-        fmt::arg("ckpt_text", t.checkpoint_path), fmt::arg("cache", shell_quote(t.stage_dir)),
+        fmt::arg("cache", shell_quote(t.stage_dir)),
         fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
 }
 
@@ -55,7 +57,7 @@ set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
 {checks}if [ -z "$(ls -A {out} 2>/dev/null)" ]; then
-  echo "evalsched: no predictions in {out_text}: inference wrote nothing, nothing to score" >&2
+  echo "evalsched: no predictions in "{out}": inference wrote nothing, nothing to score" >&2
   exit {no_predictions}
 fi
 rm -f {out}/result.json
@@ -67,7 +69,7 @@ printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "
 exit "$rc"
 )sh",
         fmt::arg("attempt", shell_quote(m.attempt_dir)), fmt::arg("checks", checks), fmt::arg("out", shell_quote(m.output_dir)),
-        fmt::arg("out_text", m.output_dir), fmt::arg("no_predictions", kNoPredictionsExit), fmt::arg("command", m.command));
+fmt::arg("no_predictions", kNoPredictionsExit), fmt::arg("command", m.command));
 }
 
 }  // namespace acme::evalsched

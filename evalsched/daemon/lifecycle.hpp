@@ -1,7 +1,11 @@
 // One lifecycle for every job evalschedd submits, parameterised by its kind (a trial's attempt,
 // trial_kind.hpp; a dataset's metric job, metric_kind.hpp). Each is tagged (its Slurm job name)
 // and marked 'submitting' before slurm_submit_batch_job, so after a restart its tag says
-// whether slurmctld took it: adopted if so, submitted again if not, never twice. Then it is
+// whether slurmctld took it: adopted if so, submitted again if not, never twice. A job name is
+// anyone's to choose, so a job is taken for a row's only when slurmctld runs it as the row's
+// user (munge-authenticated: no other user can submit one) and its comment carries the token
+// the daemon gave it (job_comment): another user's job named like a trial is never adopted,
+// waited for or cancelled. Then it is
 // marked running, judged once slurmctld no longer runs it (the kind reads what it left and
 // the store retries or ends it), and killed when its evaluation is cancelled.
 #pragma once
@@ -18,10 +22,18 @@
 
 namespace acme::evalsched {
 
-// slurmctld's evalsched jobs by name (the tag); the newest job of a name.
-using TagIndex = std::map<std::string, const slurm::JobView*>;
+// The comment of a job tagged `tag`: `what` (it starts "evalsched ", which gpuacct reads as an
+// eval job), then "evalsched-job=<tag>".
+std::string job_comment(const std::string& what, const std::string& tag);
+// The job's comment carries the token of its own name (job_comment): the daemon submitted it,
+// or its owner forged it for their own job (which only matters to that owner).
+bool carries_own_token(const slurm::JobView& job);
+
+// slurmctld's jobs that carry their token, by name (the tag).
+using TagIndex = std::map<std::string, std::vector<const slurm::JobView*>>;
 TagIndex index_by_tag(const std::vector<slurm::JobView>& jobs);
-const slurm::JobView* find_tag(const TagIndex& by_tag, const std::string& tag);
+// The newest job tagged `tag` that runs as `uid`; null when there is none (or uid is unknown).
+const slurm::JobView* find_tag(const TagIndex& by_tag, const std::string& tag, std::optional<std::uint32_t> uid);
 
 // What a kind of job supplies. Its rows carry tag, state and job_id (rows.hpp).
 template <class K>
@@ -29,6 +41,7 @@ concept JobKind = requires(K& k, typename K::Row& row, const typename K::Row& cr
                            const std::string& text) {
     { k.open() } -> std::same_as<std::vector<typename K::Row>>;     // submitting, queued, running
     { k.describe(crow) } -> std::same_as<std::string>;              // names it in log lines
+    { k.owner(crow) } -> std::same_as<std::optional<std::uint32_t>>; // its evaluation's uid
     k.adopted(crow, id);          // a restart found its job by the tag: record it
     k.lost(crow);                 // a restart found no job by the tag: it may be submitted again
     k.refused(crow, text);        // slurmctld refused the submission
@@ -46,7 +59,7 @@ concept JobKind = requires(K& k, typename K::Row& row, const typename K::Row& cr
 template <JobKind K>
 void reconcile(K& kind, const TagIndex& by_tag) {
     for (typename K::Row row : kind.open()) {
-        const slurm::JobView* job = find_tag(by_tag, row.tag);
+        const slurm::JobView* job = find_tag(by_tag, row.tag, kind.owner(row));
         if (row.state == "submitting") {
             // The daemon died between marking it and recording its job.
             if (!job) {
@@ -88,7 +101,7 @@ template <JobKind K>
 void kill_cancelled(K& kind, const TagIndex& by_tag) {
     for (const auto& row : kind.to_kill()) {
         std::optional<std::int64_t> id = row.job_id;
-        if (const slurm::JobView* job = find_tag(by_tag, row.tag); !id && job) id = job->job_id;
+        if (const slurm::JobView* job = find_tag(by_tag, row.tag, kind.owner(row)); !id && job) id = job->job_id;
         std::string error;
         if (id && !slurm::cancel_job(static_cast<std::uint32_t>(*id), error)) {
             log_line("cannot cancel the job of {} ({}): {}; trying again next round", kind.describe(row), row.tag, error);

@@ -17,7 +17,11 @@ namespace acme::evalsched {
 static_assert(JobKind<MetricKind>);
 
 bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::vector<std::int64_t>& after) {
-    ensure_dirs(e);
+    if (const auto refused = ensure_dirs(e)) {
+        metric_given_up(db_, waiting, "failed", *refused, wall_clock_s());
+        log_line("metric job of {} in evaluation {} not started: {}", waiting.dataset, waiting.evaluation, *refused);
+        return false;
+    }
     MetricRow m = begin_metric(db_, waiting, wall_clock_s());
     m.after_jobs.clear();
     for (const auto id : after) m.after_jobs += fmt::format("{}{}", m.after_jobs.empty() ? "" : ":", id);
@@ -28,7 +32,7 @@ bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::v
         if (auto t = load_trial(db_, id)) ms.done_markers.emplace_back(done_marker(e, id), t->trial_key);
     ms.command = m.command;
     slurm::BatchJob job = job_for(e, m.tag, config_.partition, {"EVALSCHED_DATASET=" + m.dataset});
-    job.comment = fmt::format("evalsched metric {}/{}/{}", e.name, e.checkpoint, m.dataset);
+    job.comment = job_comment(fmt::format("evalsched metric {}/{}/{}", e.name, e.checkpoint, m.dataset), m.tag);
     job.script = metric_script(ms);
     // CPU only: no GPUs asked for, so inference's GPUs are free the moment it ends.
     job.time_limit_min = static_cast<std::uint32_t>(std::ceil(metric_time_limit_s(m.estimate_s) / 60));
@@ -36,6 +40,11 @@ bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::v
     const auto id = submit_job(*this, m, job);
     if (id) log_line("{}: job {}{}", describe(m), *id, m.after_jobs.empty() ? "" : " after " + m.after_jobs);
     return id.has_value();
+}
+
+std::optional<std::uint32_t> MetricKind::owner(const MetricRow& m) {
+    const auto e = load_evaluation(db_, m.evaluation);
+    return e ? std::optional<std::uint32_t>(e->uid) : std::nullopt;
 }
 
 std::vector<MetricRow> MetricKind::open() { return metrics_in_state(db_, {"submitting", "queued", "running"}); }

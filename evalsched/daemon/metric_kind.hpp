@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ public:
     // chained to, recorded with its job id.
     std::vector<MetricRow> open();
     std::string describe(const MetricRow& m);
+    std::optional<std::uint32_t> owner(const MetricRow& m);
     void adopted(const MetricRow& m, std::int64_t job_id);
     void lost(const MetricRow& m);
     void refused(const MetricRow& m, const std::string& error);

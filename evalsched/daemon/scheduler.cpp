@@ -79,7 +79,7 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
     }
     // Backfill: a pending job's planned start on a node closes that node's window then.
     for (const auto& j : jobs) {
-        if (!j.pending() || j.start_time <= 0 || j.sched_nodes.empty() || j.name.starts_with("evalsched-")) continue;
+        if (!j.pending() || j.start_time <= 0 || j.sched_nodes.empty() || (j.name.starts_with("evalsched-") && carries_own_token(j))) continue;
         for (const auto& host : slurm::expand_hostlist(j.sched_nodes))
             if (auto it = windows.find(host); it != windows.end())
                 it->second.window_s = std::min(it->second.window_s, std::max(0.0, static_cast<double>(j.start_time) - now));

@@ -19,7 +19,11 @@ namespace acme::evalsched {
 static_assert(JobKind<TrialKind>);
 
 bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s) {
-    ensure_dirs(e);
+    if (const auto refused = ensure_dirs(e)) {
+        trial_cannot_start(db_, t, *refused, wall_clock_s());
+        log_line("trial {} not started: {}", t.trial_key, *refused);
+        return false;
+    }
     const AttemptRow a = begin_attempt(db_, t, node, time_limit_s, wall_clock_s());
     TrialScript ts;
     ts.stage_helper = config_.stage_helper;
@@ -31,7 +35,7 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
     ts.done_marker = done_marker(e, t.id);
     ts.command = t.command;
     slurm::BatchJob job = job_for(e, a.tag, config_.partition, {"EVALSCHED_TRIAL=" + t.trial_key});
-    job.comment = "evalsched trial " + t.trial_key;
+    job.comment = job_comment("evalsched trial " + t.trial_key, a.tag);
     job.script = trial_script(ts);
     job.time_limit_min = static_cast<std::uint32_t>(std::ceil(time_limit_s / 60));
     job.gpus_per_node = t.gpus;
@@ -40,6 +44,12 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
     const auto id = submit_job(*this, a, job);
     if (id) log_line("trial {} attempt {}: job {} on {} with --time {}", t.trial_key, a.number, *id, node, job.time_limit_min);
     return id.has_value();
+}
+
+std::optional<std::uint32_t> TrialKind::owner(const AttemptRow& a) {
+    const auto t = load_trial(db_, a.trial);
+    const auto e = t ? load_evaluation(db_, t->evaluation) : std::nullopt;
+    return e ? std::optional<std::uint32_t>(e->uid) : std::nullopt;
 }
 
 std::vector<AttemptRow> TrialKind::open() { return open_attempts(db_); }

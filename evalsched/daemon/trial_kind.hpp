@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ public:
     // The JobKind interface (lifecycle.hpp).
     std::vector<AttemptRow> open();
     std::string describe(const AttemptRow& a);
+    std::optional<std::uint32_t> owner(const AttemptRow& a);
     void adopted(const AttemptRow& a, std::int64_t job_id);
     void lost(const AttemptRow& a);
     void refused(const AttemptRow& a, const std::string& error);

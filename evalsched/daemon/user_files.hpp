@@ -1,18 +1,40 @@
-// Reading what a trial wrote (results, timings, its log tail) as the trial's user: the files
-// live in a directory that user owns, so as root a planted symlink could make the daemon read
-// anything. setfsuid/setfsgid change the filesystem identity of the calling thread only (the
-// scheduler's), and O_NOFOLLOW refuses a symlink at the last component.
+// Touching files in a directory a user owns (an evaluation's output directory: its logs,
+// results, markers) from the root daemon. The user can swap any component for a symlink at
+// any moment, so root never resolves a path there: the work happens in a short-lived child
+// that has become the user (setgroups, setgid, setuid: supplementary groups included), and
+// only its answer comes back through a pipe. The parent waits a bounded time (a hung NFS or a
+// user's FUSE mount must not stall the scheduler) and reaps a wedged child later.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace acme::evalsched {
 
+// Who the child becomes: the evaluation's uid and gid, and the user's groups from the group
+// database (looked up before forking: NSS is not safe in a forked child of a threaded process).
+struct UserIdentity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+};
+UserIdentity identity_of(uid_t uid, gid_t gid);
+
 // At most max_bytes from the end of the file (the whole file when smaller); nullopt when it
-// cannot be read as that user.
-std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes);
+// cannot be read as that user, is not a regular file (a symlink at the last component counts
+// as not one), or the read takes longer than timeout_s.
+std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s = 10);
+
+// Makes `dir` (an evaluation's output directory, inside the admin's root-owned results_dir)
+// the user's and, as the user, the subdirectories `subdirs` in it. The output directory is
+// created and handed over through a descriptor opened with O_NOFOLLOW, so a symlink planted
+// in its place is refused, never chowned through. A subdirectory that exists and is not a
+// directory the user owns (a symlink, a file) is refused too. Returns the one-line reason on
+// refusal, nullopt when every directory is there and the user's.
+std::optional<std::string> prepare_user_dirs(const std::string& dir, const std::vector<std::string>& subdirs, uid_t uid, gid_t gid,
+                                             double timeout_s = 10);
 
 }  // namespace acme::evalsched
