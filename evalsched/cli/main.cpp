@@ -53,10 +53,20 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", acme::version_line("evalsched"), "print the version and exit");
     // One line for a bad argument, like every other error of this command.
-    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("evalsched: ") + e.what() + ": see evalsched --help\n"; });
+    // Bounded and without control characters: CLI11 echoes the argument it refused.
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+        return "evalsched: " + acme::evalsched::one_line(e.what()) + ": see evalsched --help\n";
+    });
     std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(acme::paths::kEvalschedSocket);
     app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(acme::paths::kEvalschedSocket) + ")");
 
+    // CLI::PositiveNumber's message is a range up to DBL_MAX written out in 309 digits.
+    const CLI::Validator positive(
+        [](std::string& v) {
+            double x = 0;
+            return CLI::detail::lexical_cast(v, x) && x > 0 && x < 1e6 ? std::string() : std::string("give a positive number below 1000000");
+        },
+        "POSITIVE");
     auto* submit = app.add_subcommand("submit", "evaluate a checkpoint on a suite");
     std::string ckpt, suite_path, name, label;
     int priority = 0;
@@ -67,7 +77,7 @@ int main(int argc, char** argv) {
     submit->add_option("--label", label, "checkpoint label (default: its directory name)");
     submit->add_option("--priority", priority, "0-1000; higher goes first")->check(CLI::Range(0, 1000));
     submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the checkpoint's size, bf16)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive);
 
     auto* status = app.add_subcommand("status", "evaluations (yours; all for admins), or one in detail");
     long status_id = 0;
