@@ -56,6 +56,8 @@ def main():
     n_idle = int(sys.argv[3]) if len(sys.argv) > 3 else 100
     n_slow = int(sys.argv[4]) if len(sys.argv) > 4 else 20
     header_mb = int(sys.argv[5]) if len(sys.argv) > 5 else 8
+    # The header first: once this uid holds its connection allowance, it would only be refused.
+    header = oversized(path, header_mb)
     conns = {}
     for i in range(n_idle + n_slow):
         try:
@@ -70,7 +72,6 @@ def main():
                 pass
         conns[s] = kind
     outcome = {"refused": 0, "closed": 0, "answered": 0}
-    header = oversized(path, header_mb)
     end = time.time() + seconds
     while conns and time.time() < end:
         for s in list(conns):
