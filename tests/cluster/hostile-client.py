@@ -2,8 +2,9 @@
 """A hostile evalschedd client (issue 16), for t-evalsched-hostile-client and its bench.
 
 Holds IDLE idle connections and SLOW slowloris ones (a header byte every 0.5 s) for SECONDS,
+opening a new one for each the daemon refuses or closes,
 and sends one oversized header (HEADER_MB MiB) on the side. Prints one line of what the daemon
-did to it: how many connections were refused (503 naming max_connections_per_user), closed by
+did to it: how many connection attempts were refused (503 naming max_connections_per_user), closed by
 the daemon before the end, and what answered the oversized header.
 
 usage: hostile-client.py SOCKET SECONDS [IDLE [SLOW [HEADER_MB]]]
@@ -59,18 +60,21 @@ def main():
     # The header first: once this uid holds its connection allowance, it would only be refused.
     header = oversized(path, header_mb)
     conns = {}
-    for i in range(n_idle + n_slow):
+
+    def open_one(kind):
         try:
             s = connect(path)
         except OSError:
-            continue
-        kind = "slow" if i >= n_idle else "idle"
+            return
         if kind == "slow":
             try:
                 s.send(b"GET /v1/evaluations HTTP/1.1\r\nHost: evalschedd\r\nX-Slow: ")
             except OSError:
                 pass
         conns[s] = kind
+
+    for i in range(n_idle + n_slow):
+        open_one("slow" if i >= n_idle else "idle")
     outcome = {"refused": 0, "closed": 0, "answered": 0}
     end = time.time() + seconds
     while conns and time.time() < end:
@@ -83,11 +87,12 @@ def main():
             state = closed_or_answered(s)
             if state != "open":
                 outcome[state] += 1
-                del conns[s]
+                kind = conns.pop(s)
                 s.close()
+                open_one(kind)  # a persistent attacker: every lost connection is replaced
         select.select([], [], [], 0.5)
     print(f"hostile: {n_idle} idle + {n_slow} slow connections: {outcome['refused']} refused, "
-          f"{outcome['closed']} closed by the daemon, {outcome['answered']} answered, {len(conns)} still open; "
+          f"{outcome['closed']} closed by the daemon, {outcome['answered']} answered, {len(conns)} open at the end; "
           f"{header_mb} MiB header: {header}", flush=True)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeout: 180
 # A hostile client beside normal users (issue 16): while user A holds many idle and slowloris
-# connections and sends an 8 MiB header, another user's status and list requests still answer,
+# connections (replacing each one lost) and sends an 8 MiB header, another user's status and list requests still answer,
 # A's extra connections are refused with one line naming the limit, the slow ones are closed,
 # the daemon stays small and its log bounded. Times are printed by tests/bench/evalsched-hostile,
 # never asserted here.
@@ -41,9 +41,10 @@ cat "$ES"/hostile.out
 line=$(cat "$ES"/hostile.out)
 refused=$(echo "$line" | sed -n 's/.*connections: \([0-9]*\) refused.*/\1/p')
 closed=$(echo "$line" | sed -n 's/.* \([0-9]*\) closed by the daemon.*/\1/p')
-open=$(echo "$line" | sed -n 's/.* \([0-9]*\) still open.*/\1/p')
-[ "${refused:-0}" -ge 100 ] || fail "expected at least 100 of 120 connections refused (max_connections_per_user=16): $line"
-[ "${open:-1}" -eq 0 ] || fail "connections still open after 12 s with request_timeout=3s: $line"
+# 120 at once against a cap of 16, each refused one retried at once, for 12 s.
+[ "${refused:-0}" -ge 104 ] || fail "expected at least 104 refusals (max_connections_per_user=16): $line"
+# The 16 admitted are idle or slow: each closed after request_timeout=3s, and their successors too.
+[ "${closed:-0}" -ge 32 ] || fail "expected the daemon to close the idle and slow connections, twice over in 12 s: $line"
 assert_contains "$line" "MiB header: " "the oversized header's outcome"
 echo "$line" | grep -q "MiB header: HTTP/1.1 200" && fail "the 8 MiB header was answered 200: $line"
 # The daemon: alive, small, its log bounded (refusals are logged once per 10 s).
