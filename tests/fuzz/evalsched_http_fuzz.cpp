@@ -29,7 +29,8 @@ struct Daemon {
     std::string socket;
 
     Daemon() {
-        char dir[] = "/tmp/evalsched-http-fuzz-XXXXXX";
+        // tmpfs: every accepted submission commits, and an fsync per input made ~7 inputs/s.
+        char dir[] = "/dev/shm/evalsched-http-fuzz-XXXXXX";
         if (!mkdtemp(dir)) std::abort();
         acme::evalsched::DaemonConfig config;
         config.socket = std::string(dir) + "/api.sock";
@@ -53,8 +54,10 @@ Daemon& daemon() {
 
 void check_answer(const std::string& out) {
     if (out.empty()) return;  // closed without an answer: the parser refused the bytes
-    if (out.rfind("HTTP/1.1 ", 0) != 0 && out.rfind("HTTP/1.0 ", 0) != 0) std::abort();
-    const int code = std::atoi(out.c_str() + 9);
+    // evhttp answers in the request's own HTTP version ("HTTP/0.1 ..." included).
+    const auto space = out.find(' ');
+    if (out.rfind("HTTP/", 0) != 0 || space == std::string::npos) std::abort();
+    const int code = std::atoi(out.c_str() + space + 1);
     if (code < 100 || code > 599 || code == 500) std::abort();
     const auto body_at = out.find("\r\n\r\n");
     if (body_at == std::string::npos) return;
