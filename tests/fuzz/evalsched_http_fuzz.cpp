@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <poll.h>
@@ -23,6 +24,8 @@
 
 namespace {
 
+std::string scratch_dir;  // removed at exit: libFuzzer ends with exit(), never our destructors
+
 struct Daemon {
     event_base* base = nullptr;
     acme::evalsched::HttpApi* api = nullptr;
@@ -32,6 +35,11 @@ struct Daemon {
         // tmpfs: every accepted submission commits, and an fsync per input made ~7 inputs/s.
         char dir[] = "/dev/shm/evalsched-http-fuzz-XXXXXX";
         if (!mkdtemp(dir)) std::abort();
+        scratch_dir = dir;
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(scratch_dir, ec);
+        });
         acme::evalsched::DaemonConfig config;
         config.socket = std::string(dir) + "/api.sock";
         config.database = std::string(dir) + "/e.db";
