@@ -33,10 +33,10 @@ std::string immutable_uri(const std::string& path) {
     return uri + "?mode=ro&immutable=1";
 }
 
-[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what) {
+[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what, std::string_view sql = {}) {
     const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
     const char* msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    throw Error(rc, fmt::format("sqlite {}: {}: {}", (file && *file) ? file : ":memory:", what, msg));
+    throw Error(rc, fmt::format("sqlite {}: {}: {}", (file && *file) ? file : ":memory:", what, msg), std::string(sql));
 }
 
 void check(sqlite3* db, int rc, std::string_view what) {
@@ -87,7 +87,8 @@ bool Statement::step() {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    fail(db_, rc, fmt::format("step \"{}\"", sqlite3_sql(stmt_)));
+    const char* sql = sqlite3_sql(stmt_);
+    fail(db_, rc, "step", sql ? sql : "");
 }
 
 void Statement::reset() {
@@ -186,14 +187,14 @@ void Database::exec(std::string_view sql) {
     if (rc != SQLITE_OK) {
         const std::string msg = err ? err : sqlite3_errstr(rc);
         sqlite3_free(err);
-        throw Error(rc, fmt::format("sqlite {}: \"{}\": {}", path_, text.substr(0, 60), msg));
+        throw Error(rc, fmt::format("sqlite {}: exec: {}", path_, msg), text);
     }
 }
 
 Statement Database::prepare(std::string_view sql) {
     sqlite3_stmt* stmt = nullptr;
     const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-    if (rc != SQLITE_OK) fail(db_, rc, fmt::format("prepare \"{}\"", sql.substr(0, 60)));
+    if (rc != SQLITE_OK) fail(db_, rc, "prepare", sql);
     return Statement(db_, stmt);
 }
 

@@ -21,13 +21,18 @@ namespace acme::store {
 // A failed SQLite call. what() is one line naming the database file and the operation.
 class Error : public std::runtime_error {
 public:
-    Error(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    Error(int code, const std::string& message, std::string statement = {})
+        : std::runtime_error(message), code_(code), statement_(std::move(statement)) {}
     int code() const noexcept { return code_; }
+    // The SQL that failed, for a debugger; kept out of what(): a message names the file and
+    // the problem, and SQL text in a log line or an API answer helps no user (issue 16).
+    const std::string& statement() const noexcept { return statement_; }
     // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout ran out.
     bool busy() const noexcept;
 
 private:
     int code_;
+    std::string statement_;
 };
 
 // A SQL NULL, for bind().

@@ -207,12 +207,34 @@ CREATE INDEX evaluations_versions ON evaluations (uid, id, version);
 CREATE INDEX evaluations_versions_by_name ON evaluations (name, id, version);
 )sql";
 
+// v6: /metrics counters that only go up (issue 16). Running totals kept by triggers, so a
+// scrape reads three rows instead of every evaluation, and no writer can forget them; a
+// trial keeps the run time it reported (run_s), the prediction error's other half.
+constexpr std::string_view kEvalschedV6 = R"sql(
+ALTER TABLE trials ADD COLUMN run_s REAL;
+CREATE TABLE totals (name TEXT PRIMARY KEY, sum REAL NOT NULL DEFAULT 0, count INTEGER NOT NULL DEFAULT 0);
+INSERT INTO totals (name, sum, count) SELECT 'makespan', COALESCE(SUM(finished_at - submitted_at), 0), COUNT(*)
+    FROM evaluations WHERE state = 'done' AND finished_at IS NOT NULL;
+INSERT INTO totals (name, sum, count) SELECT 'shared_bytes', COALESCE(SUM(bytes), 0), COUNT(*) FROM stagings WHERE bytes > 0;
+INSERT INTO totals (name, sum, count) VALUES ('prior_error', 0, 0);
+CREATE TRIGGER totals_makespan AFTER UPDATE OF state ON evaluations
+    WHEN NEW.state = 'done' AND OLD.state <> 'done' AND NEW.finished_at IS NOT NULL
+BEGIN UPDATE totals SET sum = sum + (NEW.finished_at - NEW.submitted_at), count = count + 1 WHERE name = 'makespan'; END;
+CREATE TRIGGER totals_shared_bytes AFTER INSERT ON stagings WHEN NEW.bytes > 0
+BEGIN UPDATE totals SET sum = sum + NEW.bytes, count = count + 1 WHERE name = 'shared_bytes'; END;
+CREATE TRIGGER totals_prior_error AFTER UPDATE OF run_s ON trials
+    WHEN OLD.run_s IS NULL AND NEW.run_s > 0 AND NEW.num_shards = 1 AND NEW.median_s > 0
+BEGIN UPDATE totals SET sum = sum + abs(NEW.run_s - NEW.median_s) / NEW.median_s, count = count + 1 WHERE name = 'prior_error'; END;
+CREATE INDEX trials_reported ON trials (state, num_shards, run_s);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
     Migration{3, "evalsched v3: indexes for the API's reads", kEvalschedV3},
     Migration{4, "evalsched v4: metric jobs per dataset", kEvalschedV4},
     Migration{5, "evalsched v5: evaluation versions for the API's caches", kEvalschedV5},
+    Migration{6, "evalsched v6: running totals for /metrics counters", kEvalschedV6},
 };
 
 }  // namespace

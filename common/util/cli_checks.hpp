@@ -15,7 +15,7 @@ namespace acme::util {
 
 // A number from lo to hi (whole numbers only when `whole`).
 inline CLI::Validator number_between(double lo, double hi, bool whole = false) {
-    const std::string want = fmt::format("{} from {:g} to {:g}", whole ? "a whole number" : "a number", lo, hi);
+    const std::string want = fmt::format("{} from {:.10g} to {:.10g}", whole ? "a whole number" : "a number", lo, hi);
     return CLI::Validator(
         [=](std::string& value) -> std::string {
             errno = 0;

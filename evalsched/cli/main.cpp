@@ -54,7 +54,10 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", acme::version_line("evalsched"), "print the version and exit");
     // One line for a bad argument, like every other error of this command.
-    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("evalsched: ") + e.what() + ": see evalsched --help\n"; });
+    // Bounded and without control characters: CLI11 echoes the argument it refused.
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+        return "evalsched: " + acme::evalsched::one_line(e.what()) + ": see evalsched --help\n";
+    });
     std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(acme::paths::kEvalschedSocket);
     app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(acme::paths::kEvalschedSocket) + ")");
 
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
     submit->add_option("--label", label, "checkpoint label (default: its directory name)");
     submit->add_option("--priority", priority, "0-1000; higher goes first")->check(acme::util::number_between(0, 1000, true));
     submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the checkpoint's size, bf16)")
-        ->check(acme::util::positive_integer());
+        ->check(acme::util::number_between(0.001, 1000000));
 
     auto* status = app.add_subcommand("status", "evaluations (yours; all for admins), or one in detail");
     long status_id = 0;

@@ -161,4 +161,15 @@ std::string render_progress(const json& e, int width) {
                        e["state"].get<std::string>() == "active" ? eta : e["state"].get<std::string>());
 }
 
+std::string one_line(std::string_view text, std::size_t max) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && out.size() < max; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
+    }
+    if (out.size() >= max && text.size() > max) out += "...";
+    return out;
+}
+
 }  // namespace acme::evalsched

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -16,5 +17,9 @@ std::string render_report(const nlohmann::json& report, const std::string& forma
 std::string render_priors(const nlohmann::json& priors);
 // "[#########.........] 9/20 done, 4 running, 7 pending, 0 failed, ETA 2m10s"
 std::string render_progress(const nlohmann::json& evaluation, int width = 30);
+
+// A message for the terminal as one line: control characters written \xNN (an argument or a
+// daemon's answer may carry escape sequences), at most `max` bytes, then "...".
+std::string one_line(std::string_view text, std::size_t max = 200);
 
 }  // namespace acme::evalsched

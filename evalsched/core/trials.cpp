@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -126,16 +128,19 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
     std::sort(shorts.begin(), shorts.end(), [](const Short& a, const Short& b) {
         return std::tie(a.d->gpus, b.e.median_s, a.d->name) < std::tie(b.d->gpus, a.e.median_s, b.d->name);
     });
+    // Each bundle's running sum is kept: summing every bundle per candidate made this cubic.
     std::vector<std::vector<Short>> bundles;
+    std::vector<double> sums;
     for (const Short& s : shorts) {
-        auto fits = [&](const std::vector<Short>& b) {
-            double sum = 0;
-            for (const auto& x : b) sum += x.e.median_s;
-            return b.front().d->gpus == s.d->gpus && sum + s.e.median_s <= options.bundle_target_s;
-        };
-        auto it = std::find_if(bundles.begin(), bundles.end(), fits);
-        if (it == bundles.end()) bundles.push_back({s});
-        else it->push_back(s);
+        std::size_t i = 0;
+        while (i < bundles.size() && !(bundles[i].front().d->gpus == s.d->gpus && sums[i] + s.e.median_s <= options.bundle_target_s)) ++i;
+        if (i == bundles.size()) {
+            bundles.push_back({s});
+            sums.push_back(s.e.median_s);
+        } else {
+            bundles[i].push_back(s);
+            sums[i] += s.e.median_s;
+        }
     }
     int k = 0;
     for (const auto& b : bundles) {
@@ -168,7 +173,12 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
         set.trials.push_back(std::move(t));
     }
 
-    // Metric jobs, in suite order, each after every trial holding a piece of its dataset.
+    // Metric jobs, in suite order, each after every trial holding a piece of its dataset. Trials
+    // are found by id through an index: a scan of every trial per dataset was quadratic (16,048
+    // sharded datasets took minutes, issue 16).
+    std::unordered_map<std::string_view, std::vector<std::size_t>> trial_at;
+    trial_at.reserve(set.trials.size());
+    for (std::size_t i = 0; i < set.trials.size(); ++i) trial_at[set.trials[i].id].push_back(i);
     for (const Dataset& d : suite.datasets) {
         MetricJob m;
         m.id = fmt::format("{}/{}:metric", ckpt.name, d.name);
@@ -178,8 +188,9 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
         m.estimate_s = d.metric_command ? cost.metric_seconds(d.kind, samples) : 0;
         if (d.metric_command)
             m.command = render_template(*d.metric_command, Values{{"dataset", d.name}, {"output", fmt::format("{}/{}", ckpt.output_root, d.name)}});
-        for (auto& t : set.trials)
-            if (std::find(m.after.begin(), m.after.end(), t.id) != m.after.end()) t.metric_s = std::max(t.metric_s, m.estimate_s);
+        for (const std::string& id : m.after)
+            if (auto it = trial_at.find(id); it != trial_at.end())
+                for (std::size_t i : it->second) set.trials[i].metric_s = std::max(set.trials[i].metric_s, m.estimate_s);
         set.metrics.push_back(std::move(m));
     }
     return set;

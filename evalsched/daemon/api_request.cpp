@@ -1,5 +1,6 @@
 #include "evalsched/daemon/api_request.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -31,6 +32,22 @@ std::string parent_component(std::string_view path) {
 
 }  // namespace
 
+std::string printable(std::string_view text, std::size_t max) {
+    std::string out;
+    const std::size_t n = std::min(text.size(), max);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        // C1 controls (U+0080-U+009F) are terminal escapes too, as UTF-8 C2 80-9F.
+        const bool c1 = c == 0xc2 && i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else if (c1) out += fmt::format("\\xc2\\x{:02x}", static_cast<unsigned char>(text[++i]));
+        else out += static_cast<char>(c);
+    }
+    if (text.size() > max) out += fmt::format("... ({} bytes)", text.size());
+    return out;
+}
+
 bool valid_name(std::string_view name) {
     if (name.empty() || name.size() > 64 || name[0] == '.') return false;
     for (char c : name)
@@ -56,7 +73,7 @@ std::optional<RouteMatch> match_route(std::string_view method, std::string_view 
             rest.remove_suffix(7);
         }
         auto id = parse_id(rest);
-        if (!id) throw RequestError(fmt::format("evaluation id '{}' is not a number: use the ID evalsched status prints", rest.substr(0, 40)));
+        if (!id) throw RequestError(fmt::format("evaluation id '{}' is not a number: use the ID evalsched status prints", printable(rest, 40)));
         if (cancel && post) return RouteMatch{Route::cancel, *id, {}};
         if (!cancel && get) return RouteMatch{Route::show, *id, {}};
         return std::nullopt;
@@ -99,7 +116,7 @@ SubmitRequest parse_submit(std::string_view body) {
         static constexpr std::string_view known[] = {"checkpoint", "name", "label", "suite", "suite_file", "priority", "params_b", "checkpoint_bytes"};
         if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known))
             throw RequestError(fmt::format("unknown field '{}': use checkpoint, name, label, suite, suite_file, priority, params_b, checkpoint_bytes",
-                                           it.key().substr(0, 40)));
+                                           printable(it.key(), 40)));
     }
     SubmitRequest r;
     r.checkpoint_path = text("checkpoint", true);
@@ -111,8 +128,8 @@ SubmitRequest parse_submit(std::string_view body) {
     r.checkpoint = text("label", false);
     if (r.name.empty()) r.name = parent_component(r.checkpoint_path);
     if (r.checkpoint.empty()) r.checkpoint = last_component(r.checkpoint_path);
-    if (!valid_name(r.name)) throw RequestError(fmt::format("run name '{}' is not usable: pass --name with letters, digits, '.', '_', '-'", r.name.substr(0, 64)));
-    if (!valid_name(r.checkpoint)) throw RequestError(fmt::format("checkpoint label '{}' is not usable: rename the directory or pass --label", r.checkpoint.substr(0, 64)));
+    if (!valid_name(r.name)) throw RequestError(fmt::format("run name '{}' is not usable: pass --name with letters, digits, '.', '_', '-'", printable(r.name, 64)));
+    if (!valid_name(r.checkpoint)) throw RequestError(fmt::format("checkpoint label '{}' is not usable: rename the directory or pass --label", printable(r.checkpoint, 64)));
     r.suite_file = text("suite_file", false);
     if (r.suite_file.empty()) r.suite_file = "suite";
     if (r.suite_file.size() > 4096) throw RequestError("suite_file is longer than 4096 bytes");

@@ -56,4 +56,9 @@ SubmitRequest parse_submit(std::string_view body);
 // starting with '.'.
 bool valid_name(std::string_view name);
 
+// A client's text as one of our messages may quote it: control characters (C0, DEL and C1)
+// written \xNN, at most `max` bytes of it, then how long it really was. A
+// message stays one bounded line whatever the request held (issue 16).
+std::string printable(std::string_view text, std::size_t max = 80);
+
 }  // namespace acme::evalsched

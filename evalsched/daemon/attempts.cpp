@@ -138,6 +138,8 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
             if (o.run_s && *o.run_s > 0 && t.parts().size() == 1)
                 store::record_prior_run(db, {t.parts().front(), size_class, t.gpus, *o.run_s, 1.0 / t.num_shards, checkpoint, o.node, now});
             db.prepare("UPDATE trials SET state = 'done', reason = '' WHERE id = ?").bind(1, t.id).run();
+            // What /metrics compares the prediction with (store v6 totals it once per trial).
+            if (o.run_s && *o.run_s > 0) db.prepare("UPDATE trials SET run_s = ? WHERE id = ?").bind_all(*o.run_s, t.id).run();
         } else if (o.retry) {
             const std::string excluded = add_node(t.excluded_nodes, o.exclude_node);
             db.prepare("UPDATE trials SET state = 'pending', excluded_nodes = ?, reason = ? WHERE id = ?")

@@ -84,6 +84,27 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
         } else if (key == "poll_interval") c.poll_interval_s = seconds();
         else if (key == "bf_window") c.bf_window_s = seconds();
         else if (key == "margin") c.margin_s = seconds();
+        else if (key == "request_timeout") {
+            c.request_timeout_s = seconds();
+            if (!(c.request_timeout_s > 0)) fail(fmt::format("request_timeout={} must be longer than 0: use e.g. 30s", value));
+        }
+        else if (key == "max_header_bytes" || key == "max_body_bytes") {
+            auto b = parse_bytes(value);
+            if (!b || *b < 1024 || *b > 1e9) fail(fmt::format("{}={} is not a size from 1K to 1G: use e.g. 64K, 2M", key, value));
+            (key == "max_header_bytes" ? c.max_header_bytes : c.max_body_bytes) = *b;
+        } else if (key == "max_connections_per_user" || key == "max_datasets" || key == "max_trials") {
+            long v = 0;
+            std::size_t used = 0;
+            try {
+                v = std::stol(value, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used != value.size() || value.empty() || v < 1 || v > 1000000)
+                fail(fmt::format("{}={} is out of range: use a whole number 1-1000000", key, value.substr(0, 40)));
+            (key == "max_connections_per_user" ? c.max_connections_per_user : key == "max_datasets" ? c.max_datasets : c.max_trials) =
+                static_cast<int>(v);
+        }
         else if (key == "margin_fraction" || key == "max_attempts") {
             double v = 0;
             std::size_t used = 0;
@@ -99,7 +120,8 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
         } else {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
-                             "poll_interval, bf_window, max_attempts, margin, margin_fraction", key));
+                             "poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials", key));
         }
     }
     return c;

@@ -32,6 +32,14 @@ struct DaemonConfig {
     int max_attempts = 3;
     double margin_fraction = 0.2;
     double margin_s = 120;
+    // What one client may cost the daemon (issue 16): evhttp's limits, a per-uid connection
+    // cap, and the size of one evaluation (its trials are built and stored in one go).
+    double request_timeout_s = 30;                       // whole request, and idle keep-alive
+    double max_header_bytes = 64 * 1024;
+    double max_body_bytes = 2 << 20;
+    int max_connections_per_user = 64;
+    int max_datasets = 2000;                             // per evaluation
+    int max_trials = 10000;                              // per evaluation
 };
 
 class ConfigError : public std::runtime_error {

@@ -1,24 +1,40 @@
 #include "evalsched/daemon/counters.hpp"
 
-#include <cmath>
 #include <map>
 
 namespace acme::evalsched {
 
 using store::Database;
 
+namespace {
+
+// Rows per state of `table`, every state in `states` present (0 when none).
+template <std::size_t N>
+std::vector<std::pair<std::string, std::int64_t>> by_state(Database& db, const std::string& table, const char* const (&states)[N]) {
+    std::map<std::string, std::int64_t> n;
+    for (const char* s : states) n[s] = 0;
+    auto q = db.prepare("SELECT state, COUNT(*) FROM " + table + " GROUP BY state");
+    while (q.step()) n[q.column_text(0)] = q.column_int(1);
+    return {n.begin(), n.end()};
+}
+
+Total total(Database& db, const char* name) {
+    auto q = db.prepare("SELECT sum, count FROM totals WHERE name = ?");
+    q.bind(1, name);
+    if (!q.step()) return {};
+    return Total{q.column_double(0), q.column_int(1)};
+}
+
+}  // namespace
+
 Counts counts(Database& db) {
     Counts c;
-    auto q = db.prepare("SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state");
-    while (q.step()) c.trials_by_state.emplace_back(q.column_text(0), q.column_int(1));
-    auto mq = db.prepare("SELECT state, COUNT(*) FROM metric_jobs GROUP BY state ORDER BY state");
-    while (mq.step()) c.metric_jobs_by_state.emplace_back(mq.column_text(0), mq.column_int(1));
+    c.trials_by_state = by_state(db, "trials", kTrialStates);
+    c.metric_jobs_by_state = by_state(db, "metric_jobs", kMetricJobStates);
     auto e = db.prepare("SELECT COUNT(*) FROM evaluations WHERE state = 'active'");
     e.step();
     c.evaluations_active = e.column_int(0);
-    auto b = db.prepare("SELECT COALESCE(SUM(bytes), 0) FROM stagings");
-    b.step();
-    c.shared_bytes = b.column_double(0);
+    c.shared_bytes = total(db, "shared_bytes").sum;
     for (const auto& [state, n] : c.trials_by_state)
         if (state == "pending" || state == "submitting" || state == "queued") c.queue_depth += n;
     auto m = db.prepare(
@@ -26,21 +42,15 @@ Counts counts(Database& db) {
         " WHERE state = 'done' AND finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT ?) ORDER BY finished_at");
     m.bind(1, kRecentForMetrics);
     while (m.step()) c.makespans.push_back(m.column_double(0));
-    // The prediction is the trial's median when it was made; the run is what the trial reported
-    // (prior_runs, recorded by finish_attempt for the same checkpoint and dataset). Two bounded
-    // scans matched here: a correlated subquery per trial costs seconds at 10,000 trials, and
-    // /metrics is served on the API's event loop.
-    std::map<std::pair<std::string, std::string>, double> runs;  // (run/checkpoint, dataset) -> newest seconds
-    auto r = db.prepare("SELECT checkpoint, dataset, seconds FROM prior_runs WHERE fraction = 1 ORDER BY id DESC LIMIT ?");
-    r.bind(1, 4 * kRecentForMetrics);
-    while (r.step()) runs.emplace(std::pair{r.column_text(0), r.column_text(1)}, r.column_double(2));
+    c.makespan_total = total(db, "makespan");
+    // The prediction is the trial's median when it was made; the run is what the trial
+    // reported (run_s, store v6). Bounded: /metrics is served on the API's event loop.
     auto p = db.prepare(
-        "SELECT e.name || '/' || e.checkpoint, t.datasets, t.median_s FROM trials t JOIN evaluations e ON e.id = t.evaluation"
-        " WHERE t.state = 'done' AND t.num_shards = 1 AND t.median_s > 0 ORDER BY t.id DESC LIMIT ?");
+        "SELECT abs(run_s - median_s) / median_s FROM trials WHERE state = 'done' AND num_shards = 1 AND run_s > 0 AND median_s > 0"
+        " ORDER BY id DESC LIMIT ?");
     p.bind(1, kRecentForMetrics);
-    while (p.step())
-        if (auto it = runs.find({p.column_text(0), p.column_text(1)}); it != runs.end())
-            c.prior_errors.push_back(std::abs(it->second - p.column_double(2)) / p.column_double(2));
+    while (p.step()) c.prior_errors.push_back(p.column_double(0));
+    c.prior_error_total = total(db, "prior_error");
     return c;
 }
 

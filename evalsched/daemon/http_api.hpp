@@ -15,9 +15,13 @@
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/caches.hpp"
+#include "evalsched/daemon/conn_guard.hpp"
 #include "evalsched/daemon/submit_worker.hpp"
 
+struct bufferevent;
+struct event;
 struct event_base;
+struct evconnlistener;
 struct evhttp;
 struct evhttp_request;
 
@@ -44,6 +48,21 @@ private:
     // Authenticates the caller, matches the route and hands the request to its handler
     // (routes/route.hpp); nothing else.
     void handle(evhttp_request* req);
+    // Connection limits (conn_guard.hpp): each new connection's bufferevent is held until its
+    // descriptor is known (right after evhttp's accept), then admitted or refused.
+    static bufferevent* on_new_connection(event_base* base, void* self);
+    static void on_check(int, short, void* self);
+    static void on_accept_error(evconnlistener* listener, void* self);
+    static void on_resume(int, short, void* self);
+    // Admits or refuses the connections accepted since the last call; true when `fd` was refused.
+    bool check_new(int fd = -1);
+
+    std::vector<bufferevent*> pending_;
+    ConnectionGuard guard_;
+    LogLimiter refused_log_, accept_log_, failed_log_;
+    event* check_event_ = nullptr;   // runs check_new soon after an accept, and sweeps deadlines
+    event* resume_event_ = nullptr;  // re-enables the listener after accept(2) failed
+    evconnlistener* listener_ = nullptr;
 
     event_base* base_;
     DaemonConfig config_;

@@ -21,6 +21,12 @@ expect_error "missing suite" "suite $ES/nope.toml cannot be read" evalsched subm
 expect_error "missing checkpoint" "checkpoint $ES/ckpt/run7/step-999 does not exist" evalsched submit "$ES"/ckpt/run7/step-999 --suite "$ES"/suite.toml
 expect_error "bad priority" "priority" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --priority 5000
 expect_error "bad id" "ID" evalsched status abc
+# Bounded lines (issue 16): CLI11's own range message for a positive number ran to 309 digits.
+expect_error "bad params-b" "want a number from 0.001 to 1000000, got '-1'" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --params-b -1
+out=$(evalsched status "$(printf '9%.0s' $(seq 400))" 2>&1) && fail "a 400-digit id accepted"
+[ ${#out} -lt 300 ] || fail "a 400-digit id's message is ${#out} bytes: $out"
+out=$(curl -s --unix-socket "$ES"/evalschedd.sock "http://e/v1/$(printf 'a%.0s' $(seq 100000))" 2>&1 || true)
+[ ${#out} -lt 400 ] || fail "a 100 KB URL's 404 is ${#out} bytes"
 expect_error "unknown evaluation" "evaluation 99 not found" evalsched cancel 99
 expect_error "bad report format" "format" evalsched report run7 --format xml
 # A body the CLI would never send, straight to the socket.

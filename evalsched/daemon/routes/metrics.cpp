@@ -12,18 +12,17 @@
 namespace acme::evalsched {
 namespace {
 
-// A Prometheus summary: quantiles 0.5, 0.9, 0.99 (nearest rank), sum and count.
-std::string summary(std::string_view name, std::string_view help, std::vector<double> v) {
+// A Prometheus summary: quantiles 0.5, 0.9, 0.99 (nearest rank) of the recent values `v`;
+// sum and count over all time (`total`), so they are counters as Prometheus expects.
+std::string summary(std::string_view name, std::string_view help, std::vector<double> v, const Total& total) {
     std::string out = fmt::format("# HELP {} {}\n# TYPE {} summary\n", name, help, name);
     std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (double x : v) sum += x;
     for (double q : {0.5, 0.9, 0.99}) {
         if (v.empty()) break;
         const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
         out += fmt::format("{}{{quantile=\"{}\"}} {}\n", name, q, v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1]);
     }
-    out += fmt::format("{}_sum {}\n{}_count {}\n", name, sum, name, v.size());
+    out += fmt::format("{}_sum {}\n{}_count {}\n", name, total.sum, name, total.count);
     return out;
 }
 
@@ -43,15 +42,16 @@ std::string metrics_text(store::Database& db) {
     text += fmt::format("# HELP evalsched_queue_depth Trials waiting for a GPU or in Slurm's queue.\n# TYPE evalsched_queue_depth gauge\n"
                         "evalsched_queue_depth {}\n", c.queue_depth);
     text += summary("evalsched_evaluation_makespan_seconds",
-                    fmt::format("Submission to last trial end of the newest {} finished evaluations.", kRecentForMetrics), c.makespans);
+                    fmt::format("Submission to last trial end of finished evaluations (quantiles: the newest {}).", kRecentForMetrics),
+                    c.makespans, c.makespan_total);
     if (!c.makespans.empty())
         text += fmt::format("# HELP evalsched_last_evaluation_makespan_seconds The newest finished evaluation's makespan.\n"
                             "# TYPE evalsched_last_evaluation_makespan_seconds gauge\nevalsched_last_evaluation_makespan_seconds {}\n",
                             c.makespans.back());
     text += summary("evalsched_prior_relative_error",
-                    fmt::format("|run time - predicted median| / predicted median of the newest {} finished unsharded trials.",
+                    fmt::format("|run time - predicted median| / predicted median of finished unsharded trials (quantiles: the newest {}).",
                                 kRecentForMetrics),
-                    c.prior_errors);
+                    c.prior_errors, c.prior_error_total);
     return text;
 }
 

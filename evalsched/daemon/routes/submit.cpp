@@ -1,6 +1,10 @@
 // POST /v1/evaluations: a checkpoint and a suite, checked field by field (api_request), cut
 // into trials by the core (trials_for_submission, the same function evalsched-sim and the
 // fuzz target run), stored with them in one transaction, then the scheduler is woken.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/evaluations.hpp"
@@ -10,6 +14,15 @@
 #include "evalsched/daemon/views.hpp"
 
 namespace acme::evalsched {
+namespace {
+
+// An evaluation over max_trials, found once its trials are built (inside the transaction,
+// which it rolls back).
+struct TooManyTrials : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace
 
 Reply route_submit(RouteContext& ctx) {
     SubmitRequest sr;
@@ -20,19 +33,34 @@ Reply route_submit(RouteContext& ctx) {
     } catch (const SuiteError& e) {
         return error_reply(400, e.what());
     }
+    // One evaluation is built and stored in one go: its size is bounded (evalsched.conf(5)).
+    if (sr.suite.datasets.size() > static_cast<std::size_t>(ctx.config.max_datasets))
+        return error_reply(400, fmt::format("suite {} has {} datasets, more than max_datasets={} allows per evaluation: split it into "
+                                            "several suites, or raise max_datasets in evalsched.conf",
+                                            printable(sr.suite.name), sr.suite.datasets.size(), ctx.config.max_datasets));
     PriorBook priors;
     for (const auto& r : store::recent_prior_runs(ctx.db)) priors.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
     const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
     // The trials' commands name the evaluation's output directory, known once its id is.
-    const std::int64_t id = create_evaluation(
-        ctx.db, sr, ctx.caller, ctx.config.results_dir,
-        [&](const std::string& output_dir) {
-            const Checkpoint ckpt{sr.name + "/" + sr.checkpoint, std::string(kStagedVar), output_dir, model};
-            return trials_for_submission(sr.suite, ckpt, priors, ctx.cluster_gpus);
-        },
-        ctx.now);
-    log_line("evaluation {} submitted by {}: {} ({} datasets of suite {})", id, ctx.caller.user, sr.checkpoint_path,
-             sr.suite.datasets.size(), sr.suite.name);
+    std::int64_t id = 0;
+    try {
+        id = create_evaluation(
+            ctx.db, sr, ctx.caller, ctx.config.results_dir,
+            [&](const std::string& output_dir) {
+                const Checkpoint ckpt{sr.name + "/" + sr.checkpoint, std::string(kStagedVar), output_dir, model};
+                TrialSet set = trials_for_submission(sr.suite, ckpt, priors, ctx.cluster_gpus);
+                if (set.trials.size() > static_cast<std::size_t>(ctx.config.max_trials))
+                    throw TooManyTrials(fmt::format("suite {} makes {} trials, more than max_trials={} allows per evaluation: shard "
+                                                    "less, split the suite, or raise max_trials in evalsched.conf",
+                                                    printable(sr.suite.name), set.trials.size(), ctx.config.max_trials));
+                return set;
+            },
+            ctx.now);
+    } catch (const TooManyTrials& e) {
+        return error_reply(400, e.what());
+    }
+    log_line("evaluation {} submitted by {}: {} ({} datasets of suite {})", id, ctx.caller.user, printable(sr.checkpoint_path, 200),
+             sr.suite.datasets.size(), printable(sr.suite.name));
     ctx.wake();
     auto e = evaluation_json(ctx.db, id, ctx.caller);
     return json_reply(201, e ? *e : nlohmann::json{{"id", id}});

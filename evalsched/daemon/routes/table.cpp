@@ -13,7 +13,9 @@ std::string body_text(const json& body) { return body.dump(-1, ' ', false, json:
 
 Reply json_reply(int code, const json& body) { return Reply{code, body_text(body)}; }
 
-Reply error_reply(int code, const std::string& message) { return json_reply(code, json{{"error", message}}); }
+// Every error is one line a terminal prints as text: whatever part of it quotes a request
+// (a suite's key, a name) has its control characters escaped, and the whole is bounded.
+Reply error_reply(int code, const std::string& message) { return json_reply(code, json{{"error", printable(message, 1000)}}); }
 
 std::string no_such_evaluation(std::int64_t id) {
     return fmt::format("evaluation {} not found (or not yours): see evalsched status", id);
