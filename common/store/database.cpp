@@ -1,5 +1,8 @@
 #include "common/store/database.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,7 +159,19 @@ Database::Database(const std::string& path, OpenOptions options) : path_(path) {
     try {
         exec("PRAGMA foreign_keys = ON");
         if (options.wal && !options.read_only) {
-            exec("PRAGMA journal_mode = WAL");
+            // Two processes switching the same fresh file to WAL at once: one gets SQLITE_BUSY
+            // at once, without the busy handler (seen with four samplers opening one spool).
+            // Try again within the busy timeout.
+            const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+            for (;;) {
+                try {
+                    exec("PRAGMA journal_mode = WAL");
+                    break;
+                } catch (const Error& e) {
+                    if (!e.busy() || std::chrono::steady_clock::now() >= deadline) throw;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                }
+            }
             // NORMAL is durable across process crashes in WAL mode; only a power cut can lose
             // the last transactions, which a telemetry spool can afford.
             exec("PRAGMA synchronous = NORMAL");

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +71,7 @@ TEST_CASE("four processes writing one spool at once lose no row and see no SQLIT
                 }
             } catch (const Error& e) {
                 rc = e.busy() ? 3 : 4;
+                std::fprintf(stderr, "writer %d: %s [%s]\n", w, e.what(), std::string(e.statement()).c_str());
             } catch (...) {
                 rc = 5;
             }
