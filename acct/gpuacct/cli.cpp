@@ -1,10 +1,12 @@
 #include "acct/gpuacct/cli.hpp"
 
+#include <grp.h>
 #include <unistd.h>
 
 #include <cctype>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <ctime>
@@ -23,6 +25,11 @@
 #include "acct/gpuacct/views.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
 #include "acct/gpuacct/core/prometheus_source.hpp"
+#include "acct/gpuacct/core/sacct_filters.hpp"
+#include "acct/gpuacct/core/yaml.hpp"
+#include "common/slurm/jobs.hpp"
+#include "common/store/spool.hpp"
+#include "common/store/spool_gpu.hpp"
 #include "acct/gpuacct/core/slurmdbd_set.hpp"
 #include "common/slurm/accounting.hpp"
 #include "common/slurm/job_type.hpp"
@@ -46,6 +53,11 @@ struct Options {
     bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
     bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
     double live = 0;  // --live: seconds between refreshes, 0: print once
+    // sacct's options (issue 17): filters, output shapes and conventions.
+    std::string nodelist, names, qos, gids, timelimit_min, timelimit_max, clusters, associations, units;
+    std::string delimiter = "|";
+    bool long_format = false, brief = false, duplicates = false, allclusters = false, truncate = false;
+    bool noconvert = false, yaml = false, detail = false;
     std::string prometheus;                    // --prometheus as given
     std::optional<util::HttpUrl> prometheus_url;  // --prometheus, else $ACME_PROMETHEUS_URL; none: ask no Prometheus
 };
@@ -249,6 +261,128 @@ void add_running_summaries(const Options& o, const acct::ReadOptions& read, cons
     }
 }
 
+// sacct's filters beyond JobFilter's, parsed before anything is read (bad input: no output).
+struct SacctFilter {
+    std::vector<std::string> nodes, names, qos, clusters;
+    std::vector<std::int64_t> gids;
+    std::vector<std::uint32_t> associations;
+    std::optional<std::uint32_t> tl_min, tl_max;  // minutes; 0xffffffff: UNLIMITED
+    bool any_accounting_only() const { return !qos.empty() || !gids.empty() || !associations.empty() || tl_min || tl_max; }
+    bool any() const { return any_accounting_only() || !nodes.empty() || !names.empty() || !clusters.empty(); }
+};
+
+std::optional<std::uint32_t> time_limit_of(const std::string& text, const char* option) {
+    if (text.empty()) return std::nullopt;
+    std::string error;
+    const auto v = acct::parse_time_limit(text, error);
+    if (!v) throw Failure{fmt::format("{}: {}", option, error)};
+    return *v;
+}
+
+SacctFilter sacct_filter_of(const Options& o) {
+    SacctFilter f;
+    if (!o.nodelist.empty()) {
+        f.nodes = slurm::expand_hostlist(o.nodelist);
+        if (f.nodes.empty()) throw Failure{fmt::format("Invalid node list for -N: \"{}\": give NODE[,NODE...] or a range n[1-3]", o.nodelist.substr(0, 64))};
+    }
+    f.names = split(o.names);
+    f.qos = split(o.qos);
+    for (const auto& g : split(o.gids)) {
+        std::int64_t gid = -1;
+        const auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), gid);
+        if (ec != std::errc() || end != g.data() + g.size() || gid < 0) {
+            group gr{}, *found = nullptr;
+            std::array<char, 4096> buffer{};
+            if (getgrnam_r(g.c_str(), &gr, buffer.data(), buffer.size(), &found) != 0 || !found)
+                throw Failure{fmt::format("Invalid group: \"{}\": give a group name or GID", g.substr(0, 64))};
+            gid = found->gr_gid;
+        }
+        f.gids.push_back(gid);
+    }
+    for (const auto& a : split(o.associations)) {
+        std::uint32_t id = 0;
+        const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), id);
+        if (ec != std::errc() || end != a.data() + a.size())
+            throw Failure{fmt::format("Invalid association id: \"{}\": give ASSOC_ID[,...] (sacctmgr show assoc format=id)", a.substr(0, 64))};
+        f.associations.push_back(id);
+    }
+    f.tl_min = time_limit_of(o.timelimit_min, "--timelimit-min");
+    f.tl_max = time_limit_of(o.timelimit_max, "--timelimit-max");
+    if (!o.allclusters) f.clusters = split(o.clusters);
+    // -M all is -L, as in sacct.
+    if (std::find(f.clusters.begin(), f.clusters.end(), "all") != f.clusters.end()) f.clusters.clear();
+    return f;
+}
+
+bool in_list(const std::vector<std::string>& list, const std::string& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// sacct's -N: a job that ran on any of the nodes; its node list is Slurm's (ranged) or the
+// spools' rows.
+bool ran_on(const acct::Job& job, const std::vector<std::string>& nodes) {
+    std::vector<std::string> ran;
+    if (!job.text().nodelist.empty()) ran = slurm::expand_hostlist(job.text().nodelist);
+    for (const auto& n : job.nodes) ran.push_back(n.node);
+    return std::any_of(ran.begin(), ran.end(), [&](const std::string& n) { return in_list(nodes, n); });
+}
+
+void apply_sacct_filter(const SacctFilter& f, const Options& o, const Environment& env, Source source, Context& context) {
+    std::string local;
+    // sacct lists only the local cluster's jobs unless -M or -L says otherwise.
+    std::vector<std::string> clusters = f.clusters;
+    if (clusters.empty() && !o.allclusters && source == Source::slurmdbd && env.ask_slurm) {
+        local = slurm::local_cluster_name();
+        if (!local.empty()) clusters.push_back(local);
+    }
+    if (source == Source::spool && !f.clusters.empty()) {
+        // The spools are this cluster's: -M keeps them when it names this cluster.
+        if (local.empty() && env.ask_slurm) local = slurm::local_cluster_name();
+        if (!in_list(f.clusters, local)) context.jobs.clear();
+        clusters.clear();
+    }
+    std::erase_if(context.jobs, [&](const acct::Job& job) {
+        if (!f.nodes.empty() && !ran_on(job, f.nodes)) return true;
+        if (!f.names.empty() && !in_list(f.names, job.text().name)) return true;
+        const auto a = context.accounted.find(job.job_id);
+        const AccountedExtra none;
+        const AccountedExtra& x = a == context.accounted.end() ? none : a->second;
+        if (source == Source::slurmdbd && !clusters.empty() && !in_list(clusters, x.cluster)) return true;
+        if (!f.qos.empty() && !in_list(f.qos, x.qos)) return true;
+        if (!f.gids.empty() && std::find(f.gids.begin(), f.gids.end(), x.gid) == f.gids.end()) return true;
+        if (!f.associations.empty() &&
+            std::find(f.associations.begin(), f.associations.end(), x.associd) == f.associations.end())
+            return true;
+        std::optional<std::uint32_t> limit;
+        if (x.time_limit_s) limit = static_cast<std::uint32_t>(*x.time_limit_s / 60);
+        return !acct::time_limit_matches(limit, x.unlimited, f.tl_min, f.tl_max);
+    });
+}
+
+// -T: a job's start and end cut to the period, as sacct's --truncate (Elapsed follows).
+void truncate_to(const Period& period, double now, std::vector<acct::Job>& jobs) {
+    for (auto& job : jobs) {
+        if (period.start && job.start > 0 && job.start < *period.start) job.start = *period.start;
+        const double end = period.end.value_or(now);
+        if (period.end && job.start > 0 && (job.end <= 0 || job.end > end)) job.end = end;
+    }
+}
+
+// --detail: the GPM activity of the spools' GPUs (the job view's only extra read).
+void add_spool_gpm(const std::string& dir, Context& context) {
+    for (const auto& job : context.jobs)
+        for (const auto& n : job.nodes) {
+            try {
+                auto db = store::open_spool_read_only(store::spool_path(dir, n.node));
+                for (const auto& g : store::job_gpu_summaries(db, job.job_id))
+                    if (g.gpm_sm_avg || g.gpm_tensor_avg || g.gpm_dram_bw_avg)
+                        context.gpm[{job.job_id, n.node, g.gpu}] = {g.gpm_sm_avg, g.gpm_tensor_avg, g.gpm_dram_bw_avg};
+            } catch (const std::exception&) {
+                // Read already, or skipped with a warning: the view stands without GPM.
+            }
+        }
+}
+
 Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
              const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter,
              Source* source_out = nullptr) {
@@ -262,9 +396,12 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     read.summaries = everything || kind == ViewKind::jobs;
     read.steps = kind == ViewKind::jobs && !o.allocations && !everything;
     read.diagnoses = everything || kind != ViewKind::summary;
-    read.events = everything || kind == ViewKind::nodes;
+    const SacctFilter sacct = sacct_filter_of(o);
+    if (sacct.any()) read.full_jobs = read.node_rows = true;
+    read.events = everything || kind == ViewKind::nodes || o.detail || o.long_format;
     Context context;
     context.now = env.now;
+    context.units.unit = o.units.empty() ? (o.noconvert ? 'n' : 0) : static_cast<char>(std::toupper(static_cast<unsigned char>(o.units[0])));
     context.allocations = o.allocations;
     // The steps carry seff's TotalCPU and MaxRSS: fetch them only for a view that shows them.
     std::string format = o.format;
@@ -275,8 +412,29 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     const auto runs = accounted_runs(o, env, ids, period, steps, err);
     const Source source = runs ? Source::slurmdbd : Source::spool;
     if (source_out) *source_out = source;
+    if (source == Source::spool && sacct.any_accounting_only())
+        throw Failure{"-q, -g, -k, -K and -x need Slurm's accounting (slurmdbd): the node spools do not record "
+                      "QOS, group, time limit or association: leave out --spool-dir/--source spool"};
+    if (runs) {
+        // The newest run of each job speaks for it (as spool_set_from_accounting takes it).
+        std::unordered_map<std::int64_t, std::uint64_t> newest;
+        for (const auto& r : *runs) {
+            const auto seen = newest.find(r.job_id);
+            if (seen != newest.end() && seen->second > r.db_index) continue;
+            newest[r.job_id] = r.db_index;
+            AccountedExtra x;
+            if (r.timelimit_min) x.time_limit_s = *r.timelimit_min * 60.0;
+            x.unlimited = r.timelimit_unlimited;
+            x.qos = r.qos;
+            x.cluster = r.cluster;
+            x.gid = r.gid;
+            x.associd = r.associd;
+            context.accounted[r.job_id] = std::move(x);
+        }
+        if (o.detail || o.long_format) context.gpm = acct::gpm_from_accounting(*runs);
+    }
     // slurmdbd's rows are held whole anyway: --summary and --failures aggregate them in memory.
-    const bool streamed = !runs && !everything && (kind == ViewKind::summary || kind == ViewKind::failures);
+    const bool streamed = !runs && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
     if (runs) {
         std::vector<std::string> warnings;
         context.data = acct::spool_set_from_accounting(*runs, read, warnings);
@@ -300,6 +458,9 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
     std::erase_if(context.data.jobs, [&](const acct::Job& job) { return !acct::matches(job, filter); });
     context.jobs = std::move(context.data.jobs);
     context.data.jobs.clear();
+    apply_sacct_filter(sacct, o, env, source, context);
+    if (o.truncate) truncate_to(period, env.now, context.jobs);
+    if (source == Source::spool && (o.detail || o.long_format)) add_spool_gpm(o.spool_dir, context);
     if (env.ask_slurm && (everything || kind == ViewKind::nodes)) context.slurm_nodes = slurm_nodes(err);
     if (source == Source::spool && env.ask_slurm && (everything || kind == ViewKind::jobs))
         check_accounting(context.jobs, ids, period.start.value_or(0), period.end.value_or(env.now), err);
@@ -336,6 +497,35 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     return 0;
 }
 
+// sacct -l's fields that gpuacct has (sacct's order), then what the GPUs did.
+constexpr std::string_view kLongFormat =
+    "JobID,JobName,Partition,MaxRSS,AllocCPUS,Elapsed,State,ExitCode,ReqMem,TotalCPU,User,Account,Type,Submit,Start,End,"
+    "NNodes,NodeList,AllocGPUS,GPUHours,GPUUtil,GPUUtilMax,GPUMemMax,GPUMemTotal,GPUEnergy,GPUPowerAvg,XIDs,Verdict,"
+    "Reason";
+
+std::vector<acct::FieldSpec> all_fields(const Table& shape) {
+    std::vector<acct::FieldSpec> out;
+    for (const auto& f : shape.fields) out.push_back({f.name, std::nullopt});
+    return out;
+}
+
+// The job view's thresholds: [detail] of gpuacct.toml ($ACME_GPUACCT_CONF, else the installed
+// one); no file is the defaults, a bad one is an error naming it.
+acct::DetailThresholds detail_thresholds(const Environment& env) {
+    if (env.config_path.empty()) return {};
+    std::ifstream file(env.config_path);
+    if (!file) {
+        if (env.config_given) throw Failure{fmt::format("cannot read {} (ACME_GPUACCT_CONF): fix the path or unset it", env.config_path)};
+        return {};
+    }
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string error;
+    const auto t = acct::parse_detail_config(text.str(), error);
+    if (!t) throw Failure{fmt::format("{}: {}", env.config_path, error)};
+    return *t;
+}
+
 // `running`, when given, is set when a job listed has not ended (what --live waits for).
 int query(const Options& o, const Environment& env, std::ostream& out, std::ostream& err, bool* running = nullptr) {
     const ViewKind kind = view_of(o);
@@ -348,10 +538,21 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     render.parsable2 = o.parsable2;
     render.parsable = o.parsable;
     render.noheader = o.noheader;
-    if (!o.format.empty()) {
+    render.delimiter = o.delimiter;
+    std::string format = o.format;
+    std::string lower = format;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // sacct: -o wins over -b and -l; -o ALL is every field the view has.
+    if (lower == "all") format.clear();
+    if (format.empty() && lower != "all" && kind == ViewKind::jobs) {
+        if (o.brief) format = "JobID,State,ExitCode";
+        else if (o.long_format) format = std::string(kLongFormat);
+    }
+    if (lower == "all") render.format = all_fields(shape);
+    if (!format.empty()) {
         std::string error;
         const auto names = field_names(shape);
-        auto spec = acct::parse_format_spec(o.format, names, error);
+        auto spec = acct::parse_format_spec(format, names, error);
         if (!spec) throw Failure{fmt::format("{} (gpuacct{} --helpformat lists the fields)", error,
                                              kind == ViewKind::jobs ? "" : kind == ViewKind::failures ? " --failures"
                                                                          : kind == ViewKind::nodes  ? " --nodes"
@@ -362,16 +563,25 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     const Period period = period_of(o, ids, env.now);
     const auto filter = filter_of(o, env);
     Source source = Source::spool;
-    const Context context = load(o, env, kind, false, err, ids, period, filter, &source);
+    const auto thresholds = o.detail || o.long_format ? detail_thresholds(env) : acct::DetailThresholds{};
+    Context context = load(o, env, kind, false, err, ids, period, filter, &source);
     if (running)
         *running = std::any_of(context.jobs.begin(), context.jobs.end(), [](const acct::Job& job) { return job.end <= 0; });
+    const bool machine = o.parsable || o.parsable2 || o.json || o.yaml;
+    // --detail alone is the job view; -l with -j prints sacct's long listing and the view under it.
+    if (o.detail && kind == ViewKind::jobs) {
+        if (context.jobs.empty() && !ids.empty()) throw Failure{fmt::format("no job {} in the records read (or not yours to see)", o.jobs)};
+        out << render_details(context, thresholds);
+        return 0;
+    }
     const Table table = build_view(kind, context);
-    if (o.json) {
+    if (o.json || o.yaml) {
         auto json = render_json(table, render);
         json["source"] = source_name(source);
         json["period"] = period_json(period);
         json["skipped"] = context.data.problems;
-        out << json.dump(2) << '\n';
+        if (o.yaml) out << acct::to_yaml(json);
+        else out << json.dump(2) << '\n';
     } else {
         out << render_text(table, render);
         // A record some node never added to: said under the table, where a reader looks.
@@ -380,6 +590,8 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
                 if (!job.text().missing_nodes.empty())
                     fmt::print(out, "note: job {}: no acme record from node(s) {} (their epilog never reported)\n",
                                job.job_id, job.text().missing_nodes);
+        if (o.long_format && !ids.empty() && kind == ViewKind::jobs && !machine && !o.noheader && !context.jobs.empty())
+            out << '\n' << render_details(context, thresholds);
     }
     return 0;
 }
@@ -415,7 +627,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     CLI::App app{"gpuacct: sacct-style reports of GPU use, failures and node health from the acme node spools",
                  "gpuacct"};
     app.set_help_flag("-h,--help", "print this help and exit");
-    app.set_version_flag("--version", acme::version_line("gpuacct"), "print the version and exit");
+    app.set_version_flag("-V,--version", acme::version_line("gpuacct"), "print the version and exit");
     // As sacct (getopt): an option given twice takes its last value.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("-j,--jobs", o.jobs, "JOBID[,JOBID...]: only these jobs (no default period)");
@@ -434,6 +646,26 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_flag("-n,--noheader", o.noheader, "no header line");
     app.add_flag("--json", o.json, "the rows as JSON (man/gpuacct.1; schema: gpuacct.schema.json)");
     app.add_flag("-e,--helpformat", o.helpformat, "list the view's fields");
+    // sacct's options (man gpuacct(1), SACCT OPTIONS).
+    app.add_option("-N,--nodelist", o.nodelist, "NODE[,NODE...] or n[1-3]: jobs that ran on any of these nodes");
+    app.add_option("--name", o.names, "NAME[,NAME...]: jobs with these names (exact)");
+    app.add_flag("-l,--long", o.long_format, "sacct's long listing; with -j also the job view (--detail)");
+    app.add_flag("-b,--brief", o.brief, "JobID, State and ExitCode only");
+    app.add_option("--units", o.units, "K, M, G, T or P: memory in this unit")
+        ->check(CLI::IsMember({"K", "M", "G", "T", "P", "k", "m", "g", "t", "p"}));
+    app.add_flag("--noconvert", o.noconvert, "memory in the unit it was recorded in (--units wins)");
+    app.add_flag("-D,--duplicates", o.duplicates, "every run of a requeued job (gpuacct's rows are per job: Restarts)");
+    app.add_flag("-L,--allclusters", o.allclusters, "jobs of every cluster slurmdbd holds (default: this one)");
+    app.add_option("-M,--clusters", o.clusters, "CLUSTER[,CLUSTER...] or all: jobs of these clusters");
+    app.add_option("-q,--qos", o.qos, "QOS[,QOS...]: jobs that ran under these QOS (slurmdbd)");
+    app.add_option("-g,--gid,--group", o.gids, "GROUP[,GROUP...]: names or GIDs (slurmdbd)");
+    app.add_option("-k,--timelimit-min", o.timelimit_min, "TIME: jobs with this time limit, or the range's minimum with -K (slurmdbd)");
+    app.add_option("-K,--timelimit-max", o.timelimit_max, "TIME: the time limit range's maximum, with -k (slurmdbd)");
+    app.add_option("-x,--associations", o.associations, "ASSOC_ID[,...]: jobs of these association ids (slurmdbd)");
+    app.add_flag("-T,--truncate", o.truncate, "cut start and end times to -S and -E");
+    app.add_option("--delimiter", o.delimiter, "CHARACTERS: the separator of -p and -P (default '|')");
+    app.add_flag("--yaml", o.yaml, "what --json gives, as YAML");
+    app.add_flag("--detail", o.detail, "with -j: each job as jobstats shows it (per node and GPU, notes)");
     auto* failures = app.add_flag("--failures", o.failures, "failures by category and reason (Table 3 order)");
     auto* nodes = app.add_flag("--nodes", o.nodes, "per node XID/ECC counts and failures attributed");
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");

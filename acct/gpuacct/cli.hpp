@@ -17,6 +17,8 @@ struct Environment {
     bool ask_slurm = false;     // slurm.conf found: ask slurmctld / slurmdbd
     bool terminal = false;      // stdout is a terminal: --live clears it between refreshes
     std::string prometheus_url; // $ACME_PROMETHEUS_URL: --prometheus's default
+    std::string config_path;    // gpuacct.toml: $ACME_GPUACCT_CONF, else the installed one; empty: none
+    bool config_given = false;  // from $ACME_GPUACCT_CONF: a missing file is an error
 };
 
 // Exit status as sacct: 0 on success, 1 on bad input (one line on err, nothing on out).

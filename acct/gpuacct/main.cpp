@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
     env.spool_dir_given = dir && *dir;
     env.now = static_cast<double>(std::time(nullptr));
     if (const char* url = std::getenv("ACME_PROMETHEUS_URL")) env.prometheus_url = url;
+    const char* conf_file = std::getenv("ACME_GPUACCT_CONF");
+    env.config_given = conf_file && *conf_file;
+    env.config_path = env.config_given ? std::string(conf_file) : std::string(acme::paths::kConfDir) + "/gpuacct.toml";
     env.is_root = geteuid() == 0;
     env.terminal = isatty(STDOUT_FILENO) == 1;
     if (const passwd* pw = getpwuid(getuid())) env.user = pw->pw_name;

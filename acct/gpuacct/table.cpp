@@ -83,6 +83,18 @@ Cell bytes_cell(std::optional<std::int64_t> bytes) {
     return {with_unit(static_cast<double>(*bytes), 1024, " KMGTP"), *bytes};
 }
 
+Cell bytes_cell(std::optional<std::int64_t> bytes, char unit, char original) {
+    if (!bytes || unit == 0) return bytes_cell(bytes);
+    static constexpr std::string_view kUnits = " KMGTP";
+    const char want = unit == 'n' ? original : unit;
+    const auto power = kUnits.find(want);
+    if (power == std::string_view::npos || want == ' ') return bytes_cell(bytes);
+    const double value = static_cast<double>(*bytes) / std::pow(1024.0, static_cast<double>(power));
+    // sacct's convert_num_unit: two decimals unless whole.
+    const std::string text = value == std::floor(value) ? fmt::format("{:.0f}{}", value, want) : fmt::format("{:.2f}{}", value, want);
+    return {text, *bytes};
+}
+
 Cell energy_cell(std::optional<double> joules) {
     if (!joules) return {};
     return {with_unit(*joules, 1000, " KMGTP"), std::llround(*joules)};
@@ -103,7 +115,7 @@ std::string render_text(const Table& table, const RenderOptions& options) {
             const std::string v = value_of(i);
             if (parsable) {
                 out += v;
-                if (i + 1 < columns.size() || options.parsable) out += '|';
+                if (i + 1 < columns.size() || options.parsable) out += options.delimiter;
             } else {
                 out += fit(v, widths[i], header);
                 out += ' ';

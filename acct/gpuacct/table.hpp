@@ -34,6 +34,9 @@ Cell real_cell(std::optional<double> value, int decimals);
 Cell time_cell(double epoch);                // sacct's YYYY-MM-DDTHH:MM:SS; JSON: epoch seconds
 Cell elapsed_cell(std::optional<double> s);  // [DD-]HH:MM:SS; JSON: seconds
 Cell bytes_cell(std::optional<std::int64_t> bytes);   // 1.50G (base 1024); JSON: bytes
+// The same with sacct's --units (unit 'K'..'P': always that unit) and --noconvert (unit 'n':
+// the unit the value was recorded in, `original`); unit 0 is the one-argument form.
+Cell bytes_cell(std::optional<std::int64_t> bytes, char unit, char original);
 Cell energy_cell(std::optional<double> joules);      // 12.30K (base 1000); JSON: joules
 
 struct Table {
@@ -46,6 +49,7 @@ struct Table {
 struct RenderOptions {
     std::vector<acct::FieldSpec> format;   // empty: the view's defaults
     bool parsable2 = false, parsable = false, noheader = false;
+    std::string delimiter = "|";  // sacct's --delimiter, for -p and -P
 };
 
 std::string render_text(const Table& table, const RenderOptions& options);

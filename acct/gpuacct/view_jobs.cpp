@@ -92,6 +92,7 @@ Table jobs_view(const Context& context) {
     const auto use = acct::gpu_use_by_job(context.data.summaries);
     const auto diagnoses = acct::diagnoses_by_job(context.data.diagnoses);
     const auto exits = acct::task_exits_by_job(context.data.task_exits);
+    const char unit = context.units.unit;
     for (const auto& job : context.jobs) {
         const auto u = use.find(job.job_id);
         const acct::GpuUse* g = u == use.end() ? nullptr : &u->second;
@@ -128,8 +129,8 @@ Table jobs_view(const Context& context) {
         row.push_back(real_cell(gpus * elapsed / 3600.0, 2));
         row.push_back(real_cell(g ? g->util_avg : std::nullopt, 1));
         row.push_back(real_cell(g ? g->util_max : std::nullopt, 1));
-        row.push_back(bytes_cell(g ? g->mem_max : std::nullopt));
-        row.push_back(bytes_cell(g ? g->mem_total : std::nullopt));
+        row.push_back(bytes_cell(g ? g->mem_max : std::nullopt, unit, 'M'));
+        row.push_back(bytes_cell(g ? g->mem_total : std::nullopt, unit, 'M'));
         row.push_back(energy_cell(g ? g->energy_j : std::nullopt));
         row.push_back(real_cell(g ? g->power_avg_w : std::nullopt, 1));
         row.push_back(real_cell(g ? g->power_max_w : std::nullopt, 1));
@@ -148,8 +149,8 @@ Table jobs_view(const Context& context) {
         if (text.total_cpu_s && text.elapsed_s && *text.elapsed_s > 0 && text.alloc_cpus > 0)
             cpu_eff = 100.0 * *text.total_cpu_s / (*text.elapsed_s * static_cast<double>(text.alloc_cpus));
         row.push_back(real_cell(cpu_eff, 1));
-        row.push_back(bytes_cell(text.req_mem));
-        row.push_back(bytes_cell(text.max_rss));
+        row.push_back(bytes_cell(text.req_mem, unit, 'M'));
+        row.push_back(bytes_cell(text.max_rss, unit, 'K'));
         std::optional<double> mem_eff;
         if (text.max_rss && text.req_mem && *text.req_mem > 0)
             mem_eff = 100.0 * static_cast<double>(*text.max_rss) / static_cast<double>(*text.req_mem);

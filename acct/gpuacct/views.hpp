@@ -3,18 +3,38 @@
 // spool is read: bad input never leaves partial output.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "acct/gpuacct/table.hpp"
 #include "acct/gpuacct/core/aggregate.hpp"
+#include "acct/gpuacct/core/job_detail.hpp"
+#include "acct/gpuacct/core/slurmdbd_set.hpp"
 #include "acct/gpuacct/core/spool_rows.hpp"
 
 namespace acme::gpuacct {
 
 struct SlurmNode {
     std::string name, state, reason;
+};
+
+// What slurmdbd's newest run of a job adds to the spools' model: sacct's filters (-q, -g, -k,
+// -K, -M, -x) and the job view's time limit. Absent for a job read from the spools.
+struct AccountedExtra {
+    std::optional<double> time_limit_s;
+    bool unlimited = false;
+    std::string qos, cluster;
+    std::int64_t gid = -1;
+    std::uint32_t associd = 0;
+};
+
+// sacct's --units / --noconvert for the memory fields: 0 chooses the unit (sacct's default),
+// 'K' .. 'P' fixes it, 'n' (--noconvert) prints the recorded unit unchanged.
+struct Units {
+    char unit = 0;
 };
 
 struct Context {
@@ -27,6 +47,9 @@ struct Context {
     // `jobs` empty; unset, the views aggregate `jobs` (the HTML report holds every job anyway).
     std::optional<std::vector<acct::SummaryRow>> summary;
     std::optional<std::vector<acct::FailureRow>> failures;
+    std::unordered_map<std::int64_t, AccountedExtra> accounted;
+    std::map<acct::GpmKey, acct::GpmActivity> gpm;  // --detail only
+    Units units;
 };
 
 enum class ViewKind { jobs, failures, nodes, summary };
@@ -39,5 +62,8 @@ Table jobs_view(const Context& context);
 Table failures_view(const Context& context);
 Table nodes_view(const Context& context);
 Table summary_view(const Context& context);
+
+// --detail (and -j ... -l): jobstats' view of every job listed, one block each.
+std::string render_details(const Context& context, const acct::DetailThresholds& thresholds);
 
 }  // namespace acme::gpuacct

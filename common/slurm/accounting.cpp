@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -121,7 +122,22 @@ std::string user_name(const slurmdb_job_rec_t& job) {
 
 std::string text(const char* s) { return s ? s : ""; }
 
-AccountedRun run_of(const slurmdb_job_rec_t& job, std::optional<std::uint32_t> gpu_id) {
+// QOS ids to names, asked once per query (slurmdbd keeps a job's QOS as its id).
+std::map<std::uint32_t, std::string> qos_names(void* conn) {
+    std::map<std::uint32_t, std::string> out;
+    slurmdb_qos_cond_t cond{};
+    List qos = slurmdb_qos_get(conn, &cond);
+    if (!qos) return out;
+    ListIterator it = slurm_list_iterator_create(qos);
+    while (auto* q = static_cast<slurmdb_qos_rec_t*>(slurm_list_next(it)))
+        if (q->name) out[q->id] = q->name;
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(qos);
+    return out;
+}
+
+AccountedRun run_of(const slurmdb_job_rec_t& job, std::optional<std::uint32_t> gpu_id,
+                    const std::map<std::uint32_t, std::string>& qos) {
     AccountedRun r;
     r.job_id = job.jobid;
     r.db_index = job.db_index;
@@ -163,6 +179,12 @@ AccountedRun run_of(const slurmdb_job_rec_t& job, std::optional<std::uint32_t> g
     // slurmdbd sums the steps into the job's own TotalCPU; older ones leave it 0.
     const double job_cpu = static_cast<double>(job.tot_cpu_sec) + job.tot_cpu_usec / 1e6;
     r.total_cpu_s = job_cpu > 0 ? job_cpu : step_cpu;
+    if (job.timelimit == INFINITE) r.timelimit_unlimited = true;
+    else if (job.timelimit != NO_VAL && job.timelimit != 0) r.timelimit_min = job.timelimit;
+    if (const auto q = qos.find(job.qosid); q != qos.end()) r.qos = q->second;
+    r.cluster = text(job.cluster);
+    r.gid = job.gid;
+    r.associd = job.associd;
     return r;
 }
 
@@ -190,6 +212,16 @@ std::optional<std::int64_t> tres_count(std::string_view tres, std::uint32_t id) 
     return std::nullopt;
 }
 
+std::string local_cluster_name() {
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return {};
+    std::string name = conf->cluster_name ? conf->cluster_name : "";
+    slurm_free_ctl_conf(conf);
+    return name;
+}
+
 bool accounting_is_slurmdbd(std::string& why_not) {
     static std::once_flag once;
     std::call_once(once, [] { slurm_init(nullptr); });
@@ -211,6 +243,7 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     void* conn = connect(why_not);
     if (!conn) return std::nullopt;
     const auto gpu_id = gpu_tres_id(conn);
+    const auto qos = qos_names(conn);
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
     JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));
@@ -222,7 +255,7 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     }
     std::vector<AccountedRun> out;
     ListIterator it = slurm_list_iterator_create(jobs);
-    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id));
+    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id, qos));
     slurm_list_iterator_destroy(it);
     slurm_list_destroy(jobs);
     slurmdb_connection_close(&conn);

@@ -41,6 +41,13 @@ struct AccountedRun {
     std::int64_t req_cpus = 0, alloc_cpus = 0;
     std::optional<std::int64_t> req_mem_bytes, max_rss_bytes;
     double total_cpu_s = 0, elapsed_s = 0;
+    // For sacct's filters and gpuacct's job view: the time limit in minutes (nullopt when
+    // unlimited or not set), the QOS by name, the group id, the cluster and the association.
+    std::optional<std::uint32_t> timelimit_min;
+    bool timelimit_unlimited = false;
+    std::string qos, cluster;
+    std::int64_t gid = -1;
+    std::uint32_t associd = 0;
 };
 
 struct RunQuery {
@@ -52,6 +59,9 @@ struct RunQuery {
 // Every run slurmdbd lets the caller see (PrivateData applies: slurmdbd, not this code, decides
 // whose jobs come back), in slurmdbd's order. nullopt with `why_not` as load_accounted_jobs.
 std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not);
+
+// slurm.conf's ClusterName as slurmctld reports it; empty when it cannot be asked.
+std::string local_cluster_name();
 
 // Whether slurm.conf names slurmdbd as the accounting storage (asks slurmctld, not slurmdbd).
 // `why_not` says why not when it does not or cannot be asked.

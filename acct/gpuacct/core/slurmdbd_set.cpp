@@ -266,4 +266,26 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
     return out;
 }
 
+std::map<GpmKey, GpmActivity> gpm_from_accounting(std::span<const slurm::AccountedRun> runs) {
+    std::map<GpmKey, GpmActivity> out;
+    std::map<std::uint32_t, const slurm::AccountedRun*> newest;
+    for (const auto& run : runs) {
+        auto& slot = newest[run.job_id];
+        if (!slot || slot->db_index < run.db_index) slot = &run;
+    }
+    for (const auto& [id, run] : newest) {
+        std::vector<std::string> ignored;
+        const auto r = record_of(*run, ignored);
+        if (!r || !r->contains("nodes") || !(*r)["nodes"].is_object()) continue;
+        for (const auto& [node, part] : (*r)["nodes"].items()) {
+            if (!part.contains("gpus") || !part["gpus"].is_array()) continue;
+            for (const auto& g : part["gpus"]) {
+                GpmActivity a{number(g, "gpm_sm_avg"), number(g, "gpm_tensor_avg"), number(g, "gpm_dram_bw_avg")};
+                if (a.sm || a.tensor || a.dram) out[{id, node, static_cast<int>(integer(g, "id").value_or(0))}] = a;
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace acme::acct

@@ -4,6 +4,10 @@
 // runs come from common/slurm/accounting, so the unit tests build them by hand.
 #pragma once
 
+#include <map>
+#include <optional>
+#include <tuple>
+
 #include <span>
 #include <string>
 #include <vector>
@@ -23,5 +27,15 @@ namespace acme::acct {
 // naming the job; the job is still listed from slurmdbd's own fields.
 SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
                                    std::vector<std::string>& warnings);
+
+// The GPM activity (SM, tensor, DRAM bandwidth; percent) of each GPU of the newest recorded
+// run of each job, from the records' per-GPU entries: what the job view (--detail) shows
+// beside the summaries (a trimmed record has none). A damaged record is skipped silently:
+// spool_set_from_accounting has warned about it already.
+struct GpmActivity {
+    std::optional<double> sm, tensor, dram;
+};
+using GpmKey = std::tuple<std::int64_t, std::string, int>;  // job, node, GPU id
+std::map<GpmKey, GpmActivity> gpm_from_accounting(std::span<const slurm::AccountedRun> runs);
 
 }  // namespace acme::acct

@@ -1,0 +1,232 @@
+#include "acct/gpuacct/core/job_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "acct/gpuacct/core/sacct_time.hpp"
+
+namespace acme::acct {
+namespace {
+
+std::string gib(std::int64_t bytes) { return fmt::format("{:.1f}GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024)); }
+
+std::string pct(std::optional<double> v) { return v ? fmt::format("{:.1f}%", *v) : std::string("-"); }
+
+std::optional<double> mem_pct(const DetailGpu& g) {
+    if (!g.mem_max || !g.mem_total || *g.mem_total <= 0) return std::nullopt;
+    return 100.0 * static_cast<double>(*g.mem_max) / static_cast<double>(*g.mem_total);
+}
+
+// jobstats' bar: 50 characters of '|' for 100 percent.
+std::string bar(double percent) {
+    const int n = static_cast<int>(std::lround(std::clamp(percent, 0.0, 100.0) / 2));
+    return fmt::format("[{:<50}{:>4.0f}%]", std::string(static_cast<size_t>(n), '|'), percent);
+}
+
+bool has_data(const DetailGpu& g) { return g.samples > 0 && g.util_avg && g.util_max; }
+
+std::string gpu_label(const DetailGpu& g) { return fmt::format("{} GPU {}", g.node, g.gpu); }
+
+std::string list_of(const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += i + 1 == items.size() ? " and " : ", ";
+        out += items[i];
+    }
+    return out;
+}
+
+struct Overall {
+    std::optional<double> util, mem_pct;
+};
+
+Overall overall(const JobDetail& job) {
+    Overall o;
+    double util = 0, mem = 0;
+    int n_util = 0, n_mem = 0;
+    for (const auto& g : job.gpus) {
+        if (has_data(g)) {
+            util += *g.util_avg;
+            ++n_util;
+        }
+        if (const auto m = mem_pct(g)) {
+            mem += *m;
+            ++n_mem;
+        }
+    }
+    if (n_util) o.util = util / n_util;
+    if (n_mem) o.mem_pct = mem / n_mem;
+    return o;
+}
+
+}  // namespace
+
+std::optional<DetailThresholds> parse_detail_config(std::string_view toml_text, std::string& error) {
+    DetailThresholds t;
+    error.clear();
+    toml::table root;
+    try {
+        root = toml::parse(toml_text);
+    } catch (const toml::parse_error& e) {
+        error = fmt::format("line {}: {}", e.source().begin.line, std::string(e.description()).substr(0, 200));
+        std::replace(error.begin(), error.end(), '\n', ' ');
+        return std::nullopt;
+    }
+    for (const auto& [key, node] : root) {
+        if (key.str() != "detail") {
+            error = fmt::format("unknown table or key \"{}\" (gpuacct.toml has only [detail])", std::string(key.str()).substr(0, 64));
+            return std::nullopt;
+        }
+    }
+    const toml::node* detail = root.get("detail");
+    if (!detail) return t;
+    if (!detail->is_table()) {
+        error = "\"detail\" must be a table: write [detail]";
+        return std::nullopt;
+    }
+    struct Key {
+        std::string_view name;
+        double* slot;
+        double lo, hi;
+    };
+    const Key keys[] = {{"idle_util_max", &t.idle_util_max, 0, 100},   {"low_util_mean", &t.low_util_mean, 0, 100},
+                        {"mem_low_pct", &t.mem_low_pct, 0, 100},       {"time_low_pct", &t.time_low_pct, 0, 100},
+                        {"min_elapsed_s", &t.min_elapsed_s, 0, 1e9}};
+    for (const auto& [key, node] : *detail->as_table()) {
+        const Key* k = nullptr;
+        for (const auto& c : keys)
+            if (c.name == key.str()) k = &c;
+        if (!k) {
+            error = fmt::format("[detail]: unknown key \"{}\" (known: idle_util_max, low_util_mean, mem_low_pct, "
+                                "time_low_pct, min_elapsed_s)",
+                                std::string(key.str()).substr(0, 64));
+            return std::nullopt;
+        }
+        const auto v = node.value<double>();
+        if (!v || !std::isfinite(*v) || *v < k->lo || *v > k->hi) {
+            error = fmt::format("[detail] {}: give a number from {:g} to {:g}", k->name, k->lo, k->hi);
+            return std::nullopt;
+        }
+        *k->slot = *v;
+    }
+    return t;
+}
+
+std::vector<std::string> efficiency_notes(const JobDetail& job, const DetailThresholds& t) {
+    std::vector<std::string> notes;
+    if (job.start <= 0 || job.elapsed_s < t.min_elapsed_s) return notes;
+    std::vector<std::string> idle, low, small_mem;
+    std::optional<std::int64_t> mem_total;
+    double mem_pct_max = 0;
+    int with_data = 0;
+    for (const auto& g : job.gpus) {
+        if (!has_data(g)) continue;
+        ++with_data;
+        if (*g.util_max <= t.idle_util_max) idle.push_back(gpu_label(g));
+        else if (*g.util_avg < t.low_util_mean) low.push_back(fmt::format("{} ({:.0f}%)", gpu_label(g), *g.util_avg));
+        if (const auto m = mem_pct(g)) {
+            if (*m < t.mem_low_pct) small_mem.push_back(gpu_label(g));
+            mem_pct_max = std::max(mem_pct_max, *m);
+            mem_total = g.mem_total;
+        }
+    }
+    if (!idle.empty())
+        notes.push_back(fmt::format("{} of the job's {} GPUs with data never went above {:g}% utilisation ({}): they "
+                                    "were idle. Ask only for the GPUs the code uses (--gres=gpu:N), or check that it "
+                                    "sees them all (CUDA_VISIBLE_DEVICES, the framework's device list).",
+                                    idle.size(), with_data, t.idle_util_max, list_of(idle)));
+    if (!low.empty())
+        notes.push_back(fmt::format("GPU utilisation was below {:g}% on average on {}. Data loading or CPU work may "
+                                    "be holding the GPUs back: more data-loader workers, larger batches, or fewer GPUs.",
+                                    t.low_util_mean, list_of(low)));
+    if (!small_mem.empty() && small_mem.size() == static_cast<size_t>(with_data) && mem_total)
+        notes.push_back(fmt::format("The job used at most {:.0f}% of the {} of memory on each GPU. A GPU with less "
+                                    "memory (or a MIG slice) would do, and would leave this one to jobs that need it.",
+                                    mem_pct_max, gib(*mem_total)));
+    else if (!small_mem.empty())
+        notes.push_back(fmt::format("Memory stayed below {:g}% of the GPU's on {}.", t.mem_low_pct, list_of(small_mem)));
+    if (job.time_limit_s && *job.time_limit_s > 0 && job.end > 0) {
+        const double used = 100.0 * job.elapsed_s / *job.time_limit_s;
+        if (used < t.time_low_pct) {
+            // jobstats' advice: the run time with some headroom, rounded up to the hour.
+            const double ask = std::max(3600.0, std::ceil(job.elapsed_s * 1.2 / 3600.0) * 3600.0);
+            notes.push_back(fmt::format("The job ran {} of its {} time limit ({:.0f}%). A limit closer to what it "
+                                        "needs (e.g. --time={}) lets the scheduler start it sooner, in backfill.",
+                                        format_elapsed(job.elapsed_s), format_elapsed(*job.time_limit_s), used,
+                                        format_elapsed(ask)));
+        }
+    }
+    if (with_data == 0 && job.alloc_gpus > 0)
+        notes.push_back(job.telemetry_error.empty()
+                            ? std::string("No GPU telemetry was recorded for this job: nothing to judge its GPUs by "
+                                          "(was it run with --gpu-telemetry?).")
+                            : fmt::format("No GPU telemetry was recorded for this job: {}.", job.telemetry_error));
+    return notes;
+}
+
+std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
+    const std::string rule(80, '=');
+    std::string out;
+    auto line = [&](std::string_view label, const std::string& value) { out += fmt::format("{:>15}: {}\n", label, value); };
+    out += rule + "\n" + fmt::format("{:^80}", "GPU Job Statistics (gpuacct)") + "\n" + rule + "\n";
+    line("Job ID", std::to_string(job.job_id));
+    line("User/Account", fmt::format("{}/{}", job.user.empty() ? "-" : job.user, job.account.empty() ? "-" : job.account));
+    line("Job Name", job.name.empty() ? "-" : job.name);
+    line("Type", job.job_type.empty() ? "-" : job.job_type);
+    line("State", job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state);
+    line("Partition", job.partition.empty() ? "-" : job.partition);
+    line("Nodes", job.nodelist.empty() ? "-" : job.nodelist);
+    line("GPUs", std::to_string(job.alloc_gpus));
+    line("Start Time", job.start > 0 ? format_sacct_time(job.start) : "-");
+    line("Run Time", format_elapsed(job.elapsed_s) + (job.start > 0 && job.end <= 0 ? " (in progress)" : ""));
+    std::string limit = job.time_limit_unlimited ? "UNLIMITED" : job.time_limit_s ? format_elapsed(*job.time_limit_s) : "unknown";
+    if (job.time_limit_s && *job.time_limit_s > 0)
+        limit += fmt::format(" ({:.0f}% used)", 100.0 * job.elapsed_s / *job.time_limit_s);
+    line("Time Limit", limit);
+
+    const Overall o = overall(job);
+    out += "\n" + fmt::format("{:^80}", "Overall Utilization") + "\n" + rule + "\n";
+    out += fmt::format("  GPU utilization  {}\n", o.util ? bar(*o.util) : std::string("(no data)"));
+    out += fmt::format("  GPU memory usage {}\n", o.mem_pct ? bar(*o.mem_pct) : std::string("(no data)"));
+
+    out += "\n" + fmt::format("{:^80}", "Detailed Utilization") + "\n" + rule + "\n";
+    if (job.gpus.empty()) out += "  no per-GPU numbers recorded\n";
+    std::map<std::pair<std::string, int>, int> xids_of;
+    for (const auto& x : job.xids) ++xids_of[{x.node, x.gpu}];
+    const bool gpm = std::any_of(job.gpus.begin(), job.gpus.end(), [](const DetailGpu& g) { return g.gpm_sm || g.gpm_tensor || g.gpm_dram; });
+    std::string node;
+    for (const auto& g : job.gpus) {
+        if (g.node != node) {
+            node = g.node;
+            out += fmt::format("  {}\n", node);
+        }
+        std::string mem = "-";
+        if (g.mem_max) mem = gib(*g.mem_max) + (g.mem_total ? "/" + gib(*g.mem_total) : "") + (mem_pct(g) ? fmt::format(" ({:.1f}%)", *mem_pct(g)) : "");
+        out += fmt::format("    GPU {}: util {} mean, {} max; memory {}; ", g.gpu, pct(g.util_avg), pct(g.util_max), mem);
+        out += fmt::format("power {} mean, {} max; energy {}", g.power_avg_w ? fmt::format("{:.0f}W", *g.power_avg_w) : "-",
+                           g.power_max_w ? fmt::format("{:.0f}W", *g.power_max_w) : "-",
+                           g.energy_j ? fmt::format("{:.1f}kJ", *g.energy_j / 1000) : "-");
+        const auto x = xids_of.find({g.node, g.gpu});
+        const std::int64_t nx = std::max<std::int64_t>(g.xids, x == xids_of.end() ? 0 : x->second);
+        out += fmt::format("; XIDs {}", nx);
+        if (!has_data(g)) out += " (no samples)";
+        out += "\n";
+        if (gpm) out += fmt::format("           GPM: SM {}, tensor {}, DRAM bandwidth {}\n", pct(g.gpm_sm), pct(g.gpm_tensor), pct(g.gpm_dram));
+    }
+    if (!job.xids.empty()) {
+        out += "  XID events\n";
+        for (const auto& x : job.xids)
+            out += fmt::format("    {} {} GPU {}: XID {}\n", format_sacct_time(x.ts), x.node, x.gpu, x.code);
+    }
+    const auto notes = efficiency_notes(job, t);
+    out += "\n" + fmt::format("{:^80}", "Notes") + "\n" + rule + "\n";
+    if (notes.empty()) out += job.start > 0 && job.elapsed_s < t.min_elapsed_s ? "  * The job ran too briefly to judge.\n" : "  * Nothing stands out.\n";
+    for (const auto& n : notes) out += "  * " + n + "\n";
+    return out;
+}
+
+}  // namespace acme::acct

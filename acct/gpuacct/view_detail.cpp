@@ -1,0 +1,66 @@
+// --detail: each job listed as jobstats shows it (acct/gpuacct/core/job_detail.hpp), from the
+// same Context the table views read, plus the GPM activity and slurmdbd's time limit.
+#include <algorithm>
+
+#include "acct/gpuacct/views.hpp"
+
+namespace acme::gpuacct {
+
+std::string render_details(const Context& context, const acct::DetailThresholds& thresholds) {
+    std::string out;
+    for (const auto& job : context.jobs) {
+        const acct::JobText& text = job.text();
+        acct::JobDetail d;
+        d.job_id = job.job_id;
+        d.name = text.name;
+        d.user = text.user;
+        d.account = text.account;
+        d.partition = text.partition;
+        d.state = job.state;
+        d.job_type = job.job_type;
+        d.nodelist = text.nodelist;
+        if (d.nodelist.empty())
+            for (const auto& n : job.nodes) d.nodelist += (d.nodelist.empty() ? "" : ",") + n.node;
+        d.submit = job.submit;
+        d.start = job.start;
+        d.end = job.end;
+        d.elapsed_s = acct::job_elapsed(job, context.now);
+        d.alloc_gpus = acct::job_gpus(job);
+        d.telemetry_error = text.telemetry_error;
+        if (const auto a = context.accounted.find(job.job_id); a != context.accounted.end()) {
+            d.time_limit_s = a->second.time_limit_s;
+            d.time_limit_unlimited = a->second.unlimited;
+        }
+        for (const auto& s : context.data.summaries) {
+            if (s.job_id != job.job_id) continue;
+            acct::DetailGpu g;
+            g.node = s.node;
+            g.gpu = s.gpu;
+            g.samples = s.samples;
+            g.xids = s.xids;
+            g.util_avg = s.util_avg;
+            g.util_max = s.util_max;
+            if (s.power_avg_mw) g.power_avg_w = *s.power_avg_mw / 1000;
+            if (s.power_max_mw) g.power_max_w = static_cast<double>(*s.power_max_mw) / 1000;
+            if (s.energy_mj) g.energy_j = static_cast<double>(*s.energy_mj) / 1000;
+            g.mem_max = s.mem_max;
+            g.mem_total = s.mem_total;
+            g.verdict = s.verdict;
+            if (const auto m = context.gpm.find({job.job_id, s.node, s.gpu}); m != context.gpm.end()) {
+                g.gpm_sm = m->second.sm;
+                g.gpm_tensor = m->second.tensor;
+                g.gpm_dram = m->second.dram;
+            }
+            d.gpus.push_back(std::move(g));
+        }
+        std::sort(d.gpus.begin(), d.gpus.end(),
+                  [](const acct::DetailGpu& a, const acct::DetailGpu& b) { return std::tie(a.node, a.gpu) < std::tie(b.node, b.gpu); });
+        for (const auto& e : context.data.events)
+            if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
+        if (!out.empty()) out += '\n';
+        out += acct::render_detail(d, thresholds);
+    }
+    return out;
+}
+
+}  // namespace acme::gpuacct
