@@ -22,6 +22,12 @@ std::optional<double> mem_pct(const DetailGpu& g) {
 }
 
 // jobstats' bar: 50 characters of '|' for 100 percent.
+std::string heading(std::string_view title) {
+    std::string h = fmt::format("{:^80}", title);
+    while (!h.empty() && h.back() == ' ') h.pop_back();
+    return h;
+}
+
 std::string bar(double percent) {
     const int n = static_cast<int>(std::lround(std::clamp(percent, 0.0, 100.0) / 2));
     return fmt::format("[{:<50}{:>4.0f}%]", std::string(static_cast<size_t>(n), '|'), percent);
@@ -135,10 +141,11 @@ std::vector<std::string> efficiency_notes(const JobDetail& job, const DetailThre
         }
     }
     if (!idle.empty())
-        notes.push_back(fmt::format("{} of the job's {} GPUs with data never went above {:g}% utilisation ({}): they "
-                                    "were idle. Ask only for the GPUs the code uses (--gres=gpu:N), or check that it "
+        notes.push_back(fmt::format("{} of the job's {} GPUs with data never went above {:g}% utilisation ({}): "
+                                    "{}. Ask only for the GPUs the code uses (--gres=gpu:N), or check that it "
                                     "sees them all (CUDA_VISIBLE_DEVICES, the framework's device list).",
-                                    idle.size(), with_data, t.idle_util_max, list_of(idle)));
+                                    idle.size(), with_data, t.idle_util_max, list_of(idle),
+                                    idle.size() == 1 ? "it was idle" : "they were idle"));
     if (!low.empty())
         notes.push_back(fmt::format("GPU utilisation was below {:g}% on average on {}. Data loading or CPU work may "
                                     "be holding the GPUs back: more data-loader workers, larger batches, or fewer GPUs.",
@@ -172,7 +179,7 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
     const std::string rule(80, '=');
     std::string out;
     auto line = [&](std::string_view label, const std::string& value) { out += fmt::format("{:>15}: {}\n", label, value); };
-    out += rule + "\n" + fmt::format("{:^80}", "GPU Job Statistics (gpuacct)") + "\n" + rule + "\n";
+    out += rule + "\n" + heading("GPU Job Statistics (gpuacct)") + "\n" + rule + "\n";
     line("Job ID", std::to_string(job.job_id));
     line("User/Account", fmt::format("{}/{}", job.user.empty() ? "-" : job.user, job.account.empty() ? "-" : job.account));
     line("Job Name", job.name.empty() ? "-" : job.name);
@@ -189,11 +196,11 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
     line("Time Limit", limit);
 
     const Overall o = overall(job);
-    out += "\n" + fmt::format("{:^80}", "Overall Utilization") + "\n" + rule + "\n";
+    out += "\n" + heading("Overall Utilization") + "\n" + rule + "\n";
     out += fmt::format("  GPU utilization  {}\n", o.util ? bar(*o.util) : std::string("(no data)"));
     out += fmt::format("  GPU memory usage {}\n", o.mem_pct ? bar(*o.mem_pct) : std::string("(no data)"));
 
-    out += "\n" + fmt::format("{:^80}", "Detailed Utilization") + "\n" + rule + "\n";
+    out += "\n" + heading("Detailed Utilization") + "\n" + rule + "\n";
     if (job.gpus.empty()) out += "  no per-GPU numbers recorded\n";
     std::map<std::pair<std::string, int>, int> xids_of;
     for (const auto& x : job.xids) ++xids_of[{x.node, x.gpu}];
@@ -223,7 +230,7 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
             out += fmt::format("    {} {} GPU {}: XID {}\n", format_sacct_time(x.ts), x.node, x.gpu, x.code);
     }
     const auto notes = efficiency_notes(job, t);
-    out += "\n" + fmt::format("{:^80}", "Notes") + "\n" + rule + "\n";
+    out += "\n" + heading("Notes") + "\n" + rule + "\n";
     if (notes.empty()) out += job.start > 0 && job.elapsed_s < t.min_elapsed_s ? "  * The job ran too briefly to judge.\n" : "  * Nothing stands out.\n";
     for (const auto& n : notes) out += "  * " + n + "\n";
     return out;
