@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "acct/gpuacct/json_sacct.hpp"
 #include "acct/gpuacct/report.hpp"
 #include "acct/gpuacct/slurm_view.hpp"
 #include "acct/gpuacct/views.hpp"
@@ -580,6 +581,8 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
         json["source"] = source_name(source);
         json["period"] = period_json(period);
         json["skipped"] = context.data.problems;
+        // The jobs in sacct --json's layout beside gpuacct's rows (kept for existing scripts).
+        if (kind == ViewKind::jobs) json.update(sacct_jobs_json(context, table, json["rows"]));
         if (o.yaml) out << acct::to_yaml(json);
         else out << json.dump(2) << '\n';
     } else {

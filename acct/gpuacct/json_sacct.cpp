@@ -1,0 +1,98 @@
+// --json of the jobs view: sacct --json's layout (Slurm 22.05, openapi/dbv0.0.38) for the
+// fields both have, and gpuacct's own fields of each job under "acme". A field sacct has that
+// gpuacct does not know (array, het, mcs, steps' TRES ...) is left out, never made up.
+#include <grp.h>
+
+#include <array>
+#include <map>
+
+#include "acct/gpuacct/json_sacct.hpp"
+#include "common/util/version.hpp"
+
+namespace acme::gpuacct {
+namespace {
+
+using nlohmann::json;
+
+json or_null(const std::string& s) { return s.empty() ? json() : json(s); }
+
+std::string group_name(std::int64_t gid) {
+    if (gid < 0) return {};
+    group gr{}, *found = nullptr;
+    std::array<char, 4096> buffer{};
+    if (getgrgid_r(static_cast<gid_t>(gid), &gr, buffer.data(), buffer.size(), &found) == 0 && found) return found->gr_name;
+    return std::to_string(gid);
+}
+
+// sacct's exit_code object: "EXIT:SIGNAL" as status, return_code and the signal.
+json exit_json(const std::string& text) {
+    if (text.empty()) return json();
+    const auto colon = text.find(':');
+    int code = 0, signal = 0;
+    try {
+        code = std::stoi(text.substr(0, colon));
+        if (colon != std::string::npos) signal = std::stoi(text.substr(colon + 1));
+    } catch (const std::exception&) {
+        return json();
+    }
+    json e = {{"status", signal ? "SIGNALED" : code ? "FAILED" : "SUCCESS"}, {"return_code", code}};
+    if (signal) e["signal"] = {{"signal_id", signal}};
+    return e;
+}
+
+json time_of(double t) { return t > 0 ? json(static_cast<std::int64_t>(t)) : json(0); }
+
+}  // namespace
+
+json sacct_jobs_json(const Context& context, const Table& table, const json& rows) {
+    // The job's own row (not its steps'): the one whose JobID cell is the bare number.
+    std::map<std::int64_t, const json*> row_of;
+    for (size_t i = 0; i < table.rows.size() && i < rows.size(); ++i) {
+        const auto& id = table.rows[i].empty() ? json() : table.rows[i][0].value;
+        if (id.is_number_integer()) row_of[id.get<std::int64_t>()] = &rows[i];
+    }
+    json jobs = json::array();
+    for (const auto& job : context.jobs) {
+        const acct::JobText& t = job.text();
+        const auto a = context.accounted.find(job.job_id);
+        const AccountedExtra* x = a == context.accounted.end() ? nullptr : &a->second;
+        json j;
+        j["account"] = or_null(t.account);
+        j["allocation_nodes"] = job.num_nodes > 0 ? job.num_nodes : static_cast<int>(job.nodes.size());
+        j["association"] = {{"account", or_null(t.account)},
+                            {"cluster", x ? or_null(x->cluster) : json()},
+                            {"partition", or_null(t.partition)},
+                            {"user", or_null(t.user)}};
+        j["cluster"] = x ? or_null(x->cluster) : json();
+        j["derived_exit_code"] = exit_json(t.derived_exit_code);
+        json time = {{"elapsed", static_cast<std::int64_t>(acct::job_elapsed(job, context.now))},
+                     {"end", time_of(job.end)},
+                     {"start", time_of(job.start)},
+                     {"submission", time_of(job.submit)}};
+        // sacct's limit is in minutes; an unlimited job's is null here (sacct writes INFINITE's number).
+        if (x && x->time_limit_s) time["limit"] = static_cast<std::int64_t>(*x->time_limit_s / 60);
+        else time["limit"] = json();
+        if (t.total_cpu_s) time["total"] = {{"seconds", static_cast<std::int64_t>(*t.total_cpu_s)}, {"microseconds", 0}};
+        j["time"] = std::move(time);
+        j["exit_code"] = exit_json(t.exit_code);
+        j["group"] = x ? or_null(group_name(x->gid)) : json();
+        j["job_id"] = job.job_id;
+        j["name"] = or_null(t.name);
+        std::string nodes = t.nodelist;
+        if (nodes.empty())
+            for (const auto& n : job.nodes) nodes += (nodes.empty() ? "" : ",") + n.node;
+        j["nodes"] = nodes.empty() ? "None assigned" : nodes;
+        j["partition"] = or_null(t.partition);
+        j["qos"] = x ? or_null(x->qos) : json();
+        j["state"] = {{"current", job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state}};
+        j["user"] = or_null(t.user);
+        const auto r = row_of.find(job.job_id);
+        j["acme"] = r == row_of.end() ? json::object() : *r->second;
+        jobs.push_back(std::move(j));
+    }
+    return {{"meta", {{"plugin", {{"type", "gpuacct"}, {"name", acme::version_line("gpuacct")}}}}},
+            {"errors", json::array()},
+            {"jobs", std::move(jobs)}};
+}
+
+}  // namespace acme::gpuacct
