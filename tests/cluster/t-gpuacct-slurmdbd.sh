@@ -23,6 +23,10 @@ mkdir -p "$d"
 chmod 777 "$d"
 id=$(submit --uid="$u" -J llm-sft-acct -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$d/job.out" --wrap \
   'srun -l bash -c "echo GPUS \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 4; python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+# Two plain jobs beside it, for sacct's filters (issue 17): a name, a node, time limits.
+t0=$(date +%Y-%m-%dT%H:%M:%S -d '-2 seconds')
+k1=$(submit -J acct-k1 -N1 -w n3 -t 7 -o /dev/null --wrap true)
+k2=$(submit -J acct-k2 -N1 -t 1:00:00 -o /dev/null --wrap true)
 assert_eq FAILED "$(wait_job "$id" 120)" "job $id"
 
 # What each node's GPUs were: "n1:0,1;n2:0,1", as gpuacct's GPUIDs field writes it.
@@ -113,3 +117,70 @@ err=$(cat "$ACME_TEST_TMP/nobody.err")
 assert_eq 1 "$(wc -l <<<"$err")" "stderr lines of faultdiag --job $id as nobody"
 assert_contains "$err" "job $id is not in Slurm's accounting, or not yours to see" "faultdiag --job $id as nobody"
 case $err in *value_error* | *int\(* | *"$u"*) fail "faultdiag as nobody leaks the job: $err" ;; esac
+
+# --- sacct's options (issue 17), against sacct on the same slurmdbd -------------------------
+assert_eq COMPLETED "$(wait_job "$k1" 60)" "job $k1"
+assert_eq COMPLETED "$(wait_job "$k2" 60)" "job $k2"
+deadline=$((SECONDS + 30))
+until [ "$(sacct -X -n -P -o State -j "$k1,$k2" | sort -u)" = COMPLETED ]; do
+  ((SECONDS < deadline)) || fail "slurmdbd never got $k1 and $k2 as COMPLETED"
+  sleep 1
+done
+cluster=$(scontrol show config | sed -n 's/^ClusterName *= *//p')
+assoc=$(sacct -X -n -P -o AssocID -j "$k1")
+# The same job set as sacct for each filter (sacct's -k alone is an exact limit, -k -K a range).
+for f in "-N n3" "--name acct-k1,llm-sft-acct" "-k 7" "-k 7 -K 60" "-k 60 -K 2:00:00" "-K 7" "-q normal" \
+  "-g root" "-x $assoc" "-M $cluster" "-M nosuchcluster" "-L" "-D"; do
+  # shellcheck disable=SC2086
+  want=$(sacct -X -n -P -o JobID -S "$t0" $f | sort -n | paste -sd,)
+  # shellcheck disable=SC2086
+  got=$("$G" -X -n -P -o JobID -S "$t0" $f 2>&1 | sort -n | paste -sd,)
+  assert_eq "$want" "$got" "gpuacct $f (as sacct $f)"
+done
+[[ $(sacct -X -n -P -o JobID -S "$t0" -N n3 | paste -sd,) == *$k1* ]] || fail "sacct -N n3 lacks $k1"
+# Output conventions: --delimiter with -P and -p, -b, and -o's fields as sacct prints them.
+o=JobID,JobName,Partition,State,ExitCode
+for f in "-P --delimiter=; -o $o" "-p --delimiter=:: -o $o" "-b -P" "-P -o JobID,JobName,Partition,State,ExitCode,NNodes"; do
+  # shellcheck disable=SC2086
+  assert_eq "$(sacct -X $f -j "$k1,$k2")" "$("$G" -X $f -j "$k1,$k2" 2>&1)" "gpuacct $f"
+done
+"$G" -V | grep -q '^gpuacct ' || fail "gpuacct -V"
+# --json: each job's object has sacct's keys where both know the field, with sacct's values.
+sacct -j "$k1,$id" --json >"$ACME_TEST_TMP/sacct.json"
+"$G" -j "$k1,$id" --json >"$ACME_TEST_TMP/gpuacct.json" 2>/dev/null || fail "gpuacct --json"
+# sacct 22.05's --json writes exit_code 0 even for a failed job: its -o ExitCode is the truth.
+exits=$(sacct -X -n -P -o JobID,ExitCode -j "$k1,$id" | paste -sd' ')
+python3 - "$ACME_TEST_TMP/sacct.json" "$ACME_TEST_TMP/gpuacct.json" "$exits" <<'PY' || fail "gpuacct --json against sacct --json"
+import json, sys
+s = {j["job_id"]: j for j in json.load(open(sys.argv[1]))["jobs"]}
+g = json.load(open(sys.argv[2]))
+assert set(["meta", "errors", "jobs"]) <= set(g), list(g)
+for job in g["jobs"]:
+    want = s[job["job_id"]]
+    extra = set(job) - set(want) - {"acme"}
+    assert not extra, f"keys sacct does not have: {extra}"
+    for k in ["account", "allocation_nodes", "cluster", "group", "job_id", "name", "nodes", "partition", "qos", "user"]:
+        assert job[k] == want[k], (k, job[k], want[k])
+    for k in ["account", "cluster", "user"]:
+        assert job["association"][k] == want["association"][k], k
+    for k in ["start", "end", "submission", "limit", "elapsed"]:
+        assert job["time"][k] == want["time"][k], (k, job["time"][k], want["time"][k])
+    assert job["state"]["current"] == want["state"]["current"]
+    assert set(job["exit_code"]) == set(want["exit_code"]), (job["exit_code"], want["exit_code"])
+    code = dict(e.split("|") for e in sys.argv[3].split())[str(job["job_id"])]
+    assert job["exit_code"]["return_code"] == int(code.split(":")[0]), (job["exit_code"], code)
+    assert "JobID" in job["acme"] and "GPUUtil" in job["acme"], job["acme"]
+PY
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+    "$ACME_TEST_TMP/gpuacct.json" "$ACME_SRC_DIR/acct/gpuacct/gpuacct.schema.json" || fail "--json (sacct layout) does not validate"
+fi
+# The job view: per node and GPU, the time limit against the run time, the notes.
+out=$("$G" -j "$id" --detail 2>&1) || fail "gpuacct -j $id --detail: $out"
+for n in $(tr ';' '\n' <<<"$want_ids" | cut -d: -f1); do assert_contains "$out" "  $n"$'\n'"    GPU " "--detail: node $n"; done
+assert_contains "$out" "util 70.0% mean" "--detail: the GPUs' utilisation"
+limit=$(sacct -X -n -P -o Timelimit -j "$id")
+assert_contains "$out" "Time Limit: $limit (" "--detail: the time limit"
+assert_contains "$out" "Notes" "--detail: notes"
+assert_contains "$("$G" -j "$id" -l 2>&1)" "GPU Job Statistics" "gpuacct -j $id -l"
+
