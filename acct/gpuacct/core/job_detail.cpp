@@ -12,7 +12,12 @@
 namespace acme::acct {
 namespace {
 
-std::string gib(std::int64_t bytes) { return fmt::format("{:.1f}GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024)); }
+// GiB with one decimal; below 1 GiB in MiB, so a small use does not read as none.
+std::string gib(std::int64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.0f}MiB", b / (1024.0 * 1024));
+    return fmt::format("{:.1f}GiB", b / (1024.0 * 1024 * 1024));
+}
 
 std::string pct(std::optional<double> v) { return v ? fmt::format("{:.1f}%", *v) : std::string("-"); }
 
