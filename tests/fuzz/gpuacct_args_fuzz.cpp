@@ -1,4 +1,5 @@
-// libFuzzer: gpuacct's argument parsers (sacct times for -S/-E, the --format list, -s states).
+// libFuzzer: gpuacct's argument parsers (sacct times for -S/-E, the --format list, -s states,
+// -k/-K time limits) and gpuacct.toml's [detail].
 // Input: a selector byte, then the text. Properties: no crash, no UB; an accepted --format
 // names only known fields; an error is one line.
 #include <cstddef>
@@ -8,6 +9,8 @@
 #include <string_view>
 
 #include "acct/gpuacct/core/format_spec.hpp"
+#include "acct/gpuacct/core/job_detail.hpp"
+#include "acct/gpuacct/core/sacct_filters.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
 
@@ -19,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     std::string error;
-    switch (data[0] % 3) {
+    switch (data[0] % 5) {
         case 0: {
             const auto t = acme::acct::parse_sacct_time(text, 1795966200, error);
             if (t) (void)acme::acct::format_sacct_time(static_cast<double>(*t));
@@ -37,6 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             } else if (error.empty() || error.find('\n') != std::string::npos) {
                 std::abort();
             }
+            break;
+        }
+        case 3:
+            if (!acme::acct::parse_time_limit(text, error) && (error.empty() || error.find('\n') != std::string::npos))
+                std::abort();
+            break;
+        case 4: {
+            const auto t = acme::acct::parse_detail_config(text, error);
+            if (!t && (error.empty() || error.find('\n') != std::string::npos)) std::abort();
             break;
         }
         default:

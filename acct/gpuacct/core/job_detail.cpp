@@ -79,6 +79,44 @@ Overall overall(const JobDetail& job) {
 std::optional<DetailThresholds> parse_detail_config(std::string_view toml_text, std::string& error) {
     DetailThresholds t;
     error.clear();
+    // gpuacct.toml holds one table of numbers, so each line must be blank, a comment, [detail]
+    // or KEY = NUMBER before toml++ sees it: Debian's toml++ 3.3 aborts or reaches undefined
+    // behaviour on some malformed inputs (a '[' not followed by a key, a NUL, some non-ASCII
+    // whitespace; found by tests/fuzz/gpuacct-args-fuzz, as evalsched/core/suite.cpp notes).
+    {
+        size_t line = 1;
+        std::string_view rest = toml_text;
+        while (!rest.empty() || line == 1) {
+            const auto nl = rest.find('\n');
+            std::string_view l = rest.substr(0, nl);
+            rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+            if (const auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+            auto trim = [](std::string_view v) {
+                while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+                while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+                return v;
+            };
+            l = trim(l);
+            bool ok = l.empty();
+            if (!ok && l.front() == '[') {
+                std::string_view inner = l.substr(1);
+                ok = !inner.empty() && inner.back() == ']' && trim(inner.substr(0, inner.size() - 1)) == "detail";
+            } else if (!ok) {
+                const auto eq = l.find('=');
+                const std::string_view k = eq == std::string_view::npos ? l : trim(l.substr(0, eq));
+                const std::string_view v = eq == std::string_view::npos ? std::string_view() : trim(l.substr(eq + 1));
+                ok = eq != std::string_view::npos && !k.empty() && !v.empty() &&
+                     std::all_of(k.begin(), k.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; }) &&
+                     std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || std::string_view("+-._eE").find(c) != std::string_view::npos; });
+            }
+            if (!ok) {
+                error = fmt::format("line {}: not [detail] or KEY = NUMBER (man gpuacct(1), JOB VIEW)", line);
+                return std::nullopt;
+            }
+            ++line;
+            if (nl == std::string_view::npos) break;
+        }
+    }
     toml::table root;
     try {
         root = toml::parse(toml_text);
