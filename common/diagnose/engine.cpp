@@ -171,7 +171,9 @@ void status_findings(const RuleSet& rules, const JobEnd& job, const Exits& exits
         if (!flag(rule.oom_kill, job.oom_kill, "cgroup recorded an OOM kill") ||
             !flag(rule.time_limit, job.time_limit, "Slurm: job reached its time limit") ||
             !flag(rule.cancelled, job.cancelled, "Slurm: job cancelled") ||
-            !flag(rule.node_failure, job.node_failure, "Slurm: node failure"))
+            !flag(rule.node_failure, job.node_failure, "Slurm: node failure") ||
+            !flag(rule.stalled, job.stalled, "sampler: the job stopped making progress") ||
+            !flag(rule.stall_named, job.stall_named, "sampler: one node diverged"))
             continue;
         std::string_view source =
             rule.exit_codes.empty() && rule.signals.empty() && !rule.oom_kill ? "slurm" : "exit_status";
