@@ -254,7 +254,9 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
     Lines lines(job.log);
     // A job that ended well has no failure for its log to explain; only a hardware event on its
     // GPUs is still news (the GPU is broken for the next job).
-    if (!exits.success()) {
+    // A stall the sampler found is news even where this node's tasks ended clean: the job was
+    // cancelled under them (a node without the batch script sees exit 0).
+    if (!exits.success() || job.stalled) {
         status_findings(*rules_, job, exits, findings);
         for (const LogHit& hit : scanner_->scan(job.log, lines)) {
             const LogRule& rule = rules_->log[hit.rule];
