@@ -171,7 +171,9 @@ void status_findings(const RuleSet& rules, const JobEnd& job, const Exits& exits
         if (!flag(rule.oom_kill, job.oom_kill, "cgroup recorded an OOM kill") ||
             !flag(rule.time_limit, job.time_limit, "Slurm: job reached its time limit") ||
             !flag(rule.cancelled, job.cancelled, "Slurm: job cancelled") ||
-            !flag(rule.node_failure, job.node_failure, "Slurm: node failure"))
+            !flag(rule.node_failure, job.node_failure, "Slurm: node failure") ||
+            !flag(rule.stalled, job.stalled, "sampler: the job stopped making progress") ||
+            !flag(rule.stall_named, job.stall_named, "sampler: one node diverged"))
             continue;
         std::string_view source =
             rule.exit_codes.empty() && rule.signals.empty() && !rule.oom_kill ? "slurm" : "exit_status";
@@ -252,7 +254,9 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
     Lines lines(job.log);
     // A job that ended well has no failure for its log to explain; only a hardware event on its
     // GPUs is still news (the GPU is broken for the next job).
-    if (!exits.success()) {
+    // A stall the sampler found is news even where this node's tasks ended clean: the job was
+    // cancelled under them (a node without the batch script sees exit 0).
+    if (!exits.success() || job.stalled) {
         status_findings(*rules_, job, exits, findings);
         for (const LogHit& hit : scanner_->scan(job.log, lines)) {
             const LogRule& rule = rules_->log[hit.rule];

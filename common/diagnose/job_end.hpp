@@ -49,6 +49,10 @@ struct JobEnd {
     bool time_limit = false;    // Slurm ended it at its time limit
     bool cancelled = false;     // scancel, preemption
     bool node_failure = false;  // Slurm marked the node failed under it
+    // The sampler's stall verdict for this run (common/store/spool_stalls.hpp): the job stopped
+    // making progress while it ran, and whether a node was named.
+    bool stalled = false;
+    bool stall_named = false;
 };
 
 }  // namespace acme::diagnose

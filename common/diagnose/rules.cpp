@@ -156,10 +156,12 @@ StatusRule read_status_rule(const Reader& in) {
     rule.time_limit = in.boolean("time_limit");
     rule.cancelled = in.boolean("cancelled");
     rule.node_failure = in.boolean("node_failure");
+    rule.stalled = in.boolean("stalled");
+    rule.stall_named = in.boolean("stall_named");
     if (rule.exit_codes.empty() && rule.signals.empty() && !rule.oom_kill && !rule.time_limit &&
-        !rule.cancelled && !rule.node_failure)
+        !rule.cancelled && !rule.node_failure && !rule.stalled && !rule.stall_named)
         in.fail(fmt::format("[[status]] \"{}\" has no condition", rule.id),
-                "add exit_codes, signals, oom_kill, time_limit, cancelled or node_failure");
+                "add exit_codes, signals, oom_kill, time_limit, cancelled, node_failure or stalled");
     return rule;
 }
 
@@ -262,7 +264,8 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
     });
     each_table(root, "status", source, [&](const toml::table& table) {
         Reader in(table, source, "status",
-                  with_common({"exit_codes", "signals", "oom_kill", "time_limit", "cancelled", "node_failure"}));
+                  with_common({"exit_codes", "signals", "oom_kill", "time_limit", "cancelled", "node_failure",
+                               "stalled", "stall_named"}));
         RuleSet one;
         one.status.push_back(read_status_rule(in));
         set.merge(std::move(one));

@@ -12,7 +12,8 @@
 //   action = "drain"  overrides the reason's default action
 //
 //   [[status]]        how the job ended: exit_codes, signals, oom_kill, time_limit,
-//                     cancelled, node_failure (all that are given must hold)
+//                     cancelled, node_failure, stalled, stall_named (all that are given
+//                     must hold)
 //   [[gpu_event]]     kind = "xid" with codes = [79], or kind = "ecc_dbe"
 //   [[xid]]           a row of the XID table: codes = [48, 64], reason, action, priority;
 //                     becomes a [[gpu_event]] rule (id + ".event") and a [[rule]] for the
@@ -62,6 +63,8 @@ struct StatusRule : RuleCommon {
     std::optional<bool> time_limit;
     std::optional<bool> cancelled;
     std::optional<bool> node_failure;
+    std::optional<bool> stalled;      // the sampler found the running job stalled
+    std::optional<bool> stall_named;  // ... and named a node that diverged
 };
 
 struct GpuEventRule : RuleCommon {

@@ -20,6 +20,7 @@ constexpr std::array kReasons = {
     ReasonInfo{"storage_error", infrastructure, requeue, "shared or object storage failed (S3, I/O error, quota, full)"},
     ReasonInfo{"nccl_timeout", infrastructure, requeue, "NCCL collective timed out (watchdog)"},
     ReasonInfo{"nccl_remote_error", infrastructure, requeue, "NCCL peer failed or went away"},
+    ReasonInfo{"stalled_node", infrastructure, drain, "job stopped making progress; one node's GPUs diverged (a hang)"},
     ReasonInfo{"gpu_lost", infrastructure, drain, "GPU fell off the bus (XID 79)"},
     ReasonInfo{"xid_error", infrastructure, drain, "critical GPU XID reported by the driver"},
     ReasonInfo{"out_of_memory", framework, fix_code, "GPU or host memory exhausted"},
@@ -46,6 +47,7 @@ constexpr std::array kReasons = {
     ReasonInfo{"command_not_found", script, fix_code, "the shell could not find a command (exit 127)"},
     ReasonInfo{"time_limit", script, none, "Slurm killed the job at its time limit"},
     ReasonInfo{"cancelled", script, none, "the job was cancelled"},
+    ReasonInfo{"stalled", unknown, none, "job stopped making progress; no node stood out"},
     ReasonInfo{"unknown", unknown, none, "nothing decided the cause"},
 };
 

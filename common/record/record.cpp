@@ -72,6 +72,7 @@ std::string encode_within_budget(json record) {
         if (part.contains("diagnosis") && part["diagnosis"].is_object()) part["diagnosis"].erase("evidence");
         if (part.contains("recovery") && part["recovery"].is_object()) part["recovery"].erase("outcome");
         if (part.contains("gate") && part["gate"].is_object()) part["gate"].erase("detail");
+        if (part.contains("stall") && part["stall"].is_object()) part["stall"].erase("evidence");
     }
     record["trimmed"] = 2;
     return encode_token(record.dump());

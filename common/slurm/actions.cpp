@@ -1,5 +1,6 @@
 #include "common/slurm/actions.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -41,6 +42,17 @@ std::string requeue_job(unsigned job_id) {
         if (err != ESLURM_JOB_PENDING) return slurm_strerror(err);
     }
     return {};
+}
+
+std::string signal_job(unsigned job_id, int signal) {
+    init_once();
+    return slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_FULL_JOB) == SLURM_SUCCESS ? std::string()
+                                                                                                  : last_error();
+}
+
+std::string cancel_job(unsigned job_id) {
+    init_once();
+    return slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS ? std::string() : last_error();
 }
 
 std::string release_job(unsigned job_id) {

@@ -13,6 +13,11 @@ std::string drain_node(const std::string& node, const std::string& reason);
 // node's epilog has finished, and the job then waits AuthInfo's cred_expire (120 s by default)
 // before it may start: see release_job.
 std::string requeue_job(unsigned job_id);
+// Sends `signal` to every process of the job (its batch script and every step), as
+// `scancel --full --signal`: the stall watcher's cue to the trainer to checkpoint.
+std::string signal_job(unsigned job_id, int signal);
+// Cancels the job, as `scancel`.
+std::string cancel_job(unsigned job_id);
 // Makes a requeued pending job eligible in a second (StartTime=now+1). Not now: each node of
 // the ended run revoked the job's credential at its end, and slurmd refuses a credential created
 // in the same second as the revocation ("Job credential revoked", seconds compared with <=);

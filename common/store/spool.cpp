@@ -177,12 +177,30 @@ CREATE TABLE health_checks (
 CREATE INDEX health_checks_by_ts ON health_checks (ts);
 )sql";
 
+// Stalls: the verdict a job's sampler reached while the job ran (no progress for a window), the
+// node it named, its evidence, and what it did about it (acme-gpu-sampler, gputrace(8)).
+constexpr std::string_view kSpoolV6 = R"sql(
+CREATE TABLE stalls (
+    job_id        INTEGER NOT NULL,
+    restart       INTEGER NOT NULL,
+    node          TEXT NOT NULL,     -- the node whose sampler wrote this row
+    ts            REAL NOT NULL,     -- when the verdict was reached
+    since         REAL NOT NULL,     -- the last progress seen
+    named_node    TEXT,              -- the node that diverged; NULL: none stood out
+    hardware      INTEGER NOT NULL,  -- 1 when named on GPU evidence (XIDs, a spin)
+    evidence      TEXT NOT NULL,
+    action        TEXT NOT NULL,     -- what the sampler did: none | signalled | cancelled ...
+    PRIMARY KEY (job_id, restart)
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
     Migration{3, "faultguard: log tails, deciding rule", kSpoolV3},
     Migration{4, "job records: user, account, partition, name, type, times, state, exit codes", kSpoolV4},
     Migration{5, "recovery: drains and requeues, health-gate verdicts", kSpoolV5},
+    Migration{6, "stalls: verdicts on running jobs that stopped making progress", kSpoolV6},
 };
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include "common/store/spool.hpp"
 #include "common/store/spool_failures.hpp"
 #include "common/store/spool_gpu.hpp"
+#include "common/store/spool_stalls.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 
@@ -111,7 +112,7 @@ std::optional<std::string> take_resumed_from(const Options& o) {
 }
 
 void publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
-                    const std::optional<std::string>& resumed_from,
+                    const std::optional<std::string>& resumed_from, const std::optional<store::StallRow>& stall,
                     const std::optional<diagnose::Diagnosis>& d, const std::optional<faultguard::RecoveryDone>& recovery) {
     faultguard::NodePartInputs in;
     in.gpus = store::job_gpu_summaries(db, o.job);
@@ -120,6 +121,7 @@ void publish_record(store::Database& db, const Options& o, const std::optional<s
     in.recovery = recovery;
     in.gate = store::job_health_check(db, o.job);
     in.resumed_from = resumed_from;
+    in.stall = stall;
     in.epilog_ts = wall_now();
     auto expected = slurm::expand_hostlist(o.nodelist);
     if (expected.empty()) expected = {o.node};
@@ -151,16 +153,21 @@ std::optional<bool> run_gpucheck(const Options& o, std::string& detail) {
 }
 
 faultguard::RecoveryDone recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
-                                 const diagnose::Diagnosis& d) {
+                                 const diagnose::Diagnosis& d, const std::optional<store::StallRow>& stall) {
     recovery::Inputs in;
     in.diagnosis = d;
     in.gpu_events = end.gpu_events;
     in.job_gpus = end.job_gpus;
     in.max_restarts = o.auto_recover;
     in.restarts = static_cast<int>(o.restart);
+    if (stall && stall->hardware && stall->named_node == o.node && d.reason == "stalled_node") {
+        const auto at = stall->evidence.find(" named: ");
+        in.stall_named_here = at == std::string::npos ? std::string("its GPUs diverged") : stall->evidence.substr(at + 8);
+    }
     if (d.category == diagnose::Category::infrastructure) {
         bool evidence_here = false;
         for (const auto& e : end.gpu_events) evidence_here = evidence_here || e.kind != "ecc_sbe";
+        evidence_here = evidence_here || !in.stall_named_here.empty();
         if (!evidence_here) in.gpucheck_healthy = run_gpucheck(o, in.gpucheck_detail);
     }
     const auto p = recovery::plan(in);
@@ -215,13 +222,19 @@ int run(const Options& o) {
     }
     record_job_row(db, o, record);
     const auto resumed_from = take_resumed_from(o);
+    // The sampler's verdict while the job ran: it stopped making progress (gputrace(8)).
+    const auto stall = store::job_stall(db, o.job, o.restart);
+    if (stall) {
+        end.stalled = true;
+        end.stall_named = !stall->named_node.empty();
+    }
 
     bool failed = end.time_limit || end.cancelled || end.node_failure || end.oom_kill ||
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
         fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
-        if (o.admin_comment) publish_record(db, o, record, resumed_from, std::nullopt, std::nullopt);
+        if (o.admin_comment) publish_record(db, o, record, resumed_from, stall, std::nullopt, std::nullopt);
         return 0;
     }
 
@@ -273,6 +286,8 @@ int run(const Options& o) {
     } else {
         d.evidence.push_back({0, "faultguard", error});
     }
+    if (stall && d.rule.rfind("stall.", 0) == 0)
+        d.evidence.insert(d.evidence.begin(), {0, "sampler", fmt::format("stall on {}: {}", stall->node, stall->evidence)});
     for (const auto& note : notes) d.evidence.push_back({0, "faultguard", "log not read: " + note});
     if (!history_error.empty()) d.evidence.push_back({0, "faultguard", "history not used: " + history_error});
     faultguard::record_diagnosis(db, o.job, o.restart, o.node, wall_now(), d);
@@ -280,8 +295,8 @@ int run(const Options& o) {
                d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
     std::optional<faultguard::RecoveryDone> recovery;
-    if (o.auto_recover >= 0) recovery = recover(db, o, end, d);
-    if (o.admin_comment) publish_record(db, o, record, resumed_from, d, recovery);
+    if (o.auto_recover >= 0) recovery = recover(db, o, end, d, stall);
+    if (o.admin_comment) publish_record(db, o, record, resumed_from, stall, d, recovery);
     return 0;
 }
 

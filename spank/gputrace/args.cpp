@@ -69,6 +69,17 @@ TelemetryRequest job_request(spank_t sp, const GputraceConfig& config) {
     return effective_request(from_flag, std::nullopt, config);
 }
 
+int export_heartbeat(spank_t sp) {
+    if (!g_config.stall.enabled) return 0;
+    uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    char node[256] = {};
+    if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !acme::spank::plain_node_name(node))
+        return 0;
+    spank_setenv(sp, "ACME_HEARTBEAT_FILE", heartbeat_path(g_config.stall, job_id, node).c_str(), 1);
+    return 0;
+}
+
 ConfigResult load_config(int ac, char** av) {
     return parse_plugstack_args(plugstack_args(ac, av), ACME_HELPER_DIR "/acme-gpu-sampler");
 }

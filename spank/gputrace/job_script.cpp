@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
+#include "spank/faultguard/core/faultguard_options.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "spank/gputrace/core/textfile_writer.hpp"
@@ -54,6 +56,13 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
     };
+    if (config.stall.enabled) {
+        // Stall detection: the thresholds, and what the sampler needs to judge and act.
+        for (const auto& word : stall_words(config.stall)) argv.insert(argv.end(), {"--stall", word});
+        argv.insert(argv.end(), {"--restart", std::to_string(acme::util::parse_int(getenv_str("SLURM_JOB_RESTART_COUNT")).value_or(0))});
+        if (acme::faultguard::job_asked_auto_recover()) argv.push_back("--auto-recover");
+        if (const auto ckpt = acme::faultguard::job_ckpt_dir(); !ckpt.empty()) argv.insert(argv.end(), {"--ckpt-dir", ckpt});
+    }
     if (!config.textfile_dir.empty())
         argv.insert(argv.end(), {"--textfile-dir", expand_textfile_dir(config.textfile_dir, node)});
     // Only what the sampler needs: libslurm finds slurmctld through SLURM_CONF, and nothing of

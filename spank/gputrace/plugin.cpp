@@ -1,6 +1,7 @@
 // gputrace.so: GPU telemetry for every job that asks (--gpu-telemetry) or, with default=on,
 // every GPU job. This file only dispatches each callback on spank_context() (pyxis's shape):
 //  - args.cpp (sbatch/salloc/srun, and slurmstepd's registration): the flag is validated;
+//  - args.cpp again (slurmstepd's task_init): ACME_HEARTBEAT_FILE into each task's environment;
 //  - job_script.cpp (slurmd's prolog/epilog, root, once per node): start one detached
 //    acme-gpu-sampler per job; stop it and wait a bounded time for its last flush.
 // Nothing else runs in slurmstepd or slurmd. Every callback fails open: telemetry trouble is
@@ -47,6 +48,11 @@ ACME_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) noexcept {
 ACME_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t, int, char**) noexcept {
     acme::spank::log_build_once(kPlugin, g_build_logged, true);
     return 0;
+}
+
+// Each task: ACME_HEARTBEAT_FILE, the file a trainer may touch each step (stall detection).
+ACME_SPANK_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) noexcept {
+    return guarded(kPlugin, "task_init", 0, [&] { return spank_context() == S_CTX_REMOTE ? export_heartbeat(sp) : 0; });
 }
 
 ACME_SPANK_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) noexcept {

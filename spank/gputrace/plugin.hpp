@@ -16,6 +16,10 @@ ConfigResult load_config(int ac, char** av);
 // asked faultguard for recovery, else the admin's default.
 TelemetryRequest job_request(spank_t sp, const GputraceConfig& config);
 
+// args.cpp, slurmstepd's task_init: ACME_HEARTBEAT_FILE (stall.hpp's heartbeat_path) for
+// every task when stall detection is on; one setenv, nothing else.
+int export_heartbeat(spank_t sp);
+
 // job_script.cpp: slurmd's prolog and epilog.
 int job_script_prolog(spank_t sp, int ac, char** av);
 int job_script_epilog(spank_t sp, int ac, char** av);

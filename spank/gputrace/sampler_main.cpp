@@ -30,6 +30,7 @@
 #include "spank/gputrace/core/spool_writer.hpp"
 #include "spank/gputrace/core/textfile.hpp"
 #include "spank/gputrace/core/textfile_writer.hpp"
+#include "spank/gputrace/stall_watch.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
@@ -55,6 +56,10 @@ struct Options {
     std::string textfile_dir;  // already expanded by the plugin; empty: no Prometheus file
     long long uid = -1, gid = -1;
     double interval = 10, watch_interval = 10, call_timeout = 10;
+    std::vector<std::string> stall_words;  // --stall: gputrace's stall_* keys; none: no stall watch
+    long long restart = 0;
+    bool auto_recover = false;
+    std::string ckpt_dir;
 };
 
 std::string g_prefix = "acme-gpu-sampler";
@@ -232,6 +237,22 @@ int run(const Options& o) {
     watchdog.disarm();
     std::optional<TextfileExport> textfile;
     if (!o.textfile_dir.empty()) textfile.emplace(o, selection.devices);
+    // Stall detection (gputrace(8)): the thresholds came from the plugstack through the prolog.
+    telemetry::StallConfig stall_config;
+    std::optional<telemetry::StallWatch> stall;
+    if (!o.stall_words.empty()) {
+        std::vector<std::string> errors;
+        for (const auto& w : o.stall_words) {
+            const auto kv = util::split_key_value(w);
+            if (!kv || !telemetry::set_stall_key(kv->first, kv->second, stall_config, errors))
+                errors.push_back(fmt::format("--stall {}: not a stall key=value", util::printable(w)));
+        }
+        for (const auto& e : errors) log_line(e);
+        if (stall_config.enabled)
+            stall.emplace(stall_config,
+                          telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir}, db,
+                          wall_now(), log_line);
+    }
 
     double next_tick = mono_now();
     double next_watch = mono_now() + o.watch_interval;
@@ -244,6 +265,7 @@ int run(const Options& o) {
             watchdog.disarm();
             writer.write_samples(o.job, samples);
             if (textfile) textfile->write(samples);
+            if (stall) stall->on_samples(samples, wall_now());
             next_tick += o.interval;
             if (next_tick < now) next_tick = now + o.interval;  // fell behind: skip, never burst
         }
@@ -254,6 +276,10 @@ int run(const Options& o) {
         watchdog.disarm();
         for (const auto& e : events) writer.write_event(o.job, e);
         if (textfile) textfile->events(events);
+        if (stall) {
+            for (const auto& e : events) stall->on_event(e);
+            stall->tick(wall_now());
+        }
         if (mono_now() >= next_watch) {
             gone = job_gone(o.job);
             next_watch = mono_now() + o.watch_interval;
@@ -270,6 +296,7 @@ int run(const Options& o) {
     for (const auto& e : events) writer.write_event(o.job, e);
     writer.job_finished(o.job, o.node, selection.devices, *job_gpus, wall_now());
     textfile.reset();  // the job's series end with it
+    stall.reset();     // and its state in the stall share
     unlink(pidfile.c_str());
     return 0;
 }
@@ -292,6 +319,10 @@ int main(int argc, char** argv) {
     app.add_option("--textfile-dir", o.textfile_dir,
                    "write the job's Prometheus series into this node_exporter textfile directory");
     app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(acme::util::number_between(0.1, 3600.0));
+    app.add_option("--stall", o.stall_words, "a stall detection key=value (gputrace(8) stall_*); repeatable");
+    app.add_option("--restart", o.restart, "Slurm's restart count of this run");
+    app.add_flag("--auto-recover", o.auto_recover, "the job asked --auto-recover: act on a stall verdict");
+    app.add_option("--ckpt-dir", o.ckpt_dir, "the job's --ckpt-dir: a checkpoint being written is progress");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -33,6 +33,8 @@ void read_meta(const fs::path& path, Case& c) {
     job.oom_kill = meta["oom_kill"].value_or(false);
     job.time_limit = meta["time_limit"].value_or(false);
     job.cancelled = meta["cancelled"].value_or(false);
+    job.stalled = meta["stalled"].value_or(false);
+    job.stall_named = meta["stall_named"].value_or(false);
     job.node_failure = meta["node_failure"].value_or(false);
     if (auto* gpus = meta["job_gpus"].as_array())
         for (auto& gpu : *gpus) job.job_gpus.push_back(static_cast<int>(gpu.value_or(0)));

@@ -109,6 +109,18 @@ use_uniform_scenario() { # util [xid_code [at]]
   use_scenario <<<"$text"
 }
 
+# --- stall detection (gputrace(8) STALL DETECTION) ---------------------------------------------
+# Scales the stall windows down to seconds for this test's jobs: Slurm re-reads plugstack.conf at
+# each job launch. The caller restores it with restore_plugstack (in its EXIT trap).
+small_stall_windows() { # extra key=value words...
+  local conf=$ACME_MINICLUSTER_DIR/etc/plugstack.conf
+  cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
+  sed -i "/gputrace.so/ s|\$| stall_warmup=2 stall_probe=0.5 stall_grace=2 stall_margin=3 $*|" "$conf"
+}
+restore_plugstack() {
+  [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] && cp "$ACME_TEST_TMP/plugstack.conf.orig" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf"
+}
+
 # --- the acme record in slurmdbd (acme-record(5)) -------------------------------------------
 # Every run's record of the job as one JSON line each, oldest run first ("null" for a run
 # without one), decoded the way acme-record(5) shows an admin.

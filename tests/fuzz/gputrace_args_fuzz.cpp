@@ -1,5 +1,6 @@
 // libFuzzer: gputrace's parsers of admin and user input: plugstack arguments (words split on
-// blanks, as Slurm splits them), --gpu-telemetry values, and Slurm GPU id lists.
+// blanks, as Slurm splits them, stall_* keys included), --gpu-telemetry values, Slurm GPU id
+// lists, and the stall share's node-state lines (stall.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "spank/gputrace/core/gputrace_config.hpp"
+#include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -31,5 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (*request->interval < result.config.min_interval || *request->interval > result.config.max_interval))
         __builtin_trap();
     (void)acme::util::parse_id_list(text, 4096);
+    // A state line that parses formats back to a line that parses to the same node.
+    if (const auto state = acme::telemetry::parse_state(text)) {
+        const auto again = acme::telemetry::parse_state(acme::telemetry::format_state(*state));
+        if (!again || again->node != state->node || again->pattern != state->pattern) __builtin_trap();
+    }
     return 0;
 }

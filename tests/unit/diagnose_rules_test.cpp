@@ -71,7 +71,7 @@ TEST_CASE("bad rule files are refused with the file, the line and what to do") {
                    "[[rule]]\nid = \"a\"\nreason = \"key_error\"\npattern = 'y'\n") ==
           "site.toml:5: rule id \"a\" is defined twice: rename one of them");
     CHECK(error_of("[[status]]\nid = \"s\"\nreason = \"value_error\"\n") ==
-          "site.toml:1: [[status]] \"s\" has no condition: add exit_codes, signals, oom_kill, time_limit, cancelled or node_failure");
+          "site.toml:1: [[status]] \"s\" has no condition: add exit_codes, signals, oom_kill, time_limit, cancelled, node_failure or stalled");
     CHECK(error_of("[rule]\nid = 1\n") == "site.toml:1: \"rule\" must be written [[rule]]: make it an array of tables");
     CHECK(error_of("[[rule]\n").starts_with("site.toml:1: not valid TOML"));
     CHECK(error_of("[[rules]]\nid = \"x\"\n") ==

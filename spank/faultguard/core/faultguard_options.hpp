@@ -22,4 +22,11 @@ inline bool job_asked_auto_recover() {
     return std::getenv(spank::job_script_option_env(kPluginName, kAutoRecoverOption).c_str()) != nullptr;
 }
 
+// In job_script context: the job's --ckpt-dir (or ACME_CKPT_DIR); empty when not given. The
+// sampler watches it grow: a checkpoint being written is progress.
+inline std::string job_ckpt_dir() {
+    const char* v = std::getenv(spank::job_script_option_env(kPluginName, kCkptDirOption).c_str());
+    return v ? std::string(v) : std::string();
+}
+
 }  // namespace acme::faultguard

@@ -69,6 +69,12 @@ json node_part(const NodePartInputs& in) {
                             {"outcome", short_text(in.recovery->outcome)}};
         if (in.recovery->drained) part["recovery"]["drain_reason"] = short_text(in.recovery->drain_reason);
     }
+    if (in.stall) {
+        part["stall"] = {{"since", std::floor(in.stall->since)}, {"ts", std::floor(in.stall->ts)},
+                         {"hardware", in.stall->hardware}, {"action", short_text(in.stall->action)},
+                         {"evidence", short_text(in.stall->evidence)}};
+        if (!in.stall->named_node.empty()) part["stall"]["named"] = in.stall->named_node;
+    }
     if (in.resumed_from) part["resumed_from"] = util::printable(*in.resumed_from, 4 * kRecordTextChars);
     if (in.gate) part["gate"] = {{"passed", in.gate->passed}, {"detail", short_text(in.gate->detail)}};
     part["ts"] = std::floor(in.epilog_ts);

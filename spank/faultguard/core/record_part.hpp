@@ -12,6 +12,7 @@
 #include "common/diagnose/engine.hpp"
 #include "common/store/spool_failures.hpp"
 #include "common/store/spool_gpu.hpp"
+#include "common/store/spool_stalls.hpp"
 
 namespace acme::faultguard {
 
@@ -26,6 +27,7 @@ struct NodePartInputs {
     std::optional<diagnose::Diagnosis> diagnosis;  // nullopt: the run did not fail
     std::optional<RecoveryDone> recovery;          // nullopt: --auto-recover not asked
     std::optional<store::HealthCheckRow> gate;
+    std::optional<store::StallRow> stall;     // the sampler's stall verdict for this run
     std::optional<std::string> resumed_from;  // --ckpt-dir jobs: ACME_RESUME_CKPT of this run ("" fresh)
     double epilog_ts = 0;
 };

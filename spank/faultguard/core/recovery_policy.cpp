@@ -34,6 +34,9 @@ Plan plan(const Inputs& in) {
         p.drain_reason = culprit->kind == "xid"
                              ? fmt::format("acme: {} XID {} on GPU {}", d.reason, culprit->code.value_or(0), culprit->gpu)
                              : fmt::format("acme: {} ({}) on GPU {}", d.reason, culprit->kind, culprit->gpu);
+    } else if (!in.stall_named_here.empty()) {
+        p.drain = true;
+        p.drain_reason = fmt::format("acme: {}: {}", d.reason, in.stall_named_here);
     } else if (in.gpucheck_healthy && !*in.gpucheck_healthy) {
         p.drain = true;
         p.drain_reason = fmt::format("acme: {}; gpucheck failed: {}", d.reason, in.gpucheck_detail);

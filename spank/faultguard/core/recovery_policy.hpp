@@ -19,6 +19,9 @@ struct Inputs {
     int restarts = 0;                            // Slurm's restart count of this run
     std::optional<bool> gpucheck_healthy;        // gpucheck's verdict when one was run
     std::string gpucheck_detail;
+    // Set when the sampler's stall verdict named this node on GPU evidence (its GPUs spun while
+    // the others idled, or fatal XIDs): why, for the drain reason.
+    std::string stall_named_here;
 };
 
 struct Plan {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/util/install_paths.hpp"
+#include "spank/gputrace/core/stall.hpp"
 
 namespace acme::telemetry {
 
@@ -26,6 +27,7 @@ struct GputraceConfig {
     // node_exporter's textfile-collector directory for the job's Prometheus series ("%n": the
     // Slurm node name); empty: none written.
     std::string textfile_dir;
+    StallConfig stall;                 // stall detection (stall.hpp, gputrace(8): stall_* keys)
 };
 
 struct ConfigResult {

@@ -1,0 +1,332 @@
+#include "spank/gputrace/core/stall.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/util/parse.hpp"
+
+namespace acme::telemetry {
+namespace {
+
+bool set_number(std::string_view key, const std::string& value, double lo, double hi, double& out,
+                std::vector<std::string>& errors) {
+    const auto v = util::parse_double(value);
+    if (!v || *v < lo || *v > hi) {
+        errors.push_back(fmt::format("gputrace: plugstack argument {}={}: want a number in [{}, {}]", key,
+                                     util::printable(value), lo, hi));
+        return false;
+    }
+    out = *v;
+    return true;
+}
+
+bool set_dir(std::string_view key, const std::string& value, bool empty_ok, std::string& out,
+             std::vector<std::string>& errors) {
+    if ((value.empty() && empty_ok) || (!value.empty() && value.front() == '/' && value.size() <= 1024 &&
+                                        value.find('\n') == std::string::npos)) {
+        out = value;
+        return true;
+    }
+    errors.push_back(fmt::format("gputrace: plugstack argument {}={}: want an absolute directory{}", key,
+                                 util::printable(value), empty_ok ? " (or empty: off)" : ""));
+    return false;
+}
+
+bool plain_node(std::string_view n) {
+    if (n.empty() || n.size() > 64) return false;
+    for (const char ch : n)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) return false;
+    return n != "." && n != "..";
+}
+
+const NodeState* find(const std::vector<NodeState>& nodes, std::string_view name) {
+    for (const auto& n : nodes)
+        if (n.node == name) return &n;
+    return nullptr;
+}
+
+std::string describe(const NodeState& n, double now) {
+    return fmt::format("{} {} {:.0f} s (util {:.0f}%, {:.0f} W, mem {:.0f}%{})", n.node, to_string(n.pattern),
+                       std::max(0.0, now - n.pattern_since), n.util, n.power_w, n.mem_util,
+                       n.fatal_xids ? fmt::format(", {} fatal XID{}", n.fatal_xids, n.fatal_xids == 1 ? "" : "s")
+                                    : std::string());
+}
+
+}  // namespace
+
+bool set_stall_key(std::string_view key, const std::string& value, StallConfig& c, std::vector<std::string>& errors) {
+    if (key == "stall") {
+        const auto b = util::parse_bool(value);
+        if (b) c.enabled = *b;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall={}: want on or off", util::printable(value)));
+    } else if (key == "stall_spin_window") {
+        set_number(key, value, 0.1, 86400, c.spin_window, errors);
+    } else if (key == "stall_idle_window") {
+        set_number(key, value, 0.1, 86400 * 7, c.idle_window, errors);
+    } else if (key == "stall_warmup") {
+        set_number(key, value, 0, 86400, c.warmup, errors);
+    } else if (key == "stall_probe") {
+        set_number(key, value, 0.1, 3600, c.probe, errors);
+    } else if (key == "stall_grace") {
+        set_number(key, value, 0, 3600, c.grace, errors);
+    } else if (key == "stall_signal") {
+        if (value == "USR1" || value == "SIGUSR1") c.signal = 10;
+        else if (value == "TERM" || value == "SIGTERM") c.signal = 15;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall_signal={}: want USR1 or TERM", util::printable(value)));
+    } else if (key == "stall_spin_util") {
+        set_number(key, value, 1, 100, c.spin_util, errors);
+    } else if (key == "stall_spin_power") {
+        set_number(key, value, 0.01, 1, c.spin_power, errors);
+    } else if (key == "stall_spin_mem") {
+        set_number(key, value, 0, 100, c.spin_mem, errors);
+    } else if (key == "stall_idle_util") {
+        set_number(key, value, 0, 100, c.idle_util, errors);
+    } else if (key == "stall_margin") {
+        set_number(key, value, 0, 86400, c.margin, errors);
+    } else if (key == "stall_share") {
+        set_dir(key, value, true, c.share, errors);
+    } else if (key == "heartbeat_dir") {
+        set_dir(key, value, false, c.heartbeat_dir, errors);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::vector<std::string> stall_words(const StallConfig& c) {
+    std::vector<std::string> w = {
+        fmt::format("stall={}", c.enabled ? "on" : "off"),
+        fmt::format("stall_spin_window={}", c.spin_window),
+        fmt::format("stall_idle_window={}", c.idle_window),
+        fmt::format("stall_warmup={}", c.warmup),
+        fmt::format("stall_probe={}", c.probe),
+        fmt::format("stall_grace={}", c.grace),
+        fmt::format("stall_signal={}", c.signal == 15 ? "TERM" : "USR1"),
+        fmt::format("stall_spin_util={}", c.spin_util),
+        fmt::format("stall_spin_power={}", c.spin_power),
+        fmt::format("stall_spin_mem={}", c.spin_mem),
+        fmt::format("stall_idle_util={}", c.idle_util),
+        fmt::format("stall_margin={}", c.margin),
+        fmt::format("heartbeat_dir={}", c.heartbeat_dir),
+    };
+    if (!c.share.empty()) w.push_back(fmt::format("stall_share={}", c.share));
+    return w;
+}
+
+std::string heartbeat_path(const StallConfig& c, long long job_id, std::string_view node) {
+    return fmt::format("{}/acme-heartbeat.{}.{}", c.heartbeat_dir, job_id, node);
+}
+
+std::string_view to_string(Pattern p) {
+    switch (p) {
+        case Pattern::busy: return "busy";
+        case Pattern::spin: return "spin";
+        case Pattern::idle: return "idle";
+        default: return "unknown";
+    }
+}
+
+std::optional<Pattern> parse_pattern(std::string_view text) {
+    for (const auto p : {Pattern::unknown, Pattern::busy, Pattern::spin, Pattern::idle})
+        if (to_string(p) == text) return p;
+    return std::nullopt;
+}
+
+std::string format_state(const NodeState& s) {
+    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f}", s.node, s.ts,
+                       to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at, s.ckpt_changed_at,
+                       s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w, s.mem_util);
+}
+
+std::optional<NodeState> parse_state(std::string_view line) {
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.size() > 512) return std::nullopt;
+    std::vector<std::string_view> f;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= line.size(); ++i)
+        if (i == line.size() || line[i] == ' ') {
+            f.push_back(line.substr(start, i - start));
+            start = i + 1;
+        }
+    if (f.size() != 14 || f[0] != "acme-stall-v1" || !plain_node(f[1])) return std::nullopt;
+    NodeState s;
+    s.node = std::string(f[1]);
+    const auto pattern = parse_pattern(f[3]);
+    if (!pattern) return std::nullopt;
+    s.pattern = *pattern;
+    double* numbers[] = {&s.ts, &s.pattern_since, &s.active_at, &s.log_changed_at, &s.ckpt_changed_at};
+    const std::size_t at[] = {2, 4, 5, 6, 7};
+    for (std::size_t i = 0; i < 5; ++i) {
+        const auto v = util::parse_double(f[at[i]]);
+        if (!v || *v < 0) return std::nullopt;
+        *numbers[i] = *v;
+    }
+    if ((f[8] != "0" && f[8] != "1") || (f[9] != "0" && f[9] != "1")) return std::nullopt;
+    s.log_seen = f[8] == "1";
+    s.heartbeat_seen = f[9] == "1";
+    const auto xids = util::parse_int(f[10]);
+    if (!xids || *xids < 0 || *xids > 1'000'000) return std::nullopt;
+    s.fatal_xids = static_cast<int>(*xids);
+    double* avgs[] = {&s.util, &s.power_w, &s.mem_util};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto v = util::parse_double(f[11 + i]);
+        if (!v || *v < 0 || *v > 1e7) return std::nullopt;
+        *avgs[i] = *v;
+    }
+    return s;
+}
+
+NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_start) : c_(c) {
+    s_.node = std::move(node);
+    s_.ts = s_.pattern_since = s_.active_at = job_start;
+}
+
+void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
+    Pattern node = samples.empty() ? Pattern::unknown : Pattern::idle;
+    double util = 0, power = 0, mem = 0;
+    for (const auto& s : samples) {
+        const auto& r = s.reading;
+        if (r.lost || !r.util_gpu) {
+            node = Pattern::unknown;
+            continue;
+        }
+        const double mw = r.power_mw ? static_cast<double>(*r.power_mw) : -1;
+        util += *r.util_gpu;
+        power += std::max(0.0, mw) / 1000;
+        mem += r.util_mem.value_or(0);
+        auto peak = std::find_if(peak_power_.begin(), peak_power_.end(), [&](const auto& p) { return p.first == s.gpu; });
+        if (peak == peak_power_.end()) peak = peak_power_.insert(peak_power_.end(), {s.gpu, 0.0});
+        peak->second = std::max(peak->second, mw);
+        Pattern gpu = Pattern::busy;
+        if (*r.util_gpu <= c_.idle_util)
+            gpu = Pattern::idle;
+        else if (*r.util_gpu >= c_.spin_util && mw >= 0 && peak->second > 0 && mw <= c_.spin_power * peak->second &&
+                 r.util_mem && *r.util_mem <= c_.spin_mem)
+            gpu = Pattern::spin;
+        if (node == Pattern::unknown) continue;
+        if (gpu == Pattern::busy) node = Pattern::busy;
+        else if (gpu == Pattern::spin && node != Pattern::busy) node = Pattern::spin;
+    }
+    if (!samples.empty()) {
+        const double n = static_cast<double>(samples.size());
+        s_.util = util / n;
+        s_.power_w = power / n;
+        s_.mem_util = mem / n;
+    }
+    if (node != s_.pattern) s_.pattern_since = now;
+    s_.pattern = node;
+    if (node == Pattern::busy) s_.active_at = now;
+    s_.ts = now;
+}
+
+void NodeTracker::on_probe(const Probe& p, double now) {
+    if (p.log_size) {
+        if (log_size_ && *log_size_ != *p.log_size) s_.log_changed_at = now;
+        log_size_ = p.log_size;
+        s_.log_seen = true;
+    }
+    if (p.heartbeat_mtime) {
+        if (!heartbeat_ || *heartbeat_ != *p.heartbeat_mtime) s_.active_at = std::max(s_.active_at, std::min(now, *p.heartbeat_mtime));
+        heartbeat_ = p.heartbeat_mtime;
+        s_.heartbeat_seen = true;
+    }
+    if (p.ckpt_mtime || p.ckpt_bytes) {
+        if ((ckpt_mtime_ || ckpt_bytes_) && (ckpt_mtime_ != p.ckpt_mtime || ckpt_bytes_ != p.ckpt_bytes))
+            s_.ckpt_changed_at = now;
+        ckpt_mtime_ = p.ckpt_mtime;
+        ckpt_bytes_ = p.ckpt_bytes;
+    }
+    s_.ts = now;
+}
+
+void NodeTracker::on_xid(long long) { ++s_.fatal_xids; }
+
+Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
+              double now, const StallConfig& c, bool shared) {
+    Verdict v;
+    if (!c.enabled || nodes.empty() || now - job_start < c.warmup) return v;
+    std::vector<const NodeState*> seen;
+    if (shared && !expected.empty()) {
+        const double stale = 3 * c.probe + 5;
+        for (const auto& name : expected) {
+            const NodeState* n = find(nodes, name);
+            if (!n || now - n->ts > stale) return v;  // a node not heard from is not known quiet
+            seen.push_back(n);
+        }
+    } else {
+        for (const auto& n : nodes) seen.push_back(&n);
+    }
+    double progress = job_start;
+    bool any_spin = false, log_seen = false, heartbeat_seen = false;
+    for (const auto* n : seen) {
+        if (n->pattern == Pattern::busy || n->pattern == Pattern::unknown) return v;
+        any_spin = any_spin || n->pattern == Pattern::spin;
+        log_seen = log_seen || n->log_seen;
+        heartbeat_seen = heartbeat_seen || n->heartbeat_seen;
+        progress = std::max({progress, n->active_at, n->log_changed_at, n->ckpt_changed_at});
+    }
+    // The GPUs alone never decide: a job whose log and heartbeat cannot be seen is not judged.
+    if (!log_seen && !heartbeat_seen) return v;
+    const double window = any_spin ? c.spin_window : c.idle_window;
+    if (now - progress < window) return v;
+    v.stalled = true;
+    v.since = progress;
+
+    // Localisation: fatal XIDs, else the pattern the fewest nodes show (a tie: the spinning
+    // ones), else the node that stopped first by a clear margin. Only ever one node.
+    const NodeState* named = nullptr;
+    std::string why;
+    for (const auto* n : seen)
+        if (n->fatal_xids > 0 && (!named || n->fatal_xids > named->fatal_xids)) named = n;
+    if (named) {
+        v.hardware = true;
+        why = "fatal XIDs on its GPUs";
+    }
+    std::vector<const NodeState*> spin, idle;
+    for (const auto* n : seen) (n->pattern == Pattern::spin ? spin : idle).push_back(n);
+    if (!named && !spin.empty() && !idle.empty()) {
+        const auto& minority = spin.size() <= idle.size() ? spin : idle;
+        if (minority.size() == 1) {
+            named = minority.front();
+            v.hardware = true;
+            why = fmt::format("its GPUs {} while the others {}", to_string(named->pattern),
+                              named->pattern == Pattern::spin ? "idle" : "spin");
+        }
+    }
+    if (!named && seen.size() > 1) {
+        const NodeState* first = nullptr;
+        for (const auto* n : seen)
+            if (!first || n->active_at < first->active_at) first = n;
+        bool clear = true;
+        for (const auto* n : seen)
+            if (n != first && n->active_at - first->active_at < c.margin) clear = false;
+        if (clear) {
+            named = first;
+            why = fmt::format("it stopped {:.0f} s before the others", [&] {
+                double next = now;
+                for (const auto* n : seen)
+                    if (n != first) next = std::min(next, n->active_at);
+                return next - first->active_at;
+            }());
+        }
+    }
+    if (named) v.named = named->node;
+
+    std::string signals = log_seen ? "log quiet" : "log not seen";
+    signals += heartbeat_seen ? ", heartbeat stopped" : ", no heartbeat";
+    std::string nodes_text;
+    for (const auto* n : seen) nodes_text += (nodes_text.empty() ? "" : "; ") + describe(*n, now);
+    v.evidence = fmt::format("no progress for {:.0f} s ({}); {}{}", now - progress, signals, nodes_text,
+                             named ? fmt::format("; {} named: {}", named->node, why) : std::string("; no node stood out"));
+    return v;
+}
+
+std::string actor(const Verdict& v, const std::vector<std::string>& expected, std::string_view self) {
+    if (!v.named.empty()) return v.named;
+    if (!expected.empty()) return expected.front();
+    return std::string(self);
+}
+
+}  // namespace acme::telemetry

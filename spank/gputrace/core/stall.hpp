@@ -1,0 +1,114 @@
+// Stall detection: is a running job still making progress? Pure functions over what the sampler
+// sees (its GPU samples, the job's log sizes, a heartbeat file, the checkpoint directory), so
+// every rule is unit-tested without a GPU or a cluster. The sampler (acme-gpu-sampler) feeds
+// one NodeTracker per job, shares each node's state with the job's other nodes (stall_share,
+// stall_share.hpp), and judges the job with judge(): a stall is when every signal is quiet for
+// a window, and the node whose GPUs diverge is named. Nothing here runs in slurmstepd.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spank/gputrace/core/spool_writer.hpp"
+
+namespace acme::telemetry {
+
+// The admin's thresholds (gputrace plugstack keys stall_*, gputrace(8)). The defaults never
+// fire on a healthy phase: a checkpoint save or an evaluation pass idles GPUs and quiets the
+// log for minutes, so all-idle needs half an hour; a NCCL spin (busy SMs, low power, no memory
+// traffic) is never healthy for minutes, so it needs five (half of NCCL's 600 s watchdog);
+// nothing is judged in a job's first ten minutes (loading, compiling, warm-up).
+struct StallConfig {
+    bool enabled = true;
+    double spin_window = 300;   // s every signal quiet while some node's GPUs spin
+    double idle_window = 1800;  // s every signal quiet while all GPUs idle
+    double warmup = 600;        // s after the job's start before any verdict
+    double probe = 30;          // s between looks at the log, heartbeat and checkpoints
+    double grace = 60;          // s between the signal and the cancel (--auto-recover)
+    int signal = 10;            // SIGUSR1 (10) or SIGTERM (15): the trainer's cue to checkpoint
+    double spin_util = 80;      // % GPU utilisation at or above: SMs busy
+    double spin_power = 0.5;    // power at or below this fraction of the GPU's peak in this job
+    double spin_mem = 10;       // % memory-controller utilisation at or below: no traffic
+    double idle_util = 5;       // % GPU utilisation at or below: idle
+    double margin = 30;         // s one node must have stopped before the others to be named
+    std::string share;          // directory every node of a job sees (state files); empty: none
+    std::string heartbeat_dir = "/tmp";  // where ACME_HEARTBEAT_FILE is, on each node
+};
+
+// Sets one stall key (plugstack word or sampler argument). Returns false when `key` is not a
+// stall key; a bad value appends one line to `errors` and keeps the default.
+bool set_stall_key(std::string_view key, const std::string& value, StallConfig& c, std::vector<std::string>& errors);
+// The keys as words the sampler parses back with set_stall_key ("stall_spin_window=300 ...").
+std::vector<std::string> stall_words(const StallConfig& c);
+
+// ACME_HEARTBEAT_FILE for a job on a node: per node, so a rank that stops is seen where it runs.
+std::string heartbeat_path(const StallConfig& c, long long job_id, std::string_view node);
+
+enum class Pattern { unknown, busy, spin, idle };
+std::string_view to_string(Pattern p);
+std::optional<Pattern> parse_pattern(std::string_view text);
+
+// What one look as the job's user found; nullopt: not there (or not readable).
+struct Probe {
+    std::optional<long long> log_size;       // stdout + stderr, bytes
+    std::optional<double> heartbeat_mtime;   // ACME_HEARTBEAT_FILE's mtime
+    std::optional<double> ckpt_mtime;        // newest mtime under --ckpt-dir (two levels)
+    std::optional<long long> ckpt_bytes;     // their total size
+};
+
+// One node's progress as the other nodes of the job read it (one line in the share).
+struct NodeState {
+    std::string node;
+    double ts = 0;              // when written
+    Pattern pattern = Pattern::unknown;
+    double pattern_since = 0;   // when the current pattern began
+    double active_at = 0;       // last GPU-busy sample or heartbeat touch here (the job's start before)
+    double log_changed_at = 0;  // last time the job's log grew, as seen here (0: never seen)
+    double ckpt_changed_at = 0; // last change under --ckpt-dir (0: never seen)
+    bool log_seen = false, heartbeat_seen = false;
+    int fatal_xids = 0;         // fatal XIDs on the job's GPUs here
+    double util = 0, power_w = 0, mem_util = 0;  // the latest sample's averages over the GPUs
+};
+std::string format_state(const NodeState& s);
+// nullopt on anything but a line format_state wrote (the share is root's, but a file system
+// can still hand back a torn or foreign file).
+std::optional<NodeState> parse_state(std::string_view line);
+
+// Follows one node's signals over time.
+class NodeTracker {
+public:
+    NodeTracker(const StallConfig& c, std::string node, double job_start);
+    void on_samples(const std::vector<Sample>& samples, double now);
+    void on_probe(const Probe& p, double now);
+    void on_xid(long long code);
+    const NodeState& state() const { return s_; }
+
+private:
+    const StallConfig& c_;
+    NodeState s_;
+    std::vector<std::pair<int, double>> peak_power_;  // (gpu, mW) over the job so far
+    std::optional<long long> log_size_, ckpt_bytes_;
+    std::optional<double> heartbeat_, ckpt_mtime_;
+};
+
+struct Verdict {
+    bool stalled = false;
+    double since = 0;        // when the last progress was seen
+    std::string named;       // the node that diverged; empty: none stood out
+    bool hardware = false;   // named on GPU evidence (XIDs, a spin while the others idle)
+    std::string evidence;    // one line
+};
+
+// The job's verdict from every node's state (`nodes` holds this node's and the peers' read from
+// the share); `expected`: the job's nodes. A node whose state is missing or stale counts as
+// unknown, never as quiet: no verdict until every node is seen (or there is no share).
+Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
+              double now, const StallConfig& c, bool shared);
+
+// Which node acts on a verdict (signals, then cancels the job): the named node, else the job's
+// first node, so exactly one of them does.
+std::string actor(const Verdict& v, const std::vector<std::string>& expected, std::string_view self);
+
+}  // namespace acme::telemetry

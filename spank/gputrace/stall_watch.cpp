@@ -1,0 +1,120 @@
+#include "spank/gputrace/stall_watch.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/slurm/actions.hpp"
+#include "common/slurm/jobs.hpp"
+#include "common/store/spool_stalls.hpp"
+#include "spank/faultguard/core/recovery_policy.hpp"
+
+namespace acme::telemetry {
+
+StallWatch::StallWatch(const StallConfig& c, StallJob job, store::Database& db, double job_start, Log log)
+    : c_(c), job_(std::move(job)), db_(db), job_start_(job_start), log_(log), tracker_(c, job_.node, job_start) {
+    if (!c_.share.empty()) {
+        share_ = std::make_unique<StallShare>(c_.share);
+        if (!share_->ok()) {
+            log_(share_->error() + "; judging this node's signals alone");
+            share_.reset();
+        }
+    }
+    paths_.heartbeat = heartbeat_path(c_, job_.job, job_.node);
+    paths_.ckpt_dir = job_.ckpt_dir;
+    next_look_ = job_start + c_.probe;
+}
+
+StallWatch::~StallWatch() {
+    if (share_) share_->remove(job_.job, job_.node);
+}
+
+void StallWatch::on_samples(const std::vector<Sample>& samples, double now) { tracker_.on_samples(samples, now); }
+
+void StallWatch::on_event(const GpuEvent& e) {
+    if (e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && recovery::fatal_xid(e.code)))
+        tracker_.on_xid(e.code);
+}
+
+void StallWatch::look(double now) {
+    // The log paths and the job's nodes, from slurmctld until it answers (at most every 10 s).
+    if (!job_known_ && now >= next_job_ask_) {
+        next_job_ask_ = now + 10;
+        if (const auto r = slurm::load_job(static_cast<unsigned>(job_.job))) {
+            job_known_ = true;
+            paths_.logs = {r->std_out};
+            if (!r->std_err.empty() && r->std_err != r->std_out) paths_.logs.push_back(r->std_err);
+            nodes_ = slurm::expand_hostlist(r->nodes);
+        }
+    }
+    if (job_.uid >= 0 && job_.gid >= 0)
+        tracker_.on_probe(probe_as_user(paths_, static_cast<uid_t>(job_.uid), static_cast<gid_t>(job_.gid),
+                                        std::clamp(c_.probe, 1.0, 5.0)),
+                          now);
+    std::vector<NodeState> states;
+    if (share_) {
+        share_->write(job_.job, tracker_.state());
+        states = share_->read(job_.job, nodes_);
+    }
+    if (std::none_of(states.begin(), states.end(), [&](const NodeState& s) { return s.node == job_.node; }))
+        states.push_back(tracker_.state());
+    if (verdict_) return;
+    // Without the job's node list, judge this node alone.
+    const bool shared = share_ && !nodes_.empty();
+    auto v = judge(shared ? states : std::vector<NodeState>{tracker_.state()}, shared ? nodes_ : std::vector<std::string>{},
+                   job_start_, now, c_, shared);
+    if (!v.stalled) return;
+    verdict_ = v;
+    verdict_ts_ = now;
+    const bool acts = job_.auto_recover && actor(v, nodes_, job_.node) == job_.node;
+    log_(fmt::format("job {}: stalled: {}{}", job_.job, v.evidence,
+                     acts ? "; --auto-recover: signalling the job" : job_.auto_recover ? "; another node acts" : ""));
+    if (acts) {
+        const auto err = slurm::signal_job(static_cast<unsigned>(job_.job), c_.signal);
+        signalled_at_ = now;
+        action_ = err.empty() ? fmt::format("signalled {}", c_.signal == SIGTERM ? "SIGTERM" : "SIGUSR1")
+                              : fmt::format("signal failed: {}", err);
+    }
+    record(now);
+}
+
+void StallWatch::record(double) {
+    store::StallRow row;
+    row.restart = job_.restart;
+    row.node = job_.node;
+    row.ts = verdict_ts_;
+    row.since = verdict_->since;
+    row.named_node = verdict_->named;
+    row.hardware = verdict_->hardware;
+    row.evidence = verdict_->evidence;
+    row.action = action_;
+    try {
+        store::upsert_stall(db_, job_.job, row);
+    } catch (const std::exception& e) {
+        log_(fmt::format("job {}: cannot record the stall: {}", job_.job, e.what()));
+    }
+}
+
+void StallWatch::tick(double now) {
+    if (!c_.enabled) return;
+    if (now >= next_look_) {
+        look(now);
+        next_look_ = now + c_.probe;
+    }
+    if (signalled_at_ > 0 && !cancelled_ && now >= signalled_at_ + c_.grace) {
+        cancelled_ = true;
+        // Recorded before the cancel: the epilog it sets off reads this row.
+        const std::string before = action_;
+        action_ += fmt::format(", cancelled after {:g} s", c_.grace);
+        record(now);
+        if (const auto err = slurm::cancel_job(static_cast<unsigned>(job_.job)); !err.empty()) {
+            action_ = before + fmt::format(", cancel failed: {}", err);
+            record(now);
+        }
+        log_(fmt::format("job {}: stalled: {}", job_.job, action_));
+    }
+}
+
+}  // namespace acme::telemetry

@@ -1,0 +1,59 @@
+// The sampler's stall watcher (acme-gpu-sampler, never slurmstepd): feeds the job's samples and
+// XIDs to a NodeTracker, looks at the job's progress files as its user every stall_probe
+// seconds, shares this node's state with the job's other nodes, judges, and on a verdict
+// records it in the spool (stalls) and logs it; with --auto-recover, the acting node signals
+// the job, and after stall_grace seconds cancels it (faultguard's epilog then diagnoses the
+// stall and requeues the job as for a crash).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/store/database.hpp"
+#include "spank/gputrace/core/progress_probe.hpp"
+#include "spank/gputrace/core/stall.hpp"
+#include "spank/gputrace/core/stall_share.hpp"
+
+namespace acme::telemetry {
+
+struct StallJob {
+    long long job = 0, restart = 0;
+    std::string node;
+    long long uid = -1, gid = -1;
+    bool auto_recover = false;
+    std::string ckpt_dir;
+};
+
+class StallWatch {
+public:
+    using Log = void (*)(const std::string&);
+    StallWatch(const StallConfig& c, StallJob job, store::Database& db, double job_start, Log log);
+    ~StallWatch();
+    void on_samples(const std::vector<Sample>& samples, double now);
+    void on_event(const GpuEvent& e);
+    // Between samples: a look when one is due, the verdict, the actions due.
+    void tick(double now);
+
+private:
+    void look(double now);
+    void record(double now);
+    const StallConfig& c_;
+    StallJob job_;
+    store::Database& db_;
+    double job_start_;
+    Log log_;
+    NodeTracker tracker_;
+    std::unique_ptr<StallShare> share_;
+    ProbePaths paths_;
+    std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
+    bool job_known_ = false;
+    double next_look_ = 0, next_job_ask_ = 0;
+    std::optional<Verdict> verdict_;
+    double verdict_ts_ = 0, signalled_at_ = 0;
+    bool cancelled_ = false;
+    std::string action_ = "none";
+};
+
+}  // namespace acme::telemetry

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A hung collective, caught before NCCL's watchdog: a 2-node --auto-recover --ckpt-dir job logs
+# steps and writes step-1 for 5 s, then its log stops; n2's GPUs go into a NCCL spin (busy SMs,
+# a quarter of the power, no memory traffic) while n1's idle. With the stall windows scaled down
+# to seconds, the sampler finds the stall, names n2, signals the job (SIGUSR1) and cancels it;
+# faultguard diagnoses stalled_node, drains n2 and requeues the job, which resumes from step-1
+# on healthy nodes.
+. "$(dirname "$0")/lib.sh"
+
+ckpt=$ACME_TEST_TMP/ckpt
+runs=$ACME_TEST_TMP/runs.txt
+mkdir -p "$ckpt" "$ACME_MINICLUSTER_DIR/nvml/scenarios"
+chmod 777 "$ACME_TEST_TMP"
+# Six seconds of training on every GPU, then n2 spins and n1 idles (values per second, the last
+# one held). The other GPUs of each node are listed too: the health gate wants all four.
+scenario() { # util power_mw mem_util (after the first 6 s)
+  local g
+  for g in 0 1 2 3; do
+    printf '[[gpu]]\nminor = %d\nutil = [95, 95, 95, 95, 95, 95, %s]\npower_mw = [300000, 300000, 300000, 300000, 300000, 300000, %s]\nmem_util = [40, 40, 40, 40, 40, 40, %s]\n' "$g" "$1" "$2" "$3"
+  done
+}
+scenario 0 60000 0 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
+scenario 97 75000 1 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
+small_stall_windows stall_spin_window=4 stall_idle_window=600
+trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack; scontrol update nodename=n2 state=resume >/dev/null 2>&1' EXIT
+scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+
+start=$SECONDS
+id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=2 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" \
+  --open-mode=append --wrap "
+echo \"run restart=\$ACME_RESTART_COUNT resume=\$ACME_RESUME_CKPT nodes=\$SLURM_JOB_NODELIST\" >> $runs
+if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
+  trap 'echo \"got USR1\" >> $runs' USR1
+  mkdir -p $ckpt/step-1; echo weights > $ckpt/step-1/model.bin; touch $ckpt/step-1/.complete
+  for s in \$(seq 1 10); do echo \"step \$s\"; sleep 0.5; done
+  while :; do sleep 1; done   # the hang: nothing printed, nothing written
+fi
+echo resumed
+exit 0")
+
+deadline=$((SECONDS + 60))
+while :; do
+  state=$(job_field "$id" JobState)
+  [ "$state" = COMPLETED ] && [ "$(grep -c '^run ' "$runs" 2>/dev/null)" = 2 ] && break
+  case $state in FAILED | CANCELLED | TIMEOUT | NODE_FAIL) fail "job $id ended $state: $(cat "$runs" 2>/dev/null)" ;; esac
+  ((SECONDS < deadline)) || fail "job $id not resumed in 60 s (state $state, runs: $(cat "$runs" 2>/dev/null); stalls n1: $(spool_query n1 "SELECT * FROM stalls WHERE job_id = $id") n2: $(spool_query n2 "SELECT * FROM stalls WHERE job_id = $id"))"
+  sleep 0.5
+done
+echo "stall to running again: job done in $((SECONDS - start)) s"
+
+assert_eq 1 "$(job_field "$id" Restarts)" "Slurm's restart count"
+assert_contains "$(sed -n 1p "$runs")" "restart=0 resume= nodes=n[1-2]" "first run"
+assert_contains "$(cat "$runs")" "got USR1" "the trainer's cue to checkpoint"
+second=$(grep '^run restart=1' "$runs")
+assert_contains "$second" "resume=$ckpt/step-1 nodes=" "second run resumes from the checkpoint"
+case $second in *n2* | *"n[1-2]"* | *"n[2-3]"*) fail "second run back on the stalled node: $second" ;; esac
+row=$(spool_query n2 "SELECT named_node || '|' || hardware || '|' || action FROM stalls WHERE job_id = $id AND restart = 0")
+assert_contains "$row" "n2|1|signalled SIGUSR1, cancelled after 2 s" "n2's stall verdict"
+assert_contains "$(spool_query n2 "SELECT evidence FROM stalls WHERE job_id = $id")" "n2 named: its GPUs spin while the others idle" "the evidence"
+assert_eq "infrastructure|stalled_node|drain" "$(stored_diagnosis n2 "$id" | head -n 1)" "n2's diagnosis"
+state=$(sinfo -h -N -n n2 -o '%T|%E')
+assert_contains "$state" "drain" "n2's state"
+assert_contains "$state" "acme: stalled_node: its GPUs spin while the others idle" "n2's drain reason"
+assert_eq "1|1" "$(spool_query n2 "SELECT drained || '|' || requeued FROM recoveries WHERE job_id = $id AND restart = 0")" "n2's recovery row"
+[ -z "$(sinfo -h -N -n n1 -o '%T' | grep drain)" ] || fail "n1 was drained too"

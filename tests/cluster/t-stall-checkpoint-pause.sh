@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A checkpoint save is no stall: three 2-node jobs train for 4 s, then pause 10 s with every GPU
+# idle and the log quiet (well past the 4 s window this test scales the stall windows down to),
+# then finish. The first touches $ACME_HEARTBEAT_FILE through the pause, the second writes a
+# checkpoint file that grows, both with --auto-recover: no verdict, never signalled, not
+# requeued. The third does neither and has no --auto-recover: the sampler records the stall
+# (log line, spool, the job's record) and leaves the job alone, which then completes.
+. "$(dirname "$0")/lib.sh"
+
+chmod 777 "$ACME_TEST_TMP"
+text=""
+for g in 0 1 2 3; do
+  text+=$(printf '[[gpu]]\nminor = %d\nutil = [95, 95, 95, 95, 0]\npower_mw = [300000, 300000, 300000, 300000, 60000]\nmem_util = [40, 40, 40, 40, 0]\n' "$g")$'\n'
+done
+use_scenario <<<"$text"
+small_stall_windows stall_spin_window=4 stall_idle_window=4
+trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack' EXIT
+scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+
+train='for s in 1 2 3 4 5 6 7 8; do echo "step $s"; sleep 0.5; done'
+# One line of Python in a real trainer: pathlib.Path(os.environ["ACME_HEARTBEAT_FILE"]).touch()
+hb=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=1 -o "$ACME_TEST_TMP/hb.out" --wrap "
+trap 'echo got USR1' USR1
+$train
+srun -N2 --ntasks-per-node=1 bash -c 'echo \$ACME_HEARTBEAT_FILE; for i in \$(seq 20); do python3 -c \"import os, pathlib; pathlib.Path(os.environ[\\\"ACME_HEARTBEAT_FILE\\\"]).touch()\"; sleep 0.5; done'
+echo saved")
+ckpt=$ACME_TEST_TMP/ckpt
+mkdir -p "$ckpt" && chmod 777 "$ckpt"
+ck=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=1 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/ck.out" --wrap "
+trap 'echo got USR1' USR1
+$train
+mkdir -p $ckpt/step-8
+for i in \$(seq 20); do head -c 65536 /dev/zero >> $ckpt/step-8/model.bin; sleep 0.5; done
+touch $ckpt/step-8/.complete
+echo saved")
+quiet=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/quiet.out" --wrap "
+$train
+sleep 10
+echo saved")
+
+for id in "$hb" "$ck" "$quiet"; do
+  assert_eq COMPLETED "$(wait_job "$id" 90)" "job $id's end"
+  assert_eq 0 "$(job_field "$id" Restarts)" "job $id's restarts"
+done
+for id in "$hb" "$ck"; do
+  for n in $(job_nodes "$id"); do
+    assert_eq "" "$(spool_query "$n" "SELECT evidence FROM stalls WHERE job_id = $id")" "job $id's stall verdict on $n"
+  done
+  out=$(cat "$ACME_TEST_TMP/$([ "$id" = "$hb" ] && echo hb || echo ck).out")
+  assert_contains "$out" "saved" "job $id's output"
+  case $out in *"got USR1"*) fail "job $id was signalled: $out" ;; esac
+done
+assert_contains "$(cat "$ACME_TEST_TMP/hb.out")" "/acme-heartbeat.$hb.n" "ACME_HEARTBEAT_FILE in the job's environment"
+
+# The control: stalled by every signal, recorded, never acted on.
+first=$(job_nodes "$quiet" | head -n 1)
+row=$(spool_query "$first" "SELECT COALESCE(named_node, '-') || '|' || action FROM stalls WHERE job_id = $quiet")
+assert_eq "-|none" "$row" "the quiet job's verdict on $first"
+assert_contains "$(spool_query "$first" "SELECT evidence FROM stalls WHERE job_id = $quiet")" "(log quiet, no heartbeat)" "its evidence"
+grep -q "job $quiet: stalled: no progress for" "$(spool_dir)/$first.sampler.log" || fail "no stall line in $first's sampler log"
+if [ "$(cat "$ACME_MINICLUSTER_DIR/accounting" 2>/dev/null || echo yes)" != no ] && command -v sacct >/dev/null; then
+  wait_record_nodes "$quiet" 30 "$first"
+  assert_contains "$(acme_records "$quiet" | tail -n 1)" '"stall": {' "the quiet job's record"
+fi
