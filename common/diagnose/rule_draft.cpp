@@ -94,7 +94,9 @@ std::string evidence_pattern(std::string_view raw) {
             out += R"(\d+)";
             continue;
         }
-        out += RE2::QuoteMeta(std::string_view(&line[i], 1));
+        // Only RE2's metacharacters are escaped, so the draft stays readable.
+        if (std::string_view("\\.^$|?*+()[]{}").find(line[i]) != std::string_view::npos) out += '\\';
+        out += line[i];
         ++i;
     }
     return out;
@@ -116,7 +118,7 @@ RuleDraft draft_rule(const ReasonInfo& reason, std::string_view evidence_line, s
         "pattern = {}\n"
         "priority = 500\n"
         "confidence = 0.7\n",
-        comment(why), comment(evidence_line.substr(0, 400)), toml_string(id), reason.name, toml_string(pattern));
+        comment(why), comment(redact(evidence_line.substr(0, 400))), toml_string(id), reason.name, toml_string(pattern));
     try {
         Engine engine(parse_rules(d.toml, "draft"));
         const std::string log = std::string(evidence_line) + "\n";
