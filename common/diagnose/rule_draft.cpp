@@ -82,7 +82,8 @@ std::string evidence_pattern(std::string_view raw) {
             // A run of 8+ hex digits with at least one digit: an id, an address, a hash.
             std::size_t j = i;
             bool digit = false;
-            while (j < line.size() && is_hex(line[j])) digit = digit || is_digit(line[j++]);
+            for (; j < line.size() && is_hex(line[j]); ++j)
+                if (is_digit(line[j])) digit = true;
             if (j - i >= 8 && digit && (j == line.size() || !is_word(line[j]))) {
                 out += "[0-9a-fA-F]+";
                 i = j;

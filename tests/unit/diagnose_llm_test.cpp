@@ -204,3 +204,22 @@ TEST_CASE("the XIDs that drain come from the [[xid]] table; the built-in fallbac
     CHECK(fallback.drains(79));
     CHECK(fallback.source.starts_with("built-in list"));
 }
+
+TEST_CASE("faultdiag --suggest-rule --label drafts a rule from the log's last error line; a bad label is refused") {
+    acme::test::TempDir dir;
+    std::ofstream(dir.file("job.log")) << kLog;
+    acme::faultdiag::Defaults defaults{srcdir() + "/rules", dir.file("spool"), dir.file("labels.db"), false};
+    std::istringstream in;
+    std::ostringstream out, err;
+    int rc = acme::faultdiag::run({"--suggest-rule", "42", "--label", "infrastructure/storage_error", dir.file("job.log")},
+                                  defaults, in, out, err);
+    CHECK(rc == 0);
+    CHECK(out.str().find("id = 'site.storage_error.42'") != std::string::npos);
+    CHECK(out.str().find(R"(pattern = 'worker \d+: upload of shard \d+ to the object store failed: SlowDown \d+ after \d+ retries')") !=
+          std::string::npos);
+    std::ostringstream out2, err2;
+    rc = acme::faultdiag::run({"--suggest-rule", "42", "--label", "script/storage_error", dir.file("job.log")}, defaults, in,
+                              out2, err2);
+    CHECK(rc == 2);
+    CHECK(err2.str() == "faultdiag: --label script/storage_error: reason storage_error is infrastructure, not script: fix the category\n");
+}
