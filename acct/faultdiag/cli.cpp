@@ -24,6 +24,9 @@
 #include "common/slurm/accounting.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
+#include "common/diagnose/llm_client.hpp"
+#include "common/diagnose/log_scan.hpp"
+#include "common/diagnose/rule_draft.hpp"
 #include "common/store/labels_store.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
@@ -41,6 +44,8 @@ struct Options {
     std::string rules_dir, spool_dir, labels_path;
     bool rules_given = false;  // --rules on the command line: try them, do not show the stored answer
     bool spool_given = false;  // --spool-dir on the command line: the node spools, not slurmdbd
+    std::int64_t suggest = -1;  // --suggest-rule JOBID
+    diagnose::LlmConfig llm;    // --llm-*: off unless --llm-endpoint
 };
 
 // A problem with one named thing and what to do about it; becomes one line and exit 1.
@@ -118,6 +123,14 @@ diagnose::Engine load_engine(const std::string& dir) {
     } catch (const diagnose::RuleError& error) {
         throw Failure{error.what()};
     }
+}
+
+// The rules' answer, or the model's where the rules did not decide and --llm-endpoint is given.
+diagnose::Diagnosis with_model(const Options& o, std::string_view log, diagnose::Diagnosis d, std::ostream& err) {
+    if (!o.llm.enabled()) return d;
+    auto asked = diagnose::ask_model(o.llm, log, d);
+    if (!asked.note.empty() && !asked.diagnosis) fmt::print(err, "faultdiag: note: {}\n", asked.note);
+    return asked.diagnosis ? *asked.diagnosis : d;
 }
 
 std::string concatenated(const std::vector<Input>& inputs) {
@@ -246,7 +259,7 @@ int diagnose_accounted(const Options& o, const AccountedJob& job, const std::vec
     const std::string exit_code = !o.exit_code.empty() ? o.exit_code : job.exit_code;
     if (!exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(exit_code);
     printer.print(title, job.found ? "diagnosed from the log given (job found in slurmdbd)" : "not in slurmdbd; from the log only",
-                  engine.diagnose(end, history ? &*history : nullptr));
+                  with_model(o, end.log, engine.diagnose(end, history ? &*history : nullptr), err));
     return 0;
 }
 
@@ -294,7 +307,7 @@ int diagnose_job(const Options& o, const Defaults& defaults, std::istream& in, s
     end.task_wait_statuses = job.task_wait_statuses;
     end.gpu_events = job.gpu_events;
     if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
-    auto d = engine.diagnose(end, history ? &*history : nullptr);
+    auto d = with_model(o, log, engine.diagnose(end, history ? &*history : nullptr), err);
     std::string origin = job.found() ? fmt::format("re-diagnosed from the spool ({})", fmt::join(job.nodes, ", "))
                                      : std::string("not in the spool; from the log only");
     printer.print(title, origin, d);
@@ -310,7 +323,89 @@ int diagnose_files(const Options& o, std::istream& in, std::ostream& out, std::o
         diagnose::JobEnd end;
         end.log = input.text;
         if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
-        printer.print(input.name, "", engine.diagnose(end, history ? &*history : nullptr));
+        printer.print(input.name, "", with_model(o, input.text, engine.diagnose(end, history ? &*history : nullptr), err));
+    }
+    return 0;
+}
+
+// --suggest-rule JOBID [--label CATEGORY/REASON] [LOG...]: a draft rule from the model's
+// accepted answer for the job, or from a person's label and the job's evidence line.
+int suggest_rule(const Options& o, const Defaults& defaults, std::istream& in, std::ostream& out, std::ostream& err) {
+    const auto inputs = read_inputs(o.files, in);
+    std::string log = concatenated(inputs);
+    std::optional<diagnose::Diagnosis> stored;
+    bool asked_slurmdbd = false;
+    if (!o.spool_given && defaults.ask_slurm) {
+        std::string why_not;
+        if (slurm::accounting_is_slurmdbd(why_not)) {
+            if (auto job = read_accounted_job(o.suggest, why_not)) {
+                asked_slurmdbd = true;
+                if (job->stored) stored = job->stored->diagnosis;
+            }
+        }
+    }
+    if (!asked_slurmdbd) {
+        try {
+            SpoolJob job = read_spool_job(o.spool_dir, o.suggest);
+            for (const auto& warning : job.warnings) fmt::print(err, "faultdiag: warning: {}\n", warning);
+            if (job.stored) stored = job.stored->diagnosis;
+            if (log.empty()) log = job.log;
+        } catch (const std::runtime_error& error) {
+            if (log.empty()) throw Failure{error.what()};
+        }
+    }
+    const diagnose::ReasonInfo* reason = nullptr;
+    std::string line, why;
+    const bool model = stored && diagnose::from_model(*stored);
+    if (model)
+        for (const auto& e : stored->evidence)
+            if (e.source == "llm" && line.empty()) {
+                line = e.text;
+                why = fmt::format("job {}: answer of model {} ({}), line {}", o.suggest, diagnose::model_name(*stored),
+                                  stored->reason, e.line);
+            }
+    if (!o.label.empty()) {
+        const std::string& text = o.label[0];
+        const auto slash = text.find('/');
+        const std::string category = slash == std::string::npos ? std::string() : text.substr(0, slash);
+        reason = diagnose::find_reason(slash == std::string::npos ? text : text.substr(slash + 1));
+        if (!reason || reason->name == "unknown") {
+            fmt::print(err, "faultdiag: --label {}: not a CATEGORY/REASON of the taxonomy: run `faultdiag --reasons` for the list\n",
+                       text);
+            return 2;
+        }
+        if (!category.empty() && category != diagnose::to_string(reason->category)) {
+            fmt::print(err, "faultdiag: --label {}: reason {} is {}, not {}: fix the category\n", text, reason->name,
+                       diagnose::to_string(reason->category), category);
+            return 2;
+        }
+        if (line.empty() && !log.empty()) {
+            // The last line that reads as an error: what a person looking at the tail labels.
+            const diagnose::Lines lines(log);
+            const auto errors = diagnose::error_lines(log, lines, 1);
+            if (!errors.empty()) line = std::string(lines.line(errors.front().line));
+        }
+        if (line.empty() && stored)
+            for (const auto& e : stored->evidence)
+                if (e.line > 0 && line.empty()) line = e.text;
+        why = fmt::format("job {}: labelled {}/{} by {}", o.suggest, diagnose::to_string(reason->category), reason->name, who());
+    } else if (model) {
+        reason = diagnose::find_reason(stored->reason);
+    } else {
+        throw Failure{stored ? fmt::format("job {}: its diagnosis ({}) is the rules', not a model's: give --label "
+                                           "CATEGORY/REASON to draft a rule from its evidence",
+                                           o.suggest, stored->reason)
+                             : fmt::format("job {}: no stored diagnosis found: give --label CATEGORY/REASON and its log file",
+                                           o.suggest)};
+    }
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!reason || line.find_first_not_of(" \t") == std::string::npos)
+        throw Failure{fmt::format("job {}: no evidence line to draft a rule from: give its log file", o.suggest)};
+    const auto draft = diagnose::draft_rule(*reason, line, fmt::format("site.{}.{}", reason->name, o.suggest), why);
+    out << draft.toml;
+    if (!draft.matches) {
+        fmt::print(err, "faultdiag: job {}: {}: edit the pattern before using the draft\n", o.suggest, draft.problem);
+        return 1;
     }
     return 0;
 }
@@ -329,8 +424,10 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
     auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(util::positive_integer());
-    auto* lbl = app.add_option("--label", o.label, "record the confirmed REASON of JOBID for history matching")
-                    ->expected(2)
+    auto* lbl = app.add_option("--label", o.label,
+                               "record the confirmed REASON of JOBID for history matching; with --suggest-rule: "
+                               "CATEGORY/REASON, the reason of the draft rule")
+                    ->expected(1, 2)
                     ->allow_extra_args(false)
                     ->type_name("JOBID REASON");
     auto* reasons = app.add_flag("--reasons", o.list_reasons, "list the reasons, their categories and actions");
@@ -341,7 +438,22 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.add_option("--rules", o.rules_dir, "directory of *.toml rule files")->capture_default_str();
     app.add_option("--spool-dir", o.spool_dir, "directory of node spool files <node>.db")->capture_default_str();
     app.add_option("--labels", o.labels_path, "the labels store (history)")->capture_default_str();
-    job->excludes(lbl)->excludes(reasons);
+    auto* suggest = app.add_option("--suggest-rule", o.suggest,
+                                   "print a draft TOML rule from the model's accepted answer for JOBID (or from --label)")
+                        ->check(util::positive_integer())
+                        ->type_name("JOBID");
+    app.add_option("--llm-endpoint", o.llm.endpoint,
+                   "ask this OpenAI-compatible server (http://HOST:PORT) when the rules do not decide; off by default");
+    app.add_option("--llm-model", o.llm.model, "the server's model name");
+    app.add_option("--llm-token-file", o.llm.token_file, "a file only its owner can read, holding the bearer token");
+    app.add_option("--llm-timeout", o.llm.timeout, "seconds for the whole request to the model")
+        ->check(CLI::Range(0.1, 120.0))
+        ->capture_default_str();
+    app.add_option("--llm-below", o.llm.below, "also ask when the rules' confidence is below this")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    job->excludes(lbl)->excludes(reasons)->excludes(suggest);
+    suggest->excludes(reasons);
     lbl->excludes(reasons);
 
     try {
@@ -357,9 +469,24 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     }
     o.rules_given = app.count("--rules") > 0;
     o.spool_given = app.count("--spool-dir") > 0;
+    if (o.suggest > 0 && o.label.size() == 2) o.files.insert(o.files.begin(), o.label[1]);  // --label C/R LOG
+    if (o.suggest > 0 && o.label.size() == 2) o.label.pop_back();
+    if (o.suggest <= 0 && o.label.size() == 1) {
+        fmt::print(err, "faultdiag: --label needs JOBID REASON (or CATEGORY/REASON with --suggest-rule): see faultdiag --help\n");
+        return 2;
+    }
+    if (const auto problem = diagnose::check_llm_config(o.llm); !problem.empty()) {
+        // The config's words name plugstack keys (llm_model=); here they are flags (--llm-model).
+        std::string flag = problem;
+        for (std::size_t i = 0; i < flag.size() && flag[i] != '='; ++i)
+            if (flag[i] == '_') flag[i] = '-';
+        fmt::print(err, "faultdiag: --{}: see faultdiag --help\n", flag);
+        return 2;
+    }
 
     try {
         if (o.list_reasons) return list_reasons(out, o.json);
+        if (o.suggest > 0) return suggest_rule(o, defaults, in, out, err);
         if (!o.label.empty()) return label(o, in, out, err);
         if (o.job > 0) return diagnose_job(o, defaults, in, out, err);
         if (o.files.empty()) {

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include "common/diagnose/diagnosis_json.hpp"
+#include "common/diagnose/llm_client.hpp"
 
 namespace acme::faultdiag {
 
@@ -14,6 +15,8 @@ void render_plain(std::ostream& out, const std::string& title, const std::string
     fmt::print(out, "  confidence: {:.2f}\n", d.confidence);
     fmt::print(out, "  action:     {}\n", diagnose::to_string(d.action));
     if (!origin.empty()) fmt::print(out, "  source:     {}\n", origin);
+    if (diagnose::from_model(d))
+        fmt::print(out, "  answer of:  model {} (LLM, not a rule; recovery does not act on it)\n", diagnose::model_name(d));
     if (!d.evidence.empty()) fmt::print(out, "  evidence:\n");
     for (const auto& e : d.evidence) {
         if (e.line) fmt::print(out, "    line {}: {}\n", e.line, e.text);
@@ -26,6 +29,8 @@ nlohmann::json render_json(const std::string& title, const std::string& origin, 
     object["input"] = title;
     if (!origin.empty()) object["source"] = origin;
     object.update(diagnose::to_json(d));
+    object["diagnosed_by"] = diagnose::from_model(d) ? "llm" : "rules";
+    if (diagnose::from_model(d)) object["model"] = diagnose::model_name(d);
     return object;
 }
 

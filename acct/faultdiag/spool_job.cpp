@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/diagnose/diagnosis_json.hpp"
+#include "common/diagnose/llm_client.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_failures.hpp"
 #include "common/store/spool_gpu.hpp"
@@ -41,6 +42,9 @@ diagnose::Category category_named(const std::string& name) {
 // More decisive first: a named cause beats unknown, then the higher confidence.
 bool better(const StoredDiagnosis& a, const StoredDiagnosis& b) {
     if (a.restart != b.restart) return a.restart > b.restart;
+    // The model is asked only when the rules did not decide, and its answer is stored after theirs.
+    const bool a_model = diagnose::from_model(a.diagnosis), b_model = diagnose::from_model(b.diagnosis);
+    if (a.node == b.node && a_model != b_model) return a_model;
     bool a_known = a.diagnosis.reason != "unknown", b_known = b.diagnosis.reason != "unknown";
     if (a_known != b_known) return a_known;
     return a.diagnosis.confidence > b.diagnosis.confidence;

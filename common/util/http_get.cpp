@@ -170,9 +170,29 @@ HttpClient::HttpClient(HttpUrl url, HttpLimits limits) : url_(std::move(url)), l
 
 HttpClient::~HttpClient() = default;
 
-HttpResponse HttpClient::get(const std::string& target) {
+HttpResponse HttpClient::get(const std::string& target) { return request(false, target, nullptr, "", {}); }
+
+HttpResponse HttpClient::post(const std::string& target, const std::string& body, const std::string& content_type,
+                              const std::vector<std::pair<std::string, std::string>>& headers) {
+    return request(true, target, &body, content_type, headers);
+}
+
+HttpResponse HttpClient::request(bool post, const std::string& target, const std::string* body,
+                                 const std::string& content_type,
+                                 const std::vector<std::pair<std::string, std::string>>& extra) {
     const SigpipeHeld held;
     HttpResponse failed;
+    // A header value with a line break would let a configured value forge headers.
+    auto unsafe = [](const std::string& v) { return v.find_first_of("\r\n") != std::string::npos || v.find('\0') != std::string::npos; };
+    for (const auto& [name, value] : extra)
+        if (name.empty() || unsafe(name) || unsafe(value) || name.find(':') != std::string::npos) {
+            failed.error = "a header with a line break or an empty name";
+            return failed;
+        }
+    if (unsafe(content_type)) {
+        failed.error = "a content type with a line break";
+        return failed;
+    }
     if (!state_->base && !(state_->base = event_base_new())) {
         failed.error = "cannot create an event loop";
         return failed;
@@ -209,6 +229,13 @@ HttpResponse HttpClient::get(const std::string& target) {
     evhttp_add_header(headers, "Host", host.c_str());
     evhttp_add_header(headers, "Accept", "application/json");
     evhttp_add_header(headers, "User-Agent", "acme-slurm");
+    if (post) {
+        evhttp_add_header(headers, "Content-Type", content_type.empty() ? "application/octet-stream" : content_type.c_str());
+        for (const auto& [name, value] : extra) evhttp_add_header(headers, name.c_str(), value.c_str());
+        if (body && !body->empty()) evbuffer_add(evhttp_request_get_output_buffer(req), body->data(), body->size());
+    } else {
+        for (const auto& [name, value] : extra) evhttp_add_header(headers, name.c_str(), value.c_str());
+    }
     const std::string path = url_.path + target;
     // The connection's timeout restarts with every read: a server trickling bytes could hold the
     // request forever. One deadline for the whole request bounds it.
@@ -220,7 +247,7 @@ HttpResponse HttpClient::get(const std::string& target) {
         failed.error = "cannot arm the timeout";
         return failed;
     }
-    if (evhttp_make_request(state_->conn, req, EVHTTP_REQ_GET, path.c_str()) != 0) {
+    if (evhttp_make_request(state_->conn, req, post ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, path.c_str()) != 0) {
         // evhttp_make_request frees the request itself when it fails.
         event_free(deadline);
         failed.error = "cannot send the request";

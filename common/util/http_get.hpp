@@ -1,5 +1,6 @@
-// A bounded HTTP GET client on libevent's evhttp: for a command asking a site service (e.g.
-// Prometheus' HTTP API) for a few answers. Plain http:// only. Every request is bounded in time
+// A bounded HTTP client on libevent's evhttp: for a command or helper asking a site service
+// (Prometheus' HTTP API with GET, an OpenAI-compatible model server with POST) for a few
+// answers. Plain http:// only. Every request is bounded in time
 // (connect and reply together) and in the size of the body it accepts, so a slow or hostile
 // server costs the caller at most the timeout and the body limit, never a hang.
 #pragma once
@@ -8,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace acme::util {
 
@@ -47,10 +50,16 @@ public:
     // GET url.path + target (target starts with '/', query included). Never throws for what the
     // network or the server does: that is in the response.
     HttpResponse get(const std::string& target);
+    // POST `body` to url.path + target. `headers` are added as given (name, value), after
+    // Host, Accept, User-Agent, Content-Type; a value with CR or LF is refused (no request).
+    HttpResponse post(const std::string& target, const std::string& body, const std::string& content_type,
+                      const std::vector<std::pair<std::string, std::string>>& headers = {});
 
     const HttpUrl& url() const { return url_; }
 
 private:
+    HttpResponse request(bool post, const std::string& target, const std::string* body, const std::string& content_type,
+                         const std::vector<std::pair<std::string, std::string>>& headers);
     struct State;
     HttpUrl url_;
     HttpLimits limits_;

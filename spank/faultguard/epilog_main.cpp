@@ -24,6 +24,7 @@
 #include "common/slurm/job_type.hpp"
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/history_store.hpp"
+#include "common/diagnose/llm_client.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
@@ -153,8 +154,10 @@ std::optional<bool> run_gpucheck(const Options& o, std::string& detail) {
 }
 
 faultguard::RecoveryDone recover(store::Database& db, const Options& o, const diagnose::JobEnd& end,
-                                 const diagnose::Diagnosis& d, const std::optional<store::StallRow>& stall) {
+                                 const diagnose::Diagnosis& d, const std::optional<store::StallRow>& stall,
+                                 const recovery::XidActions& xids) {
     recovery::Inputs in;
+    in.xids = xids;
     in.diagnosis = d;
     in.gpu_events = end.gpu_events;
     in.job_gpus = end.job_gpus;
@@ -294,8 +297,33 @@ int run(const Options& o) {
     fmt::print("job {} on {}: {}/{} ({:.2f}) action={}{}{}\n", o.job, o.node, diagnose::to_string(d.category), d.reason,
                d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
                d.evidence.empty() ? "" : util::printable(d.evidence.front().text, 160));
+    // Which XIDs drain: the rules' [[xid]] table, or the built-in copy when it is missing.
+    recovery::XidActions xids = recovery::builtin_xid_actions(engine ? "built-in list (no [[xid]] table in the rules)"
+                                                                     : "built-in list (rules not loaded)");
+    if (engine)
+        if (auto from_rules = recovery::xid_actions_from_rules(engine->rules())) xids = std::move(*from_rules);
+    // Recovery plans on the rules' answer, before the model is asked: the model never changes
+    // what recovery does, and its time cannot delay a drain.
     std::optional<faultguard::RecoveryDone> recovery;
-    if (o.auto_recover >= 0) recovery = recover(db, o, end, d, stall);
+    if (o.auto_recover >= 0) recovery = recover(db, o, end, d, stall, xids);
+    // 5. Where the rules did not decide and the admin configured a model server: ask it.
+    if (!o.llm_endpoint.empty() && !log.empty()) {
+        diagnose::LlmConfig llm;
+        llm.endpoint = o.llm_endpoint;
+        llm.model = o.llm_model;
+        llm.token_file = o.llm_token_file;
+        llm.timeout = o.llm_timeout;
+        llm.below = o.llm_below;
+        diagnose::RedactOptions redaction;
+        if (!o.user.empty()) redaction.words.push_back(o.user);
+        if (record && !record->user.empty()) redaction.words.push_back(record->user);
+        const auto asked = diagnose::ask_model(llm, log, d, redaction);
+        if (!asked.note.empty()) fmt::print("job {} on {}: {}\n", o.job, o.node, util::printable(asked.note, 300));
+        if (asked.diagnosis) {
+            d = *asked.diagnosis;
+            faultguard::record_diagnosis(db, o.job, o.restart, o.node, wall_now(), d);
+        }
+    }
     if (o.admin_comment) publish_record(db, o, record, resumed_from, stall, d, recovery);
     return 0;
 }

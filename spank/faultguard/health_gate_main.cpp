@@ -37,17 +37,17 @@ double wall_now() {
 
 // Fatal XIDs recorded on this node since its previous check (a drained node an admin resumed
 // is not failed again for the same old XID).
-std::vector<std::string> recent_fatal_xids(store::Database& db) {
+std::vector<std::string> recent_fatal_xids(store::Database& db, const recovery::XidActions& xids) {
     std::vector<std::string> out;
     for (const auto& e : store::xids_since_last_health_check(db))
-        if (recovery::fatal_xid(e.code.value_or(0))) out.push_back(fmt::format("XID {} on GPU {}", e.code.value_or(0), e.gpu));
+        if (e.code && xids.drains(*e.code)) out.push_back(fmt::format("XID {} on GPU {}", e.code.value_or(0), e.gpu));
     return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string node, gpus, spool, nvml_path;
+    std::string node, gpus, spool, nvml_path, rules_dir;
     long long job = 0, release = 0, restart = 0;
     CLI::App app{"acme-health-gate: pre-job GPU health check (run by faultguard.so's job prolog)"};
     app.set_version_flag("--version", acme::version_line("acme-health-gate"), "print the version and exit");
@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     app.add_option("--gpus", gpus, "the job's GPU ids on this node");
     app.add_option("--spool", spool);
     app.add_option("--nvml", nvml_path);
+    app.add_option("--rules", rules_dir, "the diagnosis rules directory: its [[xid]] table says which XIDs drain");
     app.add_option("--release", release, "internal: wait for this job's requeue, then make it eligible now");
     app.add_option("--restart", restart, "internal: the restart count before the requeue");
     try {
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
             if (r.ecc_uncorrected.value_or(0) > 0)
                 problems.push_back(fmt::format("GPU {} {} uncorrected ECC errors", d.minor, *r.ecc_uncorrected));
         }
-        for (auto& x : recent_fatal_xids(db)) problems.push_back(std::move(x));
+        const auto xids = rules_dir.empty() ? recovery::builtin_xid_actions() : recovery::load_xid_actions(rules_dir);
+        for (auto& x : recent_fatal_xids(db, xids)) problems.push_back(std::move(x));
 
         if (problems.empty()) {
             faultguard::record_health_check(db, node, wall_now(), job, true, "ok");

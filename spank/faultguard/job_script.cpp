@@ -35,7 +35,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
     mkdir(config.spool.c_str(), 0700);
     const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
-                                            gpus, "--spool", config.spool, "--nvml", config.nvml},
+                                            gpus, "--spool", config.spool, "--nvml", config.nvml, "--rules", config.rules},
                                            env, log_path(config.spool, node),
                                            config.gate_timeout);
     if (!r.started)
@@ -84,6 +84,11 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     a.auto_recover = auto_recover_option(sp);
     a.gpucheck = config.gpucheck;
     a.admin_comment = config.admin_comment;
+    a.llm_endpoint = config.llm_endpoint;
+    a.llm_model = config.llm_model;
+    a.llm_token_file = config.llm_token_file;
+    a.llm_timeout = config.llm_timeout;
+    a.llm_below = config.llm_below;
     const auto argv = epilog_argv(config.helper, a);
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};

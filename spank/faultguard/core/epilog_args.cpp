@@ -44,6 +44,11 @@ const Field kFields[] = {
     {"--user", &EpilogArgs::user, 0, 0, "SLURM_JOB_USER"},
     {"--log-bytes", &EpilogArgs::log_bytes, 1024, 64.0 * 1024 * 1024, "bytes read from the end of stdout/stderr"},
     {"--read-timeout", &EpilogArgs::read_timeout, 0.1, 600, "seconds the log reader may take"},
+    {"--llm-endpoint", &EpilogArgs::llm_endpoint, 0, 0, "OpenAI-compatible server asked when the rules do not decide"},
+    {"--llm-model", &EpilogArgs::llm_model, 0, 0, "the server's model name"},
+    {"--llm-token-file", &EpilogArgs::llm_token_file, 0, 0, "root-only file with the bearer token"},
+    {"--llm-timeout", &EpilogArgs::llm_timeout, 0.1, 120, "seconds for the whole request to the model"},
+    {"--llm-below", &EpilogArgs::llm_below, 0, 1, "also ask when the rules' confidence is below this"},
     {"--release", &EpilogArgs::release, 0, kAny, "internal: wait for this job's requeue, then make it eligible now"},
 };
 

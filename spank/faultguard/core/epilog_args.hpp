@@ -24,6 +24,10 @@ struct EpilogArgs {
     std::string exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
     long long log_bytes = 256 * 1024;
     double read_timeout = 5;
+    // LLM-assisted diagnosis; off when llm_endpoint is empty.
+    std::string llm_endpoint, llm_model, llm_token_file;
+    double llm_timeout = 8;
+    double llm_below = 0.5;
     long long release = 0;  // internal (the release watcher): wait for this job's requeue
     bool operator==(const EpilogArgs&) const = default;
 };

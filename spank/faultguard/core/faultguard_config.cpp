@@ -78,6 +78,31 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
                 result.errors.push_back("faultguard: plugstack argument nvml=: want a library name or path");
             else
                 c.nvml = value;
+        } else if (key == "llm_endpoint") {
+            if (!value.starts_with("http://") || value.size() > 1024)
+                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_endpoint={}: want http://HOST:PORT of an "
+                                                    "OpenAI-compatible server on the cluster", util::printable(value)));
+            else
+                c.llm_endpoint = value;
+        } else if (key == "llm_model") {
+            bool printable = !value.empty() && value.size() <= 200;
+            for (char ch : value) printable = printable && static_cast<unsigned char>(ch) > 0x20 && ch != 0x7f;
+            if (!printable)
+                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_model={}: want the server's model name",
+                                                    util::printable(value)));
+            else
+                c.llm_model = value;
+        } else if (key == "llm_token_file") {
+            absolute(key, value, c.llm_token_file);
+        } else if (key == "llm_timeout") {
+            seconds(key, value, c.llm_timeout);
+        } else if (key == "llm_below") {
+            const auto v = util::parse_double(value);
+            if (!v || *v < 0 || *v > 1)
+                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_below={}: want a confidence in [0, 1]",
+                                                    util::printable(value)));
+            else
+                c.llm_below = *v;
         } else if (key == "log_bytes") {
             const auto v = util::parse_int(value);
             if (!v || *v < 1024 || *v > 64LL * 1024 * 1024)
@@ -88,9 +113,19 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else {
             result.errors.push_back(fmt::format(
                 "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, ckpt_finder, "
-                "ckpt_rules, ckpt_timeout, gpucheck, health_gate, gate_helper, gate_timeout, nvml)",
+                "ckpt_rules, ckpt_timeout, gpucheck, health_gate, gate_helper, gate_timeout, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
                 util::printable(key)));
         }
+    }
+    if (!c.llm_endpoint.empty() && c.llm_model.empty()) {
+        result.errors.push_back("faultguard: plugstack argument llm_endpoint= needs llm_model=: name the server's model");
+        c.llm_endpoint.clear();
+    }
+    // The helper is stopped after timeout=: the model's request must end well before.
+    if (!c.llm_endpoint.empty() && c.llm_timeout + 2 > c.timeout) {
+        result.errors.push_back(fmt::format("faultguard: plugstack argument llm_timeout={:g}: must be at least 2 s below "
+                                            "timeout={:g}: lower it or raise timeout=", c.llm_timeout, c.timeout));
+        c.llm_endpoint.clear();
     }
     return result;
 }

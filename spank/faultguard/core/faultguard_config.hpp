@@ -28,6 +28,13 @@ struct Config {
     std::string gate_helper;    // path of acme-health-gate
     std::string nvml = "libnvidia-ml.so.1";
     double gate_timeout = 8.0;
+    // LLM-assisted diagnosis (off unless llm_endpoint= is given): the helper asks this
+    // OpenAI-compatible server when the rules answer unknown or below llm_below.
+    std::string llm_endpoint;   // http://HOST:PORT[/PREFIX]
+    std::string llm_model;
+    std::string llm_token_file; // root-only file with the bearer token; empty: none
+    double llm_timeout = 8.0;   // the whole request; must leave room within timeout=
+    double llm_below = 0.5;
 };
 
 struct ConfigResult {

@@ -1,20 +1,21 @@
 #include "spank/faultguard/core/recovery_policy.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 
-namespace acme::recovery {
+#include "common/diagnose/llm_client.hpp"
 
-bool fatal_xid(long long code) {
-    constexpr std::array<long long, 13> fatal = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140};
-    return std::find(fatal.begin(), fatal.end(), code) != fatal.end();
-}
+namespace acme::recovery {
 
 Plan plan(const Inputs& in) {
     Plan p;
     const auto& d = in.diagnosis;
+    if (diagnose::from_model(d)) {
+        p.why = fmt::format("{}/{} is the answer of model {}, not of a rule: recovery acts on rules only (not drained, "
+                            "not requeued)", diagnose::to_string(d.category), d.reason, diagnose::model_name(d));
+        return p;
+    }
     if (d.category != diagnose::Category::infrastructure) {
         p.why = fmt::format("{} failure ({}): not requeued, it would fail again", diagnose::to_string(d.category),
                             d.reason);
@@ -26,7 +27,7 @@ Plan plan(const Inputs& in) {
         const bool job_gpu =
             in.job_gpus.empty() || std::find(in.job_gpus.begin(), in.job_gpus.end(), e.gpu) != in.job_gpus.end();
         if (!job_gpu) continue;
-        const bool bad = e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && e.code && fatal_xid(*e.code));
+        const bool bad = e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && e.code && in.xids.drains(*e.code));
         if (bad && !culprit) culprit = &e;
     }
     if (culprit) {

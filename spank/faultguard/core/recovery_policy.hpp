@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/diagnose/engine.hpp"
+#include "spank/faultguard/core/xid_actions.hpp"
 
 namespace acme::recovery {
 
@@ -22,6 +23,7 @@ struct Inputs {
     // Set when the sampler's stall verdict named this node on GPU evidence (its GPUs spun while
     // the others idled, or fatal XIDs): why, for the drain reason.
     std::string stall_named_here;
+    XidActions xids = builtin_xid_actions();     // which XIDs drain: load_xid_actions(rules dir)
 };
 
 struct Plan {
@@ -31,10 +33,8 @@ struct Plan {
     std::string why;            // one line: what was decided and why
 };
 
-// XIDs that mean the GPU itself is bad (NVIDIA's catalog: drain/reset/reboot), as opposed to
-// the application's own faults (13, 31, 43, 45, 68).
-bool fatal_xid(long long code);
-
+// A model's answer (LLM-assisted diagnosis) is never acted on: plan() drains and requeues on
+// the rules' answers only, so configuring a model cannot drain a healthy node.
 Plan plan(const Inputs& in);
 
 }  // namespace acme::recovery

@@ -1,0 +1,174 @@
+#include "common/diagnose/redact.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <functional>
+#include <memory>
+
+#include <re2/re2.h>
+
+namespace acme::diagnose {
+namespace {
+
+using Groups = std::array<re2::StringPiece, 5>;
+using Replacer = std::function<std::string(const Groups&)>;
+
+// Replaces every match of `re` in `line` by what `fn` makes of its groups (group 0: the match).
+void replace_each(std::string& line, const RE2& re, const Replacer& fn) {
+    const int n = std::min(re.NumberOfCapturingGroups() + 1, 5);
+    std::string out;
+    std::size_t pos = 0;
+    Groups g;
+    const re2::StringPiece text(line);
+    bool any = false;
+    while (pos <= line.size() && re.Match(text, pos, line.size(), RE2::UNANCHORED, g.data(), n)) {
+        const auto start = static_cast<std::size_t>(g[0].data() - line.data());
+        out.append(line, pos, start - pos);
+        out += fn(g);
+        any = true;
+        pos = start + g[0].size();
+        if (g[0].empty()) {  // an empty match must still move on
+            if (pos < line.size()) out += line[pos];
+            ++pos;
+        }
+    }
+    if (!any) return;
+    if (pos < line.size()) out.append(line, pos, std::string::npos);
+    line = std::move(out);
+}
+
+std::string str(re2::StringPiece s) { return std::string(s.data(), s.size()); }
+
+std::string lower_alnum(re2::StringPiece s) {
+    std::string out;
+    for (char c : s)
+        if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool numeric(re2::StringPiece s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == ','; });
+}
+
+bool already(re2::StringPiece value) {
+    return value.starts_with("[REDACTED") || value.starts_with("\"[REDACTED") || value.starts_with("'[REDACTED");
+}
+
+// Does this key (of key=value, "key": value, --key value) name a secret? Counting words
+// (max_tokens=512, tokenizer: llama, PWD=/work) are not secrets.
+bool secret_key(re2::StringPiece key, re2::StringPiece value) {
+    const std::string k = lower_alnum(key);
+    if (k.find("tokeniz") != std::string::npos) return false;
+    const bool token = k.find("token") != std::string::npos;
+    if (token && numeric(value)) return false;
+    if (token && (k.ends_with("tokens") || k.ends_with("tokentype") || k.ends_with("tokenid") || k.ends_with("tokenids")))
+        return false;
+    static constexpr std::array kSecret = {"password", "passwd", "passphrase", "secret", "apikey", "accesskey",
+                                           "privatekey", "credential", "sessionid", "cookie", "authkey", "signingkey"};
+    for (const char* s : kSecret)
+        if (k.find(s) != std::string::npos) return true;
+    if (token) return true;
+    if (k == "auth" || k.ends_with("authtoken")) return true;
+    // db_pwd=..., but not the shell's PWD/OLDPWD (a directory).
+    return k.ends_with("pwd") && k != "pwd" && k != "oldpwd";
+}
+
+struct Patterns {
+    RE2 pem_begin{R"((-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----))"};
+    RE2 pem_end{R"((-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----))"};
+    RE2 url_userinfo{R"(\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@)"};
+    RE2 header{R"((?i)\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|x-auth-token|api-key)(["']?\s*[:=]\s*)(\S.*)$)"};
+    RE2 bearer{R"((?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,})"};
+    RE2 basic{R"(\b(Basic)\s+[A-Za-z0-9+/]{12,}={0,2})"};
+    RE2 token_shape{
+        R"(\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}))"};
+    RE2 aws_key_id{R"(\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b)"};
+    // key=value, key: value, "key": "value" (JSON), export KEY=value.
+    RE2 key_value{R"(([A-Za-z0-9_.-]+)(["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&"'}\]]+))"};
+    // --password X, -token X (the = form is key_value's).
+    RE2 flag_value{R"((--?[A-Za-z0-9_-]+)(\s+)("[^"]*"|'[^']*'|[^\s-][^\s]*))"};
+    RE2 email{R"(\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b)"};
+    RE2 home{R"((/home|/Users|/export/home)/[^/\s:'"]+)"};
+};
+
+const Patterns& patterns() {
+    static const Patterns p;
+    return p;
+}
+
+void redact_line(std::string& line, const Patterns& p, const std::vector<std::unique_ptr<RE2>>& words) {
+    replace_each(line, p.url_userinfo, [](const Groups& g) { return str(g[1]) + "[REDACTED:credential]@"; });
+    replace_each(line, p.header, [](const Groups& g) { return str(g[1]) + str(g[2]) + "[REDACTED:credential]"; });
+    replace_each(line, p.bearer, [](const Groups& g) { return str(g[1]) + " [REDACTED:token]"; });
+    replace_each(line, p.basic, [](const Groups& g) { return str(g[1]) + " [REDACTED:credential]"; });
+    replace_each(line, p.token_shape, [](const Groups&) { return std::string("[REDACTED:token]"); });
+    replace_each(line, p.aws_key_id, [](const Groups&) { return std::string("[REDACTED:aws key]"); });
+    replace_each(line, p.key_value, [](const Groups& g) {
+        if (already(g[3]) || !secret_key(g[1], g[3])) return str(g[0]);
+        return str(g[1]) + str(g[2]) + "[REDACTED:secret]";
+    });
+    replace_each(line, p.flag_value, [](const Groups& g) {
+        if (already(g[3]) || !secret_key(g[1], g[3])) return str(g[0]);
+        return str(g[1]) + str(g[2]) + "[REDACTED:secret]";
+    });
+    replace_each(line, p.email, [](const Groups&) { return std::string("[REDACTED:email]"); });
+    replace_each(line, p.home, [](const Groups& g) { return str(g[1]) + "/[user]"; });
+    for (const auto& w : words) replace_each(line, *w, [](const Groups&) { return std::string("[user]"); });
+}
+
+}  // namespace
+
+std::string redact(std::string_view text, const RedactOptions& options) {
+    const Patterns& p = patterns();
+    std::vector<std::unique_ptr<RE2>> words;
+    for (const auto& w : options.words) {
+        if (w.size() < 3) continue;
+        auto re = std::make_unique<RE2>("\\b" + RE2::QuoteMeta(w) + "\\b");
+        if (re->ok()) words.push_back(std::move(re));
+    }
+    std::string out;
+    out.reserve(text.size());
+    bool in_key = false;  // inside a PEM private-key block
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        const bool has_nl = nl != std::string_view::npos;
+        if (!has_nl) nl = text.size();
+        std::string line(text.substr(pos, nl - pos));
+        pos = has_nl ? nl + 1 : nl;
+        re2::StringPiece m;
+        if (!in_key && RE2::PartialMatch(line, p.pem_begin, &m)) {
+            const auto start = static_cast<std::size_t>(m.data() - line.data());
+            std::string rest = line.substr(start);
+            line.erase(start);
+            redact_line(line, p, words);
+            line += "[REDACTED:private key]";
+            in_key = true;
+            re2::StringPiece e;
+            if (RE2::PartialMatch(rest, p.pem_end, &e)) {
+                in_key = false;
+                std::string after = rest.substr(static_cast<std::size_t>(e.data() - rest.data()) + e.size());
+                redact_line(after, p, words);
+                line += after;
+            }
+        } else if (in_key) {
+            re2::StringPiece e;
+            if (RE2::PartialMatch(line, p.pem_end, &e)) {
+                in_key = false;
+                std::string after = line.substr(static_cast<std::size_t>(e.data() - line.data()) + e.size());
+                redact_line(after, p, words);
+                line = "[REDACTED:private key]" + after;
+            } else {
+                line = "[REDACTED:private key]";
+            }
+        } else {
+            redact_line(line, p, words);
+        }
+        out += line;
+        if (has_nl) out += '\n';
+    }
+    return out;
+}
+
+}  // namespace acme::diagnose
