@@ -98,3 +98,12 @@ TEST_CASE("status ID caps its lines to the width; --long keeps every cell whole;
     p.parsable2 = true;
     CHECK(render_evaluation(e, p, 1000).find("gsm8k|scored||acc=0.71\n") != std::string::npos);
 }
+
+#include "evalsched/cli/client.hpp"
+
+TEST_CASE("the CLI's client decodes chunked answers and refuses one cut short") {
+    CHECK(dechunk("4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n") == std::optional<std::string>("{\"a\":1}"));
+    CHECK_FALSE(dechunk("4\r\n{\"a\"\r\n3\r\n:1"));
+    CHECK_FALSE(dechunk("zz\r\n"));
+    CHECK_FALSE(dechunk("ffffffffffffffff\r\nab\r\n"));
+}
