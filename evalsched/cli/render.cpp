@@ -129,7 +129,7 @@ std::vector<std::string> trouble_lines(const json& e, double now) {
 
 std::string render_status(const json& evals, const TableStyle& style) {
     if (evals.empty() && !style.parsable2) return "no evaluations\n";
-    TextTable t{{fixed("ID", true), text("USER"), text("RUN"), text("CHECKPOINT"), fixed("STATE"), fixed("DATASETS", true),
+    TextTable t{{fixed("ID"), text("USER"), text("RUN"), text("CHECKPOINT"), fixed("STATE"), fixed("DATASETS", true),
                  fixed("TRIALS", true), fixed("RUNNING", true), fixed("FAILED", true)},
                 {}};
     for (const auto& e : evals) {
