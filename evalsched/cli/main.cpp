@@ -18,6 +18,8 @@
 #include "common/util/version.hpp"
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
+#include "evalsched/cli/watch.hpp"
+#include "common/util/table.hpp"
 #include "evalsched/core/suite.hpp"
 #include "common/util/cli_checks.hpp"
 
@@ -78,12 +80,21 @@ int main(int argc, char** argv) {
     bool status_json = false;
     status->add_option("ID", status_id, "evaluation id");
     status->add_flag("--json", status_json, "print the daemon's JSON");
+    // Tables fit the terminal (COLUMNS, else its width, else 80), cut cells ending in '+'.
+    bool long_text = false, parsable2 = false;
+    auto table_flags = [&](CLI::App* cmd) {
+        cmd->add_flag("-l,--long", long_text, "every cell in full, however wide the lines get");
+        cmd->add_flag("-P,--parsable2", parsable2, "cells separated by '|', nothing cut or padded (sacct -P)");
+    };
+    table_flags(status);
 
     auto* watch = app.add_subcommand("watch", "a live progress bar until the evaluation ends");
     long watch_id = 0;
     double interval = 2;
     watch->add_option("ID", watch_id, "evaluation id")->required();
     watch->add_option("--interval", interval, "seconds between updates")->check(acme::util::number_between(0.1, 3600.0));
+    bool watch_json = false;
+    watch->add_flag("--json", watch_json, "one JSON object per change (progress, dataset, trouble, resolved, end)");
 
     auto* cancel = app.add_subcommand("cancel", "cancel an evaluation: its queued and running trials are killed");
     long cancel_id = 0;
@@ -97,8 +108,14 @@ int main(int argc, char** argv) {
     auto* priors = app.add_subcommand("priors", "measured run times per dataset");
     std::string prior_dataset;
     priors->add_option("DATASET", prior_dataset, "one dataset");
+    table_flags(priors);
+    report->add_flag("-l,--long", long_text, "every cell in full (--format table)");
 
     CLI11_PARSE(app, argc, argv);
+    acme::util::TableStyle style;
+    style.width = long_text || parsable2 ? 0 : acme::util::terminal_width(STDOUT_FILENO);
+    style.parsable2 = parsable2;
+    const auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
 
     try {
         if (*submit) {
@@ -128,23 +145,21 @@ int main(int argc, char** argv) {
             const Response r = status_id ? call(socket, "GET", fmt::format("/v1/evaluations/{}", status_id)) : call(socket, "GET", "/v1/evaluations");
             if (check(r)) return 1;
             if (status_json) fmt::print("{}\n", r.body.dump(2));
-            else fmt::print("{}", status_id ? render_evaluation(r.body) : render_status(r.body));
+            else fmt::print("{}", status_id ? render_evaluation(r.body, style, now()) : render_status(r.body, style));
             return 0;
         }
         if (*watch) {
             const bool tty = isatty(STDOUT_FILENO);
+            Watcher watcher(watch_json ? Watcher::Mode::json : tty ? Watcher::Mode::terminal : Watcher::Mode::lines,
+                            acme::util::terminal_width(STDOUT_FILENO));
             for (;;) {
                 const Response r = call(socket, "GET", fmt::format("/v1/evaluations/{}", watch_id));
                 if (check(r)) return 1;
-                const std::string line = render_progress(r.body);
-                const bool over = r.body["state"] != "active";
-                if (tty) fmt::print("\r{}\033[K", line);
-                else fmt::print("{}\n", line);
+                const bool over = r.body.value("state", "") != "active";
+                fmt::print("{}", watcher.update(r.body, now()));
+                if (over) fmt::print("{}", watcher.finish());
                 std::fflush(stdout);
-                if (over) {
-                    if (tty) fmt::print("\n");
-                    return r.body["state"] == "done" ? 0 : 1;
-                }
+                if (over) return r.body["state"] == "done" ? 0 : 1;
                 std::this_thread::sleep_for(std::chrono::duration<double>(interval));
             }
         }
@@ -157,13 +172,13 @@ int main(int argc, char** argv) {
         if (*report) {
             const Response r = call(socket, "GET", "/v1/report/" + report_arg);
             if (check(r)) return 1;
-            fmt::print("{}", render_report(r.body, format));
+            fmt::print("{}", render_report(r.body, format, style));
             return 0;
         }
         if (*priors) {
             const Response r = call(socket, "GET", "/v1/priors" + (prior_dataset.empty() ? "" : "/" + prior_dataset));
             if (check(r)) return 1;
-            fmt::print("{}", render_priors(r.body));
+            fmt::print("{}", render_priors(r.body, style));
             return 0;
         }
     } catch (const SuiteError& e) {

@@ -1,7 +1,9 @@
 #include "evalsched/cli/render.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -13,30 +15,38 @@ namespace acme::evalsched {
 namespace {
 
 using nlohmann::json;
-using Table = std::vector<std::vector<std::string>>;
+using util::TableColumn;
+using util::TableStyle;
+using util::TextTable;
 
-std::string table(const Table& rows) {
-    std::vector<std::size_t> width;
-    for (const auto& r : rows)
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            if (width.size() <= i) width.push_back(0);
-            width[i] = std::max(width[i], r[i].size());
-        }
-    std::string out;
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < r.size(); ++i) line += fmt::format("{:<{}}{}", r[i], width[i], i + 1 < r.size() ? "  " : "");
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-    }
-    return out;
+// Every cell passes through one_line: a reason or a dataset name from a job's log may carry
+// escape sequences, and the table must stay a table.
+std::string clean(const std::string& s) { return one_line(s, std::numeric_limits<std::size_t>::max()); }
+
+std::string str(const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
 }
 
-long count(const json& e, const char* state) { return e["trials"].value(state, 0L); }
+long num(const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<long>() : 0L;
+}
+
+long count(const json& e, const char* state) { return e.contains("trials") ? num(e["trials"], state) : 0L; }
+
+long trial_total(const json& e) {
+    return count(e, "pending") + count(e, "submitting") + count(e, "queued") + count(e, "running") + count(e, "done") + count(e, "failed") +
+           count(e, "cancelled");
+}
+
+// Identifiers and counts keep their width; text columns share the cut.
+TableColumn fixed(std::string name, bool right = false) { return TableColumn{std::move(name), right, false, 4, std::nullopt}; }
+TableColumn text(std::string name, std::size_t min = 6) { return TableColumn{std::move(name), false, true, min, std::nullopt}; }
 
 std::string cell(const json& v) {
     if (v.is_number()) return fmt::format("{:.4g}", v.get<double>());
-    if (v.is_string()) return v.get<std::string>();
+    if (v.is_string()) return clean(v.get<std::string>());
     return "-";
 }
 
@@ -47,65 +57,158 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-}  // namespace
-
-std::string render_status(const json& evals) {
-    if (evals.empty()) return "no evaluations\n";
-    Table t{{"ID", "USER", "RUN", "CHECKPOINT", "STATE", "DONE", "RUNNING", "PENDING", "FAILED"}};
-    for (const auto& e : evals) {
-        const long total = count(e, "pending") + count(e, "submitting") + count(e, "queued") + count(e, "running") + count(e, "done") +
-                           count(e, "failed") + count(e, "cancelled");
-        t.push_back({std::to_string(e["id"].get<long>()), e["user"], e["name"], e["checkpoint"], e["state"],
-                     fmt::format("{}/{}", count(e, "done"), total), std::to_string(count(e, "running")),
-                     std::to_string(count(e, "pending") + count(e, "submitting") + count(e, "queued")), std::to_string(count(e, "failed"))});
-    }
-    return table(t);
+std::string scores_text(const json& scores) {
+    std::string out;
+    for (const auto& [metric, value] : scores.items()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", clean(metric), cell(value));
+    return out;
 }
 
-std::string render_evaluation(const json& e) {
-    std::string out = fmt::format("evaluation {}: {}/{} ({}), {}, suite {}, checkpoint {}\n", e["id"].get<long>(), e["name"].get<std::string>(),
-                                  e["checkpoint"].get<std::string>(), e["user"].get<std::string>(), e["state"].get<std::string>(),
-                                  e["suite"].get<std::string>(), e["path"].get<std::string>());
-    out += fmt::format("shared storage read: {:.0f} bytes in {} copies\n", e.value("shared_bytes_read", 0.0), e.value("copies", 0L));
-    Table t{{"TRIAL", "DATASETS", "GPUS", "STATE", "ATTEMPTS", "NODE", "JOB", "PRIOR", "REASON"}};
-    for (const auto& tr : e["trial_list"]) {
-        std::string prior = human_duration(tr["median_s"].get<double>());
+}  // namespace
+
+std::string clock_time(double when, double now) {
+    const std::time_t t = static_cast<std::time_t>(when), n = static_cast<std::time_t>(now > 0 ? now : when);
+    std::tm a{}, b{};
+    localtime_r(&t, &a);
+    localtime_r(&n, &b);
+    char buf[32];
+    const bool today = a.tm_year == b.tm_year && a.tm_yday == b.tm_yday;
+    std::strftime(buf, sizeof buf, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &a);
+    return buf;
+}
+
+std::string progress_summary(const json& e) {
+    const json d = e.value("datasets", json::object());
+    std::string out = fmt::format("{}/{} datasets scored", num(d, "scored"), num(d, "total"));
+    for (const char* k : {"running", "scoring", "queued"})
+        if (num(d, k) > 0) out += fmt::format(", {} {}", num(d, k), k);
+    out += fmt::format(", {} failed", num(d, "failed"));
+    if (num(d, "cancelled") > 0) out += fmt::format(", {} cancelled", num(d, "cancelled"));
+    return out + fmt::format(" (trials {}/{} done)", count(e, "done"), trial_total(e));
+}
+
+std::string eta_basis(const json& e) {
+    if (!e.contains("scheduler") || !e["scheduler"].contains("eta") || !e["scheduler"]["eta"].is_object()) return "";
+    return str(e["scheduler"]["eta"], "basis");
+}
+
+std::string eta_text(const json& e, double now, bool relative) {
+    const std::string state = str(e, "state");
+    if (state != "active") return state;
+    if (!e.contains("scheduler")) return "ETA unknown (evalschedd gives no forecast)";
+    const json& s = e["scheduler"];
+    for (const auto& t : s.value("trouble", json::array()))
+        if (str(t, "kind") == "controller") return "ETA unknown: slurmctld unreachable";
+    if (!s.contains("eta") || !s["eta"].is_object()) return "ETA unknown (no scheduling round yet)";
+    const json& eta = s["eta"];
+    if (eta.value("waiting", false) || !eta.contains("finish_at") || !eta["finish_at"].is_number()) return "waiting for GPUs";
+    const double at = eta["finish_at"].get<double>();
+    if (at <= now) return "ETA any moment (estimate)";
+    if (!relative) return fmt::format("ETA ~{} (estimate)", clock_time(at, now));
+    // Rounded up to a whole minute past ten minutes: seconds of an estimate are noise.
+    double left = at - now;
+    if (left > 600) left = std::ceil(left / 60) * 60;
+    return fmt::format("ETA ~{} (estimate, {})", human_duration(left), clock_time(at, now));
+}
+
+std::vector<std::string> trouble_lines(const json& e, double now) {
+    std::vector<std::string> out;
+    const json* list = nullptr;
+    if (e.contains("scheduler") && e["scheduler"].contains("trouble")) list = &e["scheduler"]["trouble"];
+    else if (e.contains("retries")) list = &e["retries"];
+    if (!list) return out;
+    for (const auto& t : *list) {
+        const std::string since = t.contains("since") && t["since"].is_number() ? "since " + clock_time(t["since"].get<double>(), now) + ": " : "";
+        out.push_back(since + str(t, "text"));
+    }
+    // A held evaluation's reason is the waiting state's "why".
+    if (e.contains("scheduler") && e["scheduler"].contains("eta") && e["scheduler"]["eta"].is_object() && e["scheduler"]["eta"].contains("reason") &&
+        e["scheduler"]["eta"].value("waiting", false))
+        out.push_back("waiting: " + str(e["scheduler"]["eta"], "reason"));
+    return out;
+}
+
+std::string render_status(const json& evals, const TableStyle& style) {
+    if (evals.empty() && !style.parsable2) return "no evaluations\n";
+    TextTable t{{fixed("ID"), text("USER"), text("RUN"), text("CHECKPOINT"), fixed("STATE"), fixed("DATASETS", true),
+                 fixed("TRIALS", true), fixed("RUNNING", true), fixed("FAILED", true)},
+                {}};
+    for (const auto& e : evals) {
+        const json d = e.value("datasets", json::object());
+        t.rows.push_back({std::to_string(num(e, "id")), str(e, "user"), str(e, "name"), str(e, "checkpoint"), str(e, "state"),
+                          fmt::format("{}/{}", num(d, "scored"), num(d, "total")), fmt::format("{}/{}", count(e, "done"), trial_total(e)),
+                          std::to_string(count(e, "running")), std::to_string(num(d, "failed"))});
+    }
+    return util::render_table(t, style);
+}
+
+std::string render_evaluation(const json& e, const TableStyle& style, double now) {
+    if (now <= 0) now = static_cast<double>(std::time(nullptr));
+    std::string out;
+    if (!style.parsable2) {
+        // The heading lines are capped like the tables (whole with --long).
+        auto line = [&](const std::string& s) { out += (style.width ? util::cut_to(s, style.width, '+') : s) + "\n"; };
+        line(fmt::format("evaluation {}: {}/{} ({}), {}, suite {}, checkpoint {}", num(e, "id"), str(e, "name"), str(e, "checkpoint"),
+                         str(e, "user"), str(e, "state"), str(e, "suite"), str(e, "path")));
+        line("progress: " + progress_summary(e));
+        std::string eta = eta_text(e, now, true);
+        if (const std::string basis = eta_basis(e); !basis.empty() && eta.starts_with("ETA ~")) eta += "; basis: " + basis;
+        line(eta);
+        for (const auto& t : trouble_lines(e, now)) line("trouble " + t);
+        line(fmt::format("shared storage read: {:.0f} bytes in {} copies", e.value("shared_bytes_read", 0.0), num(e, "copies")));
+        out += "\n";
+    }
+    if (e.contains("dataset_list") && !e["dataset_list"].empty()) {
+        TextTable d{{text("DATASET", 8), fixed("STATE"), text("DETAIL", 10), text("SCORE", 8)}, {}};
+        for (const auto& x : e["dataset_list"])
+            d.rows.push_back({str(x, "dataset"), str(x, "state"), str(x, "detail"), scores_text(x.value("scores", json::object()))});
+        out += util::render_table(d, style) + "\n";
+    }
+    TextTable t{{fixed("TRIAL", true), text("DATASETS", 8), fixed("GPUS", true), fixed("STATE"), fixed("ATTEMPTS", true), text("NODE"),
+                 fixed("JOB", true), fixed("PRIOR"), text("REASON", 8)},
+                {}};
+    for (const auto& tr : e.value("trial_list", json::array())) {
+        std::string prior = human_duration(tr.value("median_s", 0.0));
         if (tr.value("conservative", false)) prior += " (guess)";
         // A shard shows which one: "longqa#3of13", as its trial key and Slurm comment say.
-        std::string datasets = tr["datasets"].get<std::string>();
-        if (const std::string key = tr.value("trial", ""); key.find('#') != std::string::npos) datasets += key.substr(key.rfind('#'));
-        t.push_back({std::to_string(tr["id"].get<long>()), datasets, std::to_string(tr["gpus"].get<long>()), tr["state"],
-                     std::to_string(tr["attempts"].get<long>()), tr.value("node", ""), tr["job_id"].is_null() ? "-" : std::to_string(tr["job_id"].get<long>()),
-                     prior, tr.value("reason", "")});
+        std::string datasets = str(tr, "datasets");
+        if (const std::string key = str(tr, "trial"); key.find('#') != std::string::npos) datasets += key.substr(key.rfind('#'));
+        t.rows.push_back({std::to_string(num(tr, "id")), datasets, std::to_string(num(tr, "gpus")), str(tr, "state"),
+                          std::to_string(num(tr, "attempts")), str(tr, "node"), tr.contains("job_id") && tr["job_id"].is_number() ? std::to_string(num(tr, "job_id")) : "-",
+                          prior, str(tr, "reason")});
     }
-    out += table(t);
+    out += util::render_table(t, style);
     // One CPU job per dataset with a metric command, after all of that dataset's trials.
     if (e.contains("metric_list") && !e["metric_list"].empty()) {
-        Table m{{"METRIC JOB", "AFTER", "STATE", "NODE", "JOB", "REASON"}};
+        TextTable m{{text("METRIC JOB", 8), fixed("AFTER"), fixed("STATE"), text("NODE"), fixed("JOB", true), text("REASON", 8)}, {}};
         for (const auto& j : e["metric_list"])
-            m.push_back({j["dataset"], fmt::format("{} trial{}", j.value("after_trials", 0L), j.value("after_trials", 0L) == 1 ? "" : "s"),
-                         j["state"], j.value("node", ""), j["job_id"].is_null() ? "-" : std::to_string(j["job_id"].get<long>()),
-                         j.value("reason", "")});
-        out += "\n" + table(m);
+            m.rows.push_back({str(j, "dataset"), fmt::format("{} trial{}", num(j, "after_trials"), num(j, "after_trials") == 1 ? "" : "s"),
+                              str(j, "state"), str(j, "node"), j.contains("job_id") && j["job_id"].is_number() ? std::to_string(num(j, "job_id")) : "-",
+                              str(j, "reason")});
+        out += "\n" + util::render_table(m, style);
     }
     return out;
 }
 
-std::string render_report(const json& report, const std::string& format) {
+std::string render_report(const json& report, const std::string& format, const TableStyle& style) {
     if (format == "json") return report.dump(2) + "\n";
     std::vector<std::string> header{"dataset", "metric"};
     std::vector<std::string> ids;
     for (const auto& c : report["checkpoints"]) {
-        header.push_back(c["checkpoint"].get<std::string>());
-        ids.push_back(std::to_string(c["id"].get<long>()));
+        header.push_back(str(c, "checkpoint"));
+        ids.push_back(std::to_string(num(c, "id")));
     }
-    Table rows{header};
+    std::vector<std::vector<std::string>> rows{header};
     for (const auto& r : report["rows"]) {
-        std::vector<std::string> row{r["dataset"].get<std::string>(), r["metric"].get<std::string>()};
-        for (const auto& id : ids) row.push_back(r["values"].contains(id) ? cell(r["values"][id]) : "-");
+        std::vector<std::string> row{str(r, "dataset"), str(r, "metric")};
+        for (const auto& id : ids) row.push_back(r.contains("values") && r["values"].contains(id) ? cell(r["values"][id]) : "-");
         rows.push_back(row);
     }
-    if (format == "table") return table(rows);
+    if (format == "table") {
+        TextTable t;
+        for (const auto& h : header) t.columns.push_back(text(h));
+        t.rows.assign(rows.begin() + 1, rows.end());
+        return util::render_table(t, style);
+    }
     std::string out;
     if (format == "csv") {
         for (const auto& r : rows) {
@@ -131,34 +234,13 @@ std::string render_report(const json& report, const std::string& format) {
     throw std::invalid_argument(fmt::format("--format {}: use table, csv, json or md", format));
 }
 
-std::string render_priors(const json& priors) {
-    if (priors.empty()) return "no measured runs yet: priors come from the suites and the cost model\n";
-    Table t{{"DATASET", "SIZE", "GPUS", "RUNS", "MEDIAN", "P90"}};
+std::string render_priors(const json& priors, const TableStyle& style) {
+    if (priors.empty() && !style.parsable2) return "no measured runs yet: priors come from the suites and the cost model\n";
+    TextTable t{{text("DATASET", 8), fixed("SIZE"), fixed("GPUS", true), fixed("RUNS", true), fixed("MEDIAN"), fixed("P90")}, {}};
     for (const auto& p : priors)
-        t.push_back({p["dataset"], p["size_class"], std::to_string(p["gpus"].get<long>()), std::to_string(p["runs"].get<long>()),
-                     human_duration(p["median_s"].get<double>()), human_duration(p["p90_s"].get<double>())});
-    return table(t);
-}
-
-std::string render_progress(const json& e, int width) {
-    const long done = count(e, "done"), failed = count(e, "failed"), running = count(e, "running"), cancelled = count(e, "cancelled");
-    const long pending = count(e, "pending") + count(e, "submitting") + count(e, "queued");
-    const long total = done + failed + running + pending + cancelled;
-    const int filled = total ? static_cast<int>(width * (done + failed + cancelled) / total) : width;
-    std::string eta = "-";
-    const double remaining = e.value("remaining_gpu_s", 0.0);
-    const long gpus = std::max(1L, e.value("running_gpus", 0L));
-    if (remaining > 0) eta = human_duration(remaining / static_cast<double>(gpus));
-    // Metric jobs still to score: inference can be all done while the scores are not.
-    std::string scoring;
-    if (e.contains("metric_jobs")) {
-        const json& m = e["metric_jobs"];
-        const long open = m.value("waiting", 0L) + m.value("submitting", 0L) + m.value("queued", 0L) + m.value("running", 0L);
-        if (open > 0) scoring = fmt::format(", {} metric job{} to go", open, open == 1 ? "" : "s");
-    }
-    return fmt::format("[{}{}] {}/{} done, {} running, {} pending, {} failed{}, ETA {}", std::string(static_cast<std::size_t>(filled), '#'),
-                       std::string(static_cast<std::size_t>(width - filled), '.'), done, total, running, pending, failed, scoring,
-                       e["state"].get<std::string>() == "active" ? eta : e["state"].get<std::string>());
+        t.rows.push_back({str(p, "dataset"), str(p, "size_class"), std::to_string(num(p, "gpus")), std::to_string(num(p, "runs")),
+                          human_duration(p.value("median_s", 0.0)), human_duration(p.value("p90_s", 0.0))});
+    return util::render_table(t, style);
 }
 
 std::string one_line(std::string_view text, std::size_t max) {

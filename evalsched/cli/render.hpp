@@ -1,6 +1,8 @@
-// What the evalsched CLI prints: tables for status, an evaluation's trials, the report
-// (datasets x checkpoints) in table, csv, json or markdown, priors, and watch's progress line.
-// Pure: JSON from the daemon in, text out, so the unit tests check what a user sees.
+// What the evalsched CLI prints: tables for status, an evaluation's datasets and trials, the
+// report (datasets x checkpoints) in table, csv, json or markdown, and priors. Tables go through
+// the shared renderer (common/util/table.hpp): capped to the terminal's width unless --long,
+// '|'-separated with -P/--parsable2. Pure: JSON from the daemon in, text out, so the unit tests
+// check what a user sees. watch's lines are in watch.hpp.
 #pragma once
 
 #include <string>
@@ -8,15 +10,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/util/table.hpp"
+
 namespace acme::evalsched {
 
-std::string render_status(const nlohmann::json& evaluations);
-std::string render_evaluation(const nlohmann::json& evaluation);
+std::string render_status(const nlohmann::json& evaluations, const util::TableStyle& style = {});
+// `now`: Unix seconds, for the ETA and the times trouble began.
+std::string render_evaluation(const nlohmann::json& evaluation, const util::TableStyle& style = {}, double now = 0);
 // format: table, csv, json, md. Throws std::invalid_argument for another.
-std::string render_report(const nlohmann::json& report, const std::string& format);
-std::string render_priors(const nlohmann::json& priors);
-// "[#########.........] 9/20 done, 4 running, 7 pending, 0 failed, ETA 2m10s"
-std::string render_progress(const nlohmann::json& evaluation, int width = 30);
+std::string render_report(const nlohmann::json& report, const std::string& format, const util::TableStyle& style = {});
+std::string render_priors(const nlohmann::json& priors, const util::TableStyle& style = {});
+
+// "12/63 datasets scored, 4 running, 2 scoring, 0 failed (trials 5/20 done)"
+std::string progress_summary(const nlohmann::json& evaluation);
+// The ETA as watch and status show it: "ETA ~14m (estimate, 10:45)" with `relative`, else
+// "ETA ~10:45 (estimate)"; "waiting for GPUs" when nothing can start; "ETA unknown: ..." while
+// slurmctld is unreachable; the state once the evaluation ended.
+std::string eta_text(const nlohmann::json& evaluation, double now, bool relative);
+// The forecast's basis, "" when the daemon gave none.
+std::string eta_basis(const nlohmann::json& evaluation);
+// One line per trouble: "since 10:31:02: cannot reach slurmctld (...)".
+std::vector<std::string> trouble_lines(const nlohmann::json& evaluation, double now);
+// A clock time for a Unix time: "10:31:02" today, else "2026-12-01 10:31".
+std::string clock_time(double when, double now);
 
 // A message for the terminal as one line: control characters written \xNN (an argument or a
 // daemon's answer may carry escape sequences), at most `max` bytes, then "...".

@@ -17,8 +17,6 @@ double time_limit(const PendingTrial& t, bool staged, const PlanOptions& o) {
     return std::ceil(s / 60) * 60;
 }
 
-namespace {
-
 // Plan order: checkpoints first-come, then the longest critical path. Work on pointers so the
 // inputs' order never matters: the plan is a function of the sets.
 std::vector<const PendingTrial*> plan_order(std::span<const PendingTrial> trials) {
@@ -31,8 +29,6 @@ std::vector<const PendingTrial*> plan_order(std::span<const PendingTrial> trials
     });
     return order;
 }
-
-}  // namespace
 
 Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options) {
     Plan out;

@@ -79,6 +79,9 @@ struct Plan {
 double time_limit(const PendingTrial& trial, bool staged, const PlanOptions& options);
 
 Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> nodes, const PlanOptions& options = {});
+// The order plan() considers trials in (checkpoint rank, then the longest critical path first);
+// the forecast (forecast.hpp) replays the same order.
+std::vector<const PendingTrial*> plan_order(std::span<const PendingTrial> trials);
 
 // Pilot jobs (Phung & Thain, arXiv:2510.14024: keep the loaded model resident across tasks).
 // A pilot is one Slurm job on one node that loads a checkpoint once and then pulls trials of

@@ -111,13 +111,14 @@ std::string body_of(evhttp_request* req) {
 }  // namespace
 
 HttpApi::HttpApi(event_base* base, const DaemonConfig& config, store::Database db, store::Database submit_db,
-                 std::function<void()> wake, const std::atomic<int>* cluster_gpus)
+                 std::function<void()> wake, const std::atomic<int>* cluster_gpus, const SchedulerStatus* status)
     : guard_(config.max_connections_per_user, config.request_timeout_s),
       base_(base),
       config_(config),
       db_(std::move(db)),
       wake_(std::move(wake)),
-      cluster_gpus_(cluster_gpus) {
+      cluster_gpus_(cluster_gpus),
+      status_(status) {
     // A request whose client hung up while its submission was built is still ours to answer:
     // libevent keeps it, detached, until evhttp_send_reply, which then only frees it.
     submitter_ = std::make_unique<SubmitWorker>(
@@ -323,7 +324,8 @@ void HttpApi::handle(evhttp_request* req) {
                 send(req, error_reply(503, "evalschedd is busy with other submissions: retry in a few seconds"));
             return;
         }
-        RouteContext ctx{db_, config_, *caller, *route, body, caches_, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now_s()};
+        RouteContext ctx{db_, config_, *caller, *route, body, caches_, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now_s(),
+                         status_};
         send(req, handler_for(route->route)(ctx));
     } catch (const std::exception& ex) {
         long held = 0;

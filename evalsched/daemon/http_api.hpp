@@ -16,6 +16,7 @@
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/conn_guard.hpp"
+#include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/submit_worker.hpp"
 
 struct bufferevent;
@@ -34,7 +35,7 @@ public:
     // new evaluations' trials to the cluster. `submit_db` is the submission worker's own
     // connection (SQLite connections are not shared between threads).
     HttpApi(event_base* base, const DaemonConfig& config, store::Database db, store::Database submit_db,
-            std::function<void()> wake, const std::atomic<int>* cluster_gpus = nullptr);
+            std::function<void()> wake, const std::atomic<int>* cluster_gpus = nullptr, const SchedulerStatus* status = nullptr);
     ~HttpApi();
     HttpApi(const HttpApi&) = delete;
     HttpApi& operator=(const HttpApi&) = delete;
@@ -69,6 +70,7 @@ private:
     store::Database db_;
     std::function<void()> wake_;
     const std::atomic<int>* cluster_gpus_;
+    const SchedulerStatus* status_;
     evhttp* http_ = nullptr;
     evhttp* metrics_ = nullptr;
     ApiCaches caches_;

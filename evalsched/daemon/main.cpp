@@ -90,9 +90,10 @@ int main(int argc, char** argv) {
         std::string error;
         if (auto nodes = acme::slurm::load_node_gpus(error)) cluster_gpus = acme::slurm::usable_gpus(*nodes);
     }
+    SchedulerStatus sched_status;
     std::optional<HttpApi> api;
     try {
-        api.emplace(base, config, std::move(*api_db), std::move(*submit_db), [&] { wakeup.wake(); }, &cluster_gpus);
+        api.emplace(base, config, std::move(*api_db), std::move(*submit_db), [&] { wakeup.wake(); }, &cluster_gpus, &sched_status);
         api->listen();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "evalschedd: %s\n", e.what());
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
     log_line("listening on {}{}", config.socket, config.metrics_listen.empty() ? "" : ", metrics on " + config.metrics_listen);
 
     std::thread scheduler_thread([&] {
-        Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus);
+        Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus, &sched_status);
         std::unique_lock lock(wakeup.mutex);
         while (!wakeup.stop) {
             wakeup.pending = false;

@@ -4,7 +4,12 @@
 #include <map>
 
 #include "common/store/evalsched_store.hpp"
+#include <limits>
+
+#include <fmt/format.h>
+
 #include "evalsched/core/decisions.hpp"
+#include "evalsched/core/forecast.hpp"
 #include "evalsched/core/planner.hpp"
 #include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
@@ -16,11 +21,12 @@
 namespace acme::evalsched {
 
 Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
-                     std::atomic<int>* cluster_gpus)
+                     std::atomic<int>* cluster_gpus, SchedulerStatus* status)
     : config_(config),
       db_(std::move(db)),
       engine_(std::move(engine)),
       cluster_gpus_(cluster_gpus),
+      status_(status),
       trials_(config_, db_, engine_ ? &*engine_ : nullptr),
       metrics_(config_, db_, engine_ ? &*engine_ : nullptr) {}
 
@@ -34,6 +40,7 @@ void Scheduler::tick() noexcept {
         auto jobs = slurm::load_jobs(error);
         if (!jobs) {
             log_line("cannot ask slurmctld for jobs ({}); trying again next round", error);
+            if (status_) status_->controller_failed(error, wall_clock_s());
             return;
         }
         const TagIndex by_tag = index_by_tag(*jobs);
@@ -44,12 +51,15 @@ void Scheduler::tick() noexcept {
         auto nodes = slurm::load_node_gpus(error);
         if (!nodes) {
             log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
+            if (status_) status_->controller_failed(error, wall_clock_s());
             return;
         }
+        if (status_) status_->controller_ok();
         if (cluster_gpus_) cluster_gpus_->store(slurm::usable_gpus(*nodes));
         plan_and_submit(*jobs, *nodes);
         // After placing trials: a dataset whose last trial was just queued gets its metric job now.
         submit_metrics();
+        if (status_) publish_forecast(*jobs, *nodes);
     } catch (const std::exception& ex) {
         log_line("scheduling round failed: {}", ex.what());
     } catch (...) {
@@ -62,10 +72,55 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
     if (evals.empty()) return;
     std::map<std::int64_t, EvalInfo> by_id;
     for (const auto& e : evals) by_id[e.id] = e;
+    last_holds_.clear();
     auto pending = trials_in_state(db_, {"pending"});
     std::erase_if(pending, [&](const TrialRow& t) { return !by_id.count(t.evaluation); });
     if (pending.empty()) return;
 
+    std::map<std::string, NodeWindow> windows = windows_of(jobs, nodes, config_.bf_window_s);
+    std::map<std::string, const TrialRow*> trial_of;
+    auto pending_of = [&](const TrialRow& t) {
+        PendingTrial p = to_pending(t, by_id[t.evaluation]);
+        trial_of[p.id] = &t;
+        return p;
+    };
+    PlanOptions options;
+    options.margin_fraction = config_.margin_fraction;
+    options.margin_s = config_.margin_s;
+    std::vector<PendingTrial> trials;
+    std::map<std::string, std::string> avoid;
+    for (const auto& t : pending) {
+        trials.push_back(pending_of(t));
+        if (!t.excluded_nodes.empty()) avoid[trials.back().id] = t.excluded_nodes;
+    }
+    std::vector<NodeWindow> all;
+    for (const auto& [name, w] : windows) all.push_back(w);
+    const Plan round = plan_round(trials, avoid, std::move(all), options);
+    for (const auto& h : round.hold) last_holds_[h.trial] = h.reason;
+    for (const auto& p : round.submit) {
+        const TrialRow& t = *trial_of[p.trial];
+        trials_.start(t, by_id[t.evaluation], p.node, p.time_limit_s);
+    }
+}
+
+PendingTrial Scheduler::to_pending(const TrialRow& t, const EvalInfo& e) const {
+    PendingTrial p;
+    p.id = std::to_string(t.id);
+    p.checkpoint = e.key();
+    p.gpus = t.gpus;
+    p.median_s = t.median_s;
+    p.p90_s = t.p90_s;
+    p.startup_s = t.startup_s;
+    p.metric_s = t.metric_s;
+    p.stage_s = priors_.stage_seconds("", e.checkpoint_bytes);
+    // Priority first, then first come: a rank the planner sorts ascending.
+    p.checkpoint_rank = e.submitted_at - e.priority * 1e9;
+    p.conservative = t.conservative;
+    return p;
+}
+
+std::map<std::string, NodeWindow> Scheduler::windows_of(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes,
+                                                        double cap) {
     const double now = wall_clock_s();
     std::map<std::string, NodeWindow> windows;
     for (const auto& n : nodes) {
@@ -74,7 +129,7 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
         w.total_gpus = n.total_gpus;
         w.free_gpus = std::max(0, n.total_gpus - n.used_gpus);
         w.usable = n.usable && n.total_gpus > 0;
-        w.window_s = config_.bf_window_s;
+        w.window_s = cap;
         windows[n.name] = w;
     }
     // Backfill: a pending job's planned start on a node closes that node's window then.
@@ -90,44 +145,84 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
         auto t = load_trial(db_, a.trial);
         if (auto it = windows.find(a.node); t && it != windows.end()) it->second.free_gpus = std::max(0, it->second.free_gpus - t->gpus);
     }
+    return windows;
+}
+
+void Scheduler::publish_forecast(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes) {
+    const double now = wall_clock_s();
+    const auto evals = active_evaluations(db_);
+    std::map<std::int64_t, const EvalInfo*> by_id;
+    for (const auto& e : evals) by_id[e.id] = &e;
+    // Windows without the planner's horizon: a node no pending job is planned onto stays open.
+    auto windows = windows_of(jobs, nodes, std::numeric_limits<double>::infinity());
     std::map<std::int64_t, std::string> key_of;
-    for (const auto& [id, e] : by_id) key_of[id] = e.key();
+    for (const auto& [id, e] : by_id) key_of[id] = e->key();
     for (const auto& [eval, node] : staged_nodes(db_))
         if (auto it = windows.find(node); it != windows.end() && key_of.count(eval)) it->second.staged.push_back(key_of[eval]);
+    std::map<std::int64_t, AttemptRow> open_of;
+    for (const auto& a : open_attempts(db_)) open_of[a.trial] = a;
+    const TagIndex by_tag = index_by_tag(jobs);
 
-    std::map<std::string, const TrialRow*> trial_of;
-    auto pending_of = [&](const TrialRow& t) {
-        const EvalInfo& e = by_id[t.evaluation];
-        PendingTrial p;
-        p.id = std::to_string(t.id);
-        p.checkpoint = e.key();
-        p.gpus = t.gpus;
-        p.median_s = t.median_s;
-        p.p90_s = t.p90_s;
-        p.startup_s = t.startup_s;
-        p.metric_s = t.metric_s;
-        p.stage_s = priors_.stage_seconds("", e.checkpoint_bytes);
-        // Priority first, then first come: a rank the planner sorts ascending.
-        p.checkpoint_rank = e.submitted_at - e.priority * 1e9;
-        p.conservative = t.conservative;
-        trial_of[p.id] = &t;
-        return p;
-    };
-    PlanOptions options;
-    options.margin_fraction = config_.margin_fraction;
-    options.margin_s = config_.margin_s;
-    std::vector<PendingTrial> trials;
-    std::map<std::string, std::string> avoid;
-    for (const auto& t : pending) {
-        trials.push_back(pending_of(t));
-        if (!t.excluded_nodes.empty()) avoid[trials.back().id] = t.excluded_nodes;
+    std::vector<PendingTrial> pending;
+    std::vector<HeldTrial> held;
+    std::map<std::int64_t, int> holding;  // evaluation -> trials that hold GPUs
+    std::map<std::int64_t, std::string> first_hold;
+    for (const TrialRow& t : trials_in_state(db_, {"pending", "submitting", "queued", "running"})) {
+        auto e = by_id.find(t.evaluation);
+        if (e == by_id.end()) continue;
+        auto a = open_of.find(t.id);
+        if (t.state == "pending" || a == open_of.end()) {
+            pending.push_back(to_pending(t, *e->second));
+            if (auto h = last_holds_.find(pending.back().id); h != last_holds_.end() && !first_hold.count(t.evaluation))
+                first_hold[t.evaluation] = h->second;
+            continue;
+        }
+        HeldTrial h;
+        h.id = std::to_string(t.id);
+        h.checkpoint = e->second->key();
+        h.node = a->second.node;
+        h.gpus = t.gpus;
+        h.metric_s = t.metric_s;
+        h.remaining_s = t.startup_s + t.median_s;
+        if (const slurm::JobView* j = find_tag(by_tag, a->second.tag, e->second->uid); j && !j->pending() && j->start_time > 0)
+            h.remaining_s -= now - static_cast<double>(j->start_time);
+        held.push_back(h);
+        ++holding[t.evaluation];
     }
-    std::vector<NodeWindow> all;
-    for (const auto& [name, w] : windows) all.push_back(w);
-    for (const auto& p : plan_round(trials, avoid, std::move(all), options).submit) {
-        const TrialRow& t = *trial_of[p.trial];
-        trials_.start(t, by_id[t.evaluation], p.node, p.time_limit_s);
+    // Scoring left once inference is over: the metric jobs' estimates.
+    std::map<std::int64_t, double> scoring_s;
+    for (const MetricRow& m : metrics_in_state(db_, {"waiting", "submitting", "queued", "running"})) {
+        double left = m.estimate_s;
+        if (m.state == "running") {
+            const slurm::JobView* j = find_tag(by_tag, m.tag, by_id.count(m.evaluation) ? std::optional(by_id[m.evaluation]->uid) : std::nullopt);
+            if (j && j->start_time > 0) left -= now - static_cast<double>(j->start_time);
+        }
+        scoring_s[m.evaluation] = std::max(scoring_s[m.evaluation], std::max(0.0, left));
     }
+    const Forecast fc = forecast(pending, held, [&] {
+        std::vector<NodeWindow> all;
+        for (const auto& [name, w] : windows) all.push_back(w);
+        return all;
+    }());
+    std::map<std::int64_t, EvalForecast> out;
+    for (const auto& [id, e] : by_id) {
+        EvalForecast f;
+        auto c = fc.by_checkpoint.find(e->key());
+        if (c == fc.by_checkpoint.end()) {
+            f.finish_at = now + scoring_s[id];
+            f.basis = "the metric jobs' estimates";
+        } else {
+            const CheckpointForecast& cf = c->second;
+            if (cf.finish_s) f.finish_at = now + std::max(*cf.finish_s, scoring_s[id]);
+            f.waiting_reason = cf.waiting_reason;
+            f.basis = fmt::format("plan of {} trial{} left on {} GPU{} free or held by evalsched, median run times{}", cf.trials_left,
+                                  cf.trials_left == 1 ? "" : "s", fc.gpus_seen, fc.gpus_seen == 1 ? "" : "s",
+                                  cf.guessed ? fmt::format(" ({} guessed)", cf.guessed) : "");
+        }
+        if (!holding.count(id) && first_hold.count(id)) f.held = first_hold[id];
+        out[id] = std::move(f);
+    }
+    status_->publish(out, now);
 }
 
 void Scheduler::submit_metrics() {

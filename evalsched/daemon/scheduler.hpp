@@ -9,6 +9,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -19,16 +21,19 @@
 #include "evalsched/core/priors.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/metric_kind.hpp"
+#include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
 
 namespace acme::evalsched {
 
 class Scheduler {
 public:
+    // `status`, when given, receives what the API shows beside the store after every round: the
+    // controller's trouble and each active evaluation's forecast (sched_status.hpp).
     // `cluster_gpus`, when given, receives the GPUs of the usable nodes after every round: the
     // API sizes new evaluations' shards and bundles to it (options_for).
     Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
-              std::atomic<int>* cluster_gpus = nullptr);
+              std::atomic<int>* cluster_gpus = nullptr, SchedulerStatus* status = nullptr);
     // Its kinds hold references to its configuration and connection.
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -38,12 +43,20 @@ public:
 private:
     void plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
     void submit_metrics();
+    // The forecast of every active evaluation (core/forecast.hpp), published to status_.
+    void publish_forecast(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
+    PendingTrial to_pending(const TrialRow& t, const EvalInfo& e) const;
+    // The nodes' windows as the planner sees them; `cap`: the horizon (bf_window, or infinity).
+    std::map<std::string, NodeWindow> windows_of(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes,
+                                                 double cap);
 
     DaemonConfig config_;
     store::Database db_;
     std::optional<diagnose::Engine> engine_;
     PriorBook priors_;
     std::atomic<int>* cluster_gpus_;
+    SchedulerStatus* status_;
+    std::map<std::string, std::string> last_holds_;  // trial id -> the planner's reason, last round
     // The two kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
     TrialKind trials_;
     MetricKind metrics_;

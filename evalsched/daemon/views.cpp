@@ -1,5 +1,6 @@
 #include "evalsched/daemon/views.hpp"
 
+#include <array>
 #include <deque>
 #include <map>
 #include <tuple>
@@ -9,6 +10,7 @@
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/columns.hpp"
 #include "evalsched/core/priors.hpp"
+#include "evalsched/daemon/progress.hpp"
 
 namespace acme::evalsched {
 namespace {
@@ -36,6 +38,7 @@ const JsonColumn kSummary[] = {
 json summary_counters() {
     return json{{"trials", {{"pending", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
                 {"metric_jobs", {{"waiting", 0}, {"submitting", 0}, {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}}},
+                {"datasets", {{"total", 0}, {"scored", 0}, {"scoring", 0}, {"running", 0}, {"queued", 0}, {"failed", 0}, {"cancelled", 0}}},
                 {"remaining_gpu_s", 0.0},
                 {"running_gpus", 0},
                 {"shared_bytes_read", 0.0},
@@ -51,6 +54,13 @@ const JsonColumn kRemaining[] = {
     {"COALESCE(SUM(t.gpus * (t.startup_s + t.median_s)), 0)", "remaining_gpu_s", K::real},
     {"COALESCE(SUM(CASE WHEN t.state IN ('running') THEN t.gpus END), 0)", "running_gpus", K::integer},
 };
+// What the per-dataset counts are made of (progress.hpp), per evaluation.
+const JsonColumn kDatasetTrials[] = {
+    {"t.evaluation", "evaluation", K::integer}, {"t.datasets", "datasets", K::text}, {"t.state", "state", K::text}, {"t.reason", "reason", K::text}};
+const JsonColumn kDatasetMetrics[] = {
+    {"m.evaluation", "evaluation", K::integer}, {"m.dataset", "dataset", K::text}, {"m.state", "state", K::text}, {"m.reason", "reason", K::text}};
+const JsonColumn kDatasetScores[] = {
+    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.metric", "metric", K::text}, {"x.value", "value", K::real}};
 const JsonColumn kStaged[] = {
     {"s.evaluation", "evaluation", K::integer},
     {"COALESCE(SUM(s.bytes), 0)", "shared_bytes_read", K::real},
@@ -75,6 +85,7 @@ const JsonColumn kTrialView[] = {
 const JsonColumn kAttemptView[] = {
     {"number", "number", K::integer},     {"node", "node", K::text},         {"state", "state", K::text},
     {"job_id", "job_id", K::integer_or_null}, {"category", "category", K::text}, {"reason", "reason", K::text},
+    {"ended_at", "ended_at", K::real_or_null},
 };
 const JsonColumn kMetricView[] = {
     {"m.dataset", "dataset", K::text},
@@ -152,6 +163,26 @@ std::vector<json> summaries(Database& db, const Which& which, const Caller& call
                 e["remaining_gpu_s"] = row["remaining_gpu_s"];
                 e["running_gpus"] = row["running_gpus"];
             });
+    // Datasets scored / total: each evaluation's trials, metric jobs and scores, counted by
+    // dataset_counts (progress.hpp) the same way `status ID` lists them.
+    std::map<std::int64_t, std::array<json, 3>> parts;
+    auto collect = [&](std::size_t which) {
+        return [&parts, which](json&, const json& row) {
+            auto& a = parts[row["evaluation"].get<std::int64_t>()][which];
+            if (a.is_null()) a = json::array();
+            a.push_back(row);
+        };
+    };
+    grouped("SELECT " + select_list(kDatasetTrials) + " FROM evaluations e JOIN trials t ON t.evaluation = e.id" + where, kDatasetTrials,
+            collect(0));
+    grouped("SELECT " + select_list(kDatasetMetrics) + " FROM evaluations e JOIN metric_jobs m ON m.evaluation = e.id" + where,
+            kDatasetMetrics, collect(1));
+    grouped("SELECT " + select_list(kDatasetScores) + " FROM evaluations e JOIN results x ON x.evaluation = e.id" + where, kDatasetScores,
+            collect(2));
+    for (auto& [id, p] : parts)
+        if (auto it = index.find(id); it != index.end())
+            out[it->second]["datasets"] = dataset_counts(p[0].is_null() ? json::array() : p[0], p[1].is_null() ? json::array() : p[1],
+                                                         p[2].is_null() ? json::array() : p[2]);
     grouped("SELECT " + select_list(kStaged) + " FROM evaluations e JOIN stagings s ON s.evaluation = e.id" + where +
                 " GROUP BY s.evaluation",
             kStaged, [](json& e, const json& row) {
@@ -191,6 +222,32 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
     m.bind(1, id);
     while (m.step()) metrics.push_back(row_json(kMetricView, m));
     e["metric_list"] = metrics;
+    json scores = json::array();
+    auto sq = db.prepare("SELECT " + select_list(kDatasetScores) + " FROM results x WHERE x.evaluation = ? ORDER BY x.dataset, x.metric");
+    sq.bind(1, id);
+    while (sq.step()) scores.push_back(row_json(kDatasetScores, sq));
+    json progress = dataset_progress(e["trial_list"], metrics, scores);
+    e["datasets"] = progress["datasets"];
+    e["dataset_list"] = progress["dataset_list"];
+    // Retries are trouble a user should see where it happens: which trial, which attempt failed
+    // where and why, and when.
+    json retries = json::array();
+    for (const auto& tr : e["trial_list"]) {
+        const auto& attempts = tr["attempt_list"];
+        for (std::size_t i = 0; i + 1 < attempts.size(); ++i) {
+            const auto& a = attempts[i];
+            if (a["state"] != "failed" && a["state"] != "lost") continue;
+            std::string cause = a["category"].get<std::string>();
+            if (!a["reason"].get<std::string>().empty()) cause += (cause.empty() ? "" : ": ") + a["reason"].get<std::string>();
+            retries.push_back({{"kind", "retry"},
+                               {"since", a["ended_at"]},
+                               {"text", fmt::format("{} retried: attempt {} {}{}{}", tr["datasets"].get<std::string>(), a["number"].get<int>(),
+                                                    a["state"].get<std::string>(),
+                                                    a["node"].get<std::string>().empty() ? "" : " on " + a["node"].get<std::string>(),
+                                                    cause.empty() ? "" : " (" + cause + ")")}});
+        }
+    }
+    e["retries"] = retries;
     return e;
 }
 

@@ -26,34 +26,84 @@ TEST_CASE("report: datasets down, checkpoints across, in every format") {
     CHECK_THROWS_AS(render_report(report(), "xml"), std::invalid_argument);
 }
 
-TEST_CASE("watch's progress line counts trials and estimates the rest") {
-    json e{{"state", "active"},
-           {"trials", {{"pending", 5}, {"queued", 1}, {"running", 4}, {"done", 10}, {"failed", 0}, {"cancelled", 0}, {"submitting", 0}}},
-           {"remaining_gpu_s", 400.0},
-           {"running_gpus", 4}};
-    CHECK(render_progress(e, 10) == "[#####.....] 10/20 done, 4 running, 6 pending, 0 failed, ETA 1m40s");
+namespace {
+json evaluation() {
+    return json{{"id", 3},
+                {"name", "run7"},
+                {"checkpoint", "step-100"},
+                {"user", "alice"},
+                {"state", "active"},
+                {"suite", "m"},
+                {"path", "/ckpt/run7/step-100"},
+                {"trials", {{"pending", 0}, {"queued", 0}, {"running", 1}, {"done", 3}, {"failed", 0}, {"cancelled", 0}, {"submitting", 0}}},
+                {"datasets", {{"total", 3}, {"scored", 1}, {"scoring", 1}, {"running", 1}, {"queued", 0}, {"failed", 0}, {"cancelled", 0}}},
+                {"dataset_list",
+                 {{{"dataset", "gsm8k"}, {"state", "scored"}, {"detail", ""}, {"scores", {{"acc", 0.71}}}},
+                  {{"dataset", "longqa"}, {"state", "scoring"}, {"detail", "metric job running on n3"}, {"scores", json::object()}},
+                  {{"dataset", "mmlu"}, {"state", "running"}, {"detail", "on n1"}, {"scores", json::object()}}}},
+                {"trial_list",
+                 {{{"id", 15}, {"trial", "run7/step-100/longqa#3of13"}, {"datasets", "longqa"}, {"gpus", 1}, {"state", "done"},
+                   {"attempts", 1}, {"node", "n1"}, {"job_id", 346}, {"median_s", 231.0}, {"conservative", false}, {"reason", ""}}}},
+                {"metric_list",
+                 {{{"dataset", "longqa"}, {"after_trials", 2}, {"state", "running"}, {"node", "n3"}, {"job_id", 60}, {"reason", ""}}}},
+                {"scheduler",
+                 {{"eta", {{"finish_at", 1000.0 + 840}, {"waiting", false}, {"basis", "plan of 2 trials left on 8 GPUs"}, {"stale", false}}},
+                  {"trouble", json::array()}}}};
+}
+}  // namespace
+
+TEST_CASE("status ID: progress in datasets, the forecast labelled as an estimate with its basis, a line per dataset") {
+    const std::string shown = render_evaluation(evaluation(), {}, 1000);
+    CHECK(shown.find("progress: 1/3 datasets scored, 1 running, 1 scoring, 0 failed (trials 3/4 done)") != std::string::npos);
+    CHECK(shown.find("ETA ~14m00s (estimate, ") != std::string::npos);
+    CHECK(shown.find("basis: plan of 2 trials left on 8 GPUs") != std::string::npos);
+    CHECK(shown.find("gsm8k    scored   ") != std::string::npos);
+    CHECK(shown.find("acc=0.71") != std::string::npos);
+    CHECK(shown.find("mmlu     running  on n1") != std::string::npos);
+    CHECK(shown.find("METRIC JOB  AFTER     STATE    NODE  JOB  REASON") != std::string::npos);
+    CHECK(shown.find("   15  longqa#3of13     1  done") != std::string::npos);  // which shard
 }
 
-TEST_CASE("inference done is not scored: the progress line and the trial table show the metric jobs to go") {
-    json e{{"id", 3},
-           {"name", "run7"},
-           {"checkpoint", "step-100"},
-           {"user", "alice"},
-           {"state", "active"},
-           {"suite", "m"},
-           {"path", "/ckpt/run7/step-100"},
-           {"trials", {{"pending", 0}, {"queued", 0}, {"running", 0}, {"done", 3}, {"failed", 0}, {"cancelled", 0}, {"submitting", 0}}},
-           {"metric_jobs", {{"waiting", 0}, {"queued", 1}, {"running", 1}, {"done", 1}}},
-           {"remaining_gpu_s", 0.0},
-           {"running_gpus", 0},
-           {"trial_list",
-            {{{"id", 15}, {"trial", "run7/step-100/longqa#3of13"}, {"datasets", "longqa"}, {"gpus", 1}, {"state", "done"},
-              {"attempts", 1}, {"node", "n1"}, {"job_id", 346}, {"median_s", 231.0}, {"conservative", false}, {"reason", ""}}}},
-           {"metric_list",
-            {{{"dataset", "longqa"}, {"after_trials", 2}, {"state", "running"}, {"node", "n3"}, {"job_id", 60}, {"reason", ""}}}}};
-    CHECK(render_progress(e, 10) == "[##########] 3/3 done, 0 running, 0 pending, 0 failed, 2 metric jobs to go, ETA -");
-    const std::string shown = render_evaluation(e);
-    CHECK(shown.find("METRIC JOB  AFTER     STATE    NODE  JOB  REASON") != std::string::npos);
-    CHECK(shown.find("longqa      2 trials  running  n3    60") != std::string::npos);
-    CHECK(shown.find("15     longqa#3of13  1     done") != std::string::npos);  // which shard
+TEST_CASE("nothing can start: waiting for GPUs, no number; slurmctld unreachable: the trouble with the time it began") {
+    json e = evaluation();
+    e["scheduler"]["eta"] = {{"finish_at", nullptr}, {"waiting", true}, {"basis", "x"}, {"reason", "a trial needs 4 GPUs on one node"}};
+    CHECK(eta_text(e, 1000, true) == "waiting for GPUs");
+    const std::string shown = render_evaluation(e, {}, 1000);
+    CHECK(shown.find("waiting for GPUs\n") != std::string::npos);
+    CHECK(shown.find("ETA ~") == std::string::npos);
+    CHECK(shown.find("trouble waiting: a trial needs 4 GPUs on one node") != std::string::npos);
+    e["scheduler"]["trouble"] = {{{"kind", "controller"}, {"since", 990.0}, {"text", "cannot reach slurmctld (timeout)"}}};
+    CHECK(eta_text(e, 1000, true) == "ETA unknown: slurmctld unreachable");
+    const auto lines = trouble_lines(e, 1000);
+    REQUIRE(!lines.empty());
+    CHECK(lines[0] == "since " + clock_time(990, 1000) + ": cannot reach slurmctld (timeout)");
+}
+
+TEST_CASE("status ID caps its lines to the width; --long keeps every cell whole; -P joins with '|'") {
+    json e = evaluation();
+    e["trial_list"][0]["reason"] = std::string(300, 'r');
+    acme::util::TableStyle narrow;
+    narrow.width = 80;
+    for (std::size_t at = 0, end; at < render_evaluation(e, narrow, 1000).size(); at = end + 1) {
+        const std::string s = render_evaluation(e, narrow, 1000);
+        end = s.find('\n', at);
+        if (end == std::string::npos) break;
+        CHECK(end - at <= 80);
+    }
+    acme::util::TableStyle full;
+    full.width = 0;
+    CHECK(render_evaluation(e, full, 1000).find(std::string(300, 'r')) != std::string::npos);
+    acme::util::TableStyle p;
+    p.width = 0;
+    p.parsable2 = true;
+    CHECK(render_evaluation(e, p, 1000).find("gsm8k|scored||acc=0.71\n") != std::string::npos);
+}
+
+#include "evalsched/cli/client.hpp"
+
+TEST_CASE("the CLI's client decodes chunked answers and refuses one cut short") {
+    CHECK(dechunk("4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n") == std::optional<std::string>("{\"a\":1}"));
+    CHECK_FALSE(dechunk("4\r\n{\"a\"\r\n3\r\n:1"));
+    CHECK_FALSE(dechunk("zz\r\n"));
+    CHECK_FALSE(dechunk("ffffffffffffffff\r\nab\r\n"));
 }

@@ -15,6 +15,7 @@
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/rows.hpp"
+#include "evalsched/daemon/sched_status.hpp"
 
 namespace acme::evalsched {
 
@@ -39,6 +40,7 @@ struct RouteContext {
     const std::function<void()>& wake;   // asks the scheduler thread for a round now
     int cluster_gpus = 0;                // usable GPUs the scheduler last saw; 0: not known yet
     double now = 0;                      // Unix seconds
+    const SchedulerStatus* status = nullptr;  // the scheduler's trouble and forecasts; null: none
 };
 
 using RouteHandler = Reply (*)(RouteContext&);

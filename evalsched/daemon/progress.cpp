@@ -1,0 +1,120 @@
+#include "evalsched/daemon/progress.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace acme::evalsched {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const auto comma = list.find(',', start);
+        const std::string part = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!part.empty()) out.push_back(part);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::string text(const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+struct Dataset {
+    std::string name;
+    int pieces = 0, done = 0, running = 0, failed = 0, cancelled = 0;
+    std::set<std::string> nodes;
+    std::string failure;
+    const json* metric = nullptr;
+    json scores = json::object();
+};
+
+}  // namespace
+
+json dataset_progress(const json& trials, const json& metrics, const json& scores) {
+    std::vector<Dataset> order;
+    std::map<std::string, std::size_t> index;
+    auto of = [&](const std::string& name) -> Dataset& {
+        auto [it, fresh] = index.try_emplace(name, order.size());
+        if (fresh) {
+            order.emplace_back();
+            order.back().name = name;
+        }
+        return order[it->second];
+    };
+    for (const auto& t : trials) {
+        const std::string state = text(t, "state");
+        for (const auto& name : split(text(t, "datasets"))) {
+            Dataset& d = of(name);
+            ++d.pieces;
+            if (state == "done") ++d.done;
+            else if (state == "running") {
+                ++d.running;
+                if (const std::string node = text(t, "node"); !node.empty()) d.nodes.insert(node);
+            } else if (state == "failed") {
+                if (d.failed++ == 0) d.failure = text(t, "reason");
+            } else if (state == "cancelled") ++d.cancelled;
+        }
+    }
+    for (const auto& m : metrics)
+        if (auto it = index.find(text(m, "dataset")); it != index.end()) order[it->second].metric = &m;
+    for (const auto& s : scores)
+        if (auto it = index.find(text(s, "dataset")); it != index.end() && s.contains("value"))
+            order[it->second].scores[text(s, "metric")] = s["value"];
+
+    json counts{{"total", order.size()}, {"scored", 0}, {"scoring", 0}, {"running", 0}, {"queued", 0}, {"failed", 0}, {"cancelled", 0}};
+    json list = json::array();
+    for (const Dataset& d : order) {
+        std::string state, detail;
+        const std::string mstate = d.metric ? text(*d.metric, "state") : std::string();
+        if (d.failed) {
+            state = "failed";
+            detail = d.failure.empty() ? "a trial failed" : d.failure;
+        } else if (mstate == "failed") {
+            state = "failed";
+            detail = "metric job: " + (text(*d.metric, "reason").empty() ? std::string("failed") : text(*d.metric, "reason"));
+        } else if (d.cancelled || mstate == "cancelled") {
+            state = "cancelled";
+        } else if (d.done == d.pieces && (!d.metric || mstate == "done")) {
+            state = "scored";
+            if (d.scores.empty()) detail = "no score reported";
+        } else if (d.done == d.pieces) {
+            state = "scoring";
+            const std::string node = text(*d.metric, "node");
+            detail = mstate == "running" ? "metric job running" + (node.empty() ? "" : " on " + node) : "metric job " + mstate;
+        } else if (d.running) {
+            state = "running";
+            std::string nodes;
+            for (const auto& n : d.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+            detail = nodes.empty() ? "running" : "on " + nodes;
+        } else {
+            state = "queued";
+        }
+        if (d.pieces > 1 && (state == "running" || state == "queued"))
+            detail += fmt::format("{}{}/{} pieces done", detail.empty() ? "" : ", ", d.done, d.pieces);
+        counts[state] = counts[state].get<int>() + 1;
+        json nodes = json::array();
+        for (const auto& n : d.nodes) nodes.push_back(n);
+        list.push_back({{"dataset", d.name}, {"state", state}, {"detail", detail}, {"nodes", nodes}, {"pieces", d.pieces},
+                        {"pieces_done", d.done}, {"scores", d.scores}});
+    }
+    return {{"datasets", counts}, {"dataset_list", list}};
+}
+
+json dataset_counts(const json& trials, const json& metrics, const json& scores) {
+    return dataset_progress(trials, metrics, scores)["datasets"];
+}
+
+}  // namespace acme::evalsched

@@ -1,0 +1,25 @@
+// Progress in the units a researcher thinks in: datasets, not trials. A dataset may be one
+// trial, shards of several, or part of a bundle, and is scored in its trial or by a CPU metric
+// job after all of them; its state is the furthest all of its pieces have come:
+//   failed (a piece or its metric job failed: the reason), cancelled, scored (every piece done
+//   and its metric job, if any, done; with its scores), scoring (every piece done, the metric
+//   job not yet), running (on the nodes of its running pieces), queued (nothing started yet).
+// Pure: the API's JSON rows in, JSON out, so the unit tests pin what `status` shows.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace acme::evalsched {
+
+// `trials`: objects with "datasets" (comma-separated), "state", "reason", "node" and optionally
+// "trial" (its key, "<ckpt>/<dataset>#<i>of<n>" for a shard); `metrics`: "dataset", "state",
+// "reason", "node"; `scores`: "dataset", "metric", "value". Returns
+// {"datasets": {"total", "scored", "scoring", "running", "queued", "failed", "cancelled"},
+//  "dataset_list": [{"dataset", "state", "detail", "nodes", "pieces", "pieces_done", "scores"}]}
+// with the list in the order datasets first appear in `trials`.
+nlohmann::json dataset_progress(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores);
+
+// The counts alone (for the evaluations list).
+nlohmann::json dataset_counts(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores);
+
+}  // namespace acme::evalsched

@@ -1,0 +1,71 @@
+#include "evalsched/daemon/sched_status.hpp"
+
+#include <cmath>
+
+namespace acme::evalsched {
+
+using nlohmann::json;
+
+void SchedulerStatus::controller_failed(const std::string& error, double now) {
+    std::lock_guard lock(mutex_);
+    if (controller_error_ == error) return;
+    if (!controller_error_) controller_since_ = now;
+    controller_error_ = error;
+    ++generation_;
+}
+
+void SchedulerStatus::controller_ok() {
+    std::lock_guard lock(mutex_);
+    if (!controller_error_) return;
+    controller_error_.reset();
+    ++generation_;
+}
+
+void SchedulerStatus::publish(const std::map<std::int64_t, EvalForecast>& forecasts, double now) {
+    std::lock_guard lock(mutex_);
+    bool changed = forecasts.size() != forecasts_.size();
+    std::map<std::int64_t, Held> held;
+    for (const auto& [id, f] : forecasts) {
+        auto old = forecasts_.find(id);
+        // A finish that moved by less than a second is the same estimate: no new generation.
+        const auto rounded = [](const std::optional<double>& t) { return t ? std::optional<double>(std::round(*t)) : std::nullopt; };
+        if (old == forecasts_.end() || rounded(old->second.finish_at) != rounded(f.finish_at) || old->second.basis != f.basis ||
+            old->second.waiting_reason != f.waiting_reason || old->second.held != f.held)
+            changed = true;
+        if (f.held) {
+            auto was = held_.find(id);
+            held[id] = {*f.held, was != held_.end() ? was->second.since : now};
+        }
+    }
+    if (held.size() != held_.size()) changed = true;
+    forecasts_ = forecasts;
+    held_ = std::move(held);
+    if (changed) ++generation_;
+}
+
+json SchedulerStatus::of_evaluation(std::int64_t id) const {
+    std::lock_guard lock(mutex_);
+    json out{{"eta", nullptr}, {"trouble", json::array()}};
+    if (controller_error_)
+        out["trouble"].push_back({{"kind", "controller"},
+                                  {"since", controller_since_},
+                                  {"text", "cannot reach slurmctld (" + *controller_error_ + "); evalschedd keeps trying every round"}});
+    if (auto h = held_.find(id); h != held_.end())
+        out["trouble"].push_back({{"kind", "held"}, {"since", h->second.since}, {"text", "nothing running; trials held: " + h->second.reason}});
+    if (auto f = forecasts_.find(id); f != forecasts_.end()) {
+        json eta{{"basis", f->second.basis}, {"waiting", !f->second.finish_at}};
+        eta["finish_at"] = f->second.finish_at ? json(std::round(*f->second.finish_at)) : json(nullptr);
+        if (!f->second.waiting_reason.empty()) eta["reason"] = f->second.waiting_reason;
+        // A forecast made before slurmctld stopped answering is not one: it says so.
+        eta["stale"] = controller_error_.has_value();
+        out["eta"] = std::move(eta);
+    }
+    return out;
+}
+
+std::uint64_t SchedulerStatus::generation() const {
+    std::lock_guard lock(mutex_);
+    return generation_;
+}
+
+}  // namespace acme::evalsched

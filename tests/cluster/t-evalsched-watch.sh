@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What a researcher sees while an evaluation waits and while slurmctld is away: with every GPU
+# held by other jobs, `status` says "waiting for GPUs" and gives no ETA number; with slurmctld
+# stopped, status shows the trouble and since when; once the GPUs come free the evaluation
+# runs to the end, status counts datasets and lists each one with its score, its lines fit 80
+# columns, and `watch` in a log printed no line twice.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evalsched-lib.sh"
+es_setup
+es_start
+eval "$("$ACME_SRC_DIR"/scripts/minicluster env)"
+blockers=()
+for n in n1 n2 n3; do
+  blockers+=("$(sbatch --parsable -N1 -w "$n" --gres=gpu:4 -o /dev/null --wrap 'sleep 300')")
+done
+for i in $(seq 50); do [ "$(squeue -h -t R | wc -l)" -ge 3 ] && break; sleep 0.2; done
+id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml)
+evalsched watch "$id" --interval 0.3 >"$ES"/watch.log 2>&1 &
+watch_pid=$!
+for i in $(seq 50); do evalsched status "$id" | grep -q "waiting for GPUs" && break; sleep 0.2; done
+status=$(evalsched status "$id")
+assert_contains "$status" "waiting for GPUs" "status while every GPU is taken"
+assert_contains "$status" "progress: 0/20 datasets scored" "progress in datasets"
+echo "$status" | grep -q "ETA ~" && fail "an ETA number while nothing can start: $status"
+
+# slurmctld away: the trouble, with the time it began.
+ctld_pid=$(cat "$ACME_MINICLUSTER_DIR"/run/slurmctld.pid)
+kill "$ctld_pid"
+for i in $(seq 100); do kill -0 "$ctld_pid" 2>/dev/null || break; sleep 0.1; done
+for i in $(seq 100); do evalsched status "$id" | grep -q "cannot reach slurmctld" && break; sleep 0.3; done
+status=$(evalsched status "$id")
+echo "$status" | grep -Eq "^trouble since [0-9:]+: cannot reach slurmctld" || fail "no trouble line while slurmctld is stopped: $status"
+assert_contains "$status" "ETA unknown: slurmctld unreachable" "the ETA while slurmctld is stopped"
+slurmctld -f "$SLURM_CONF" 2>>"$ES"/ctld-restart.log || fail "slurmctld did not restart"
+for i in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 100); do evalsched status "$id" | grep -q "cannot reach slurmctld" || break; sleep 0.3; done
+
+scancel "${blockers[@]}"
+assert_eq done "$(es_wait "$id" 150)" "evaluation state"
+wait "$watch_pid" || fail "watch did not end with success: $(tail -3 "$ES"/watch.log)"
+status=$(COLUMNS='' evalsched status "$id")
+assert_contains "$status" "progress: 20/20 datasets scored" "progress at the end"
+echo "$status" | grep -Eq "^[a-z0-9_]+ +scored +[a-z_]+=[0-9.]+" || fail "no per-dataset line with a score: $status"
+widest=$(echo "$status" | awk '{ if (length($0) > w) w = length($0) } END { print w }')
+[ "$widest" -le 80 ] || fail "status lines up to $widest columns (not a terminal: 80)"
+[ "$(evalsched status "$id" --long | awk '{ if (length($0) > w) w = length($0) } END { print w }')" -ge "$widest" ] || fail "--long is narrower"
+evalsched status "$id" -P | grep -q "^DATASET|STATE|DETAIL|SCORE$" || fail "-P has no parsable header"
+# watch off a terminal: only changes (a line never repeats the one before it: a state may come
+# back, as "waiting for GPUs" does after slurmctld returns), the trouble and its end among them.
+dups=$(cut -d' ' -f2- "$ES"/watch.log | uniq -d)
+[ -z "$dups" ] || fail "watch printed a line twice in a row: $dups"
+[ "$(wc -l <"$ES"/watch.log)" -lt 100 ] || fail "watch printed $(wc -l <"$ES"/watch.log) lines for 20 datasets"
+grep -q "trouble since .*cannot reach slurmctld" "$ES"/watch.log || fail "watch did not show the trouble: $(cat "$ES"/watch.log)"
+grep -q "resolved: " "$ES"/watch.log || fail "watch did not show the trouble's end"
+grep -q "20/20 datasets scored" "$ES"/watch.log || fail "watch's last line: $(tail -1 "$ES"/watch.log)"
+cp "$ES"/watch.log /tmp/evalsched-watch-transcript.log 2>/dev/null || true
