@@ -19,6 +19,7 @@
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/suite.hpp"
+#include "evalsched/core/user_environment.hpp"
 #include "common/util/cli_checks.hpp"
 
 namespace {
@@ -113,8 +114,11 @@ int main(int argc, char** argv) {
             ss << in.rdbuf();
             // Checked here too, so a bad suite fails before the daemon is even asked.
             parse_suite(ss.str(), suite_path);
+            // The trials run in the environment submitted from, as sbatch's --export=ALL would.
+            const std::vector<std::string> env = capture_environment(environ);
+            if (const std::string why = environment_problem(env); !why.empty()) return fail(why);
             json body{{"checkpoint", fs::weakly_canonical(path).string()}, {"suite", ss.str()}, {"suite_file", suite_path},
-                      {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}};
+                      {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}, {"environment", env}};
             if (!name.empty()) body["name"] = name;
             if (!label.empty()) body["label"] = label;
             if (params_b > 0) body["params_b"] = params_b;
