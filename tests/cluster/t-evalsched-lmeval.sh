@@ -63,3 +63,23 @@ state=$(es_wait "$id2" 150)
 [ "$state" = done ] || { tail -n 20 "$ES"/results/"$id2"/logs/*.out >&2; fail "evaluation $id2 (harness in the setup's venv) ended $state"; }
 report=$(evalsched report "$id2" --format json)
 assert_eq "$(score "$ref"/arc_easy/result.json acc)" "$(got arc_easy acc)" "arc_easy through the venv's lm_eval"
+
+# 3. The OpenCompass suite's commands (tests/data/suites/opencompass-small.toml) through
+# acme-eval-opencompass and the opencompass stand-in: gsm8k sharded with test_range, mmlu's three
+# subsets whole; each dataset's metric job runs -m eval in the trials' work dirs.
+cp "$ACME_SRC_DIR"/tests/data/suites/opencompass-small.toml "$ES"/oc.toml
+chmod 644 "$ES"/oc.toml
+id3=$(PATH=$adapters:$harness:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/oc.toml --params-b 7 --label step-100-oc)
+state=$(es_wait "$id3" 150)
+[ "$state" = done ] || { tail -n 20 "$ES"/results/"$id3"/logs/*.out >&2; fail "evaluation $id3 (OpenCompass) ended $state"; }
+[ "$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id3 AND datasets = 'gsm8k.gsm8k_gen'")" -ge 2 ] || fail "gsm8k was not sharded"
+ls "$ES"/results/"$id3"/gsm8k.gsm8k_gen/shard-0-of-*/opencompass/*/predictions/evalsched/gsm8k_shard0of*.json >/dev/null ||
+  fail "no OpenCompass predictions in gsm8k's shard 0"
+for t in gsm8k.gsm8k_gen mmlu.mmlu_gen; do
+  PATH=$adapters:$harness:$PATH acme-eval-opencompass run --checkpoint "$ES"/ckpt/run7/step-100 --dataset "$t" --out "$ref/$t" >/dev/null 2>&1 ||
+    fail "the reference OpenCompass run of $t failed"
+done
+report=$(evalsched report "$id3" --format json)
+assert_eq "$(score "$ref"/gsm8k.gsm8k_gen/result.json accuracy)" "$(got gsm8k.gsm8k_gen accuracy)" "gsm8k recombined from its shards"
+assert_eq "$(score "$ref"/mmlu.mmlu_gen/result.json accuracy)" "$(got mmlu.mmlu_gen accuracy)" "mmlu over its three subsets"
+assert_eq "$(score "$ref"/mmlu.mmlu_gen/result.json accuracy_naive_average)" "$(got mmlu.mmlu_gen accuracy_naive_average)" "mmlu's naive average"

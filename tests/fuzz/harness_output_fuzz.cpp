@@ -8,6 +8,7 @@
 
 #include "evalsched/adapters/harness_files.hpp"
 #include "evalsched/adapters/lmeval_output.hpp"
+#include "evalsched/adapters/opencompass_output.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace acme::adapters;
@@ -27,6 +28,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         lmeval::Aggregate agg;
         lmeval::add_samples(agg, text, "t", {{"acc", "mean"}, {"bleu", "bleu"}}, "s");
         (void)agg.samples();
+    } catch (const AdapterError&) {
+    }
+    try {
+        opencompass::Subset sub{"x", opencompass::parse_result(text, "r"), 0};
+        sub.samples = 3;
+        (void)opencompass::combine({{sub}, {sub}});
+    } catch (const AdapterError&) {
+    }
+    try {
+        (void)opencompass::count_predictions(text, "p");
     } catch (const AdapterError&) {
     }
     return 0;

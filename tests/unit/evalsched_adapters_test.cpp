@@ -179,3 +179,49 @@ TEST_CASE("the contract's result.json: scores, samples and what could not be agg
     CHECK(text.find("bleu (bleu aggregation)") != std::string::npos);
     CHECK(split_list("a,,b,") == std::vector<std::string>{"a", "b"});
 }
+
+#include "evalsched/adapters/opencompass_output.hpp"
+#include "evalsched/core/suite.hpp"
+
+#include <cstdlib>
+
+namespace {
+std::string oc_source_root() {
+    if (const char* s = std::getenv("srcdir")) return s;
+    const std::string here = __FILE__, self = "tests/unit/evalsched_adapters_test.cpp";
+    const std::string prefix = here.substr(0, here.size() - self.size());
+    return prefix.empty() ? "." : prefix;
+}
+}  // namespace
+
+TEST_CASE("OpenCompass: results files give their numeric scores; subsets and shards recombine sample-weighted") {
+    // results/<model_abbr>/<dataset_abbr>.json as OpenCompassEvalTask writes it (opencompass/tasks/openicl_eval.py):
+    // the evaluator's dict, with "details" when --dump-eval-details is given.
+    const auto s = opencompass::parse_result(R"({"accuracy": 45.6, "details": {"0": {"correct": true}}})", "r.json");
+    CHECK(s.size() == 1);
+    CHECK(s.at("accuracy") == doctest::Approx(45.6));
+    CHECK_THROWS_WITH_AS(opencompass::parse_result(R"({"error": "answer key missing"})", "r.json"), doctest::Contains("evaluator failed"), AdapterError);
+    CHECK_THROWS_WITH_AS(opencompass::parse_result("[1,", "r.json"), doctest::Contains("r.json is not a JSON object"), AdapterError);
+    CHECK(opencompass::count_predictions(R"({"0": {"prediction": "A"}, "1": {"prediction": "B"}})", "p.json") == 2);
+    // Two subsets of 10 and 30 samples: 50 % and 100 %.
+    const Result whole = opencompass::combine({{{"a", {{"accuracy", 50}}, 10}, {"b", {{"accuracy", 100}}, 30}}});
+    CHECK(whole.scores.at("accuracy") == doctest::Approx(87.5));
+    CHECK(whole.scores.at("accuracy_naive_average") == doctest::Approx(75));
+    CHECK(*whole.samples == 40);
+    // Two shards; bleu is no mean over samples: not recombined.
+    const Result shards = opencompass::combine({{{"x_shard0of2", {{"accuracy", 20}, {"bleu", 3}}, 5}}, {{"x_shard1of2", {{"accuracy", 40}, {"bleu", 4}}, 15}}});
+    CHECK(shards.scores.at("accuracy") == doctest::Approx(35));
+    CHECK(shards.scores.count("bleu") == 0);
+    CHECK(shards.unsupported.size() == 1);
+    // One subset, one part: the harness's own numbers, whatever the metric.
+    CHECK(opencompass::combine({{{"x", {{"bleu", 3}}, 5}}}).scores.at("bleu") == doctest::Approx(3));
+}
+
+TEST_CASE("the shipped suites/opencompass.toml parses, every dataset FAMILY.CONFIG with a sample count") {
+    const acme::evalsched::Suite s = acme::evalsched::load_suite(oc_source_root() + "/suites/opencompass.toml");
+    CHECK(s.datasets.size() >= 15);
+    for (const auto& d : s.datasets) {
+        CHECK_MESSAGE(d.samples.has_value(), d.name);
+        CHECK_MESSAGE(d.name.find('.') != std::string::npos, d.name);
+    }
+}
