@@ -73,3 +73,34 @@ samples = 2376
     const Suite plain = parse_suite("[[dataset]]\nname = \"a\"\nkind = \"generation\"\ncommand = \"x {output}\"\n", "p.toml");
     CHECK(plain.wrap("x /o") == "x /o");
 }
+
+#include <filesystem>
+#include <fstream>
+
+#include "evalsched/core/checkpoint_files.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+TEST_CASE("the model's size comes from its weight files and safetensors headers, not optimizer state") {
+    CHECK(weight_file("model-00001-of-00002.safetensors"));
+    CHECK(weight_file("pytorch_model-00001-of-00003.bin"));
+    CHECK_FALSE(weight_file("optimizer.pt"));
+    CHECK_FALSE(weight_file("training_args.bin"));
+    CHECK_FALSE(weight_file("global_step100/mp_rank_00_model_states.pt"));
+    CHECK_FALSE(weight_file("global_step100/model.safetensors"));
+    CHECK(safetensors_parameters(R"({"__metadata__": {"format": "pt"}, "w": {"dtype": "BF16", "shape": [4, 8], "data_offsets": [0, 64]}, "b": {"dtype": "BF16", "shape": [8], "data_offsets": [64, 80]}})") == 40);
+    CHECK_FALSE(safetensors_parameters("{\"w\": {\"shape\": \"x\"}}"));
+    acme::test::TempDir dir;
+    const std::string header = R"({"w": {"dtype": "BF16", "shape": [1000, 1000], "data_offsets": [0, 2000000]}})";
+    {
+        std::ofstream f(dir.file("model.safetensors"), std::ios::binary);
+        std::uint64_t n = header.size();
+        for (int i = 0; i < 8; ++i) f.put(static_cast<char>((n >> (8 * i)) & 0xff));
+        f << header << std::string(2000000, '\0');
+    }
+    std::ofstream(dir.file("optimizer.pt")) << std::string(5000000, 'o');
+    std::ofstream(dir.file("config.json")) << "{}";
+    const ModelFiles m = model_files(dir.path().string());
+    CHECK(m.weight_bytes == doctest::Approx(8 + header.size() + 2000000));
+    REQUIRE(m.parameters);
+    CHECK(*m.parameters == 1e6);
+}
