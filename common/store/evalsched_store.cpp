@@ -228,6 +228,13 @@ BEGIN UPDATE totals SET sum = sum + abs(NEW.run_s - NEW.median_s) / NEW.median_s
 CREATE INDEX trials_reported ON trials (state, num_shards, run_s);
 )sql";
 
+// v7: the environment the user submitted from (issue 21), a JSON array of "NAME=value", given
+// to the evaluation's jobs as sbatch --export=ALL would. Here, not in a file, because this store
+// is root-only and an environment may hold tokens.
+constexpr std::string_view kEvalschedV7 = R"sql(
+ALTER TABLE evaluations ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -235,6 +242,7 @@ constexpr std::array kMigrations = {
     Migration{4, "evalsched v4: metric jobs per dataset", kEvalschedV4},
     Migration{5, "evalsched v5: evaluation versions for the API's caches", kEvalschedV5},
     Migration{6, "evalsched v6: running totals for /metrics counters", kEvalschedV6},
+    Migration{7, "evalsched v7: the submitter's environment per evaluation", kEvalschedV7},
 };
 
 }  // namespace

@@ -20,7 +20,9 @@
 #include "evalsched/cli/render.hpp"
 #include "evalsched/cli/watch.hpp"
 #include "common/util/table.hpp"
+#include "evalsched/core/checkpoint_files.hpp"
 #include "evalsched/core/suite.hpp"
+#include "evalsched/core/user_environment.hpp"
 #include "common/util/cli_checks.hpp"
 
 namespace {
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
     submit->add_option("--name", name, "training run the checkpoint belongs to (default: its parent directory's name)");
     submit->add_option("--label", label, "checkpoint label (default: its directory name)");
     submit->add_option("--priority", priority, "0-1000; higher goes first")->check(acme::util::number_between(0, 1000, true));
-    submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the checkpoint's size, bf16)")
+    submit->add_option("--params-b", params_b, "model size in billions of parameters (default: from the safetensors headers, else the weight files' size as bf16)")
         ->check(acme::util::number_between(0.001, 1000000));
 
     auto* status = app.add_subcommand("status", "evaluations (yours; all for admins), or one in detail");
@@ -130,8 +132,16 @@ int main(int argc, char** argv) {
             ss << in.rdbuf();
             // Checked here too, so a bad suite fails before the daemon is even asked.
             parse_suite(ss.str(), suite_path);
+            // The trials run in the environment submitted from, as sbatch's --export=ALL would.
+            const std::vector<std::string> env = capture_environment(environ);
+            if (const std::string why = environment_problem(env); !why.empty()) return fail(why);
             json body{{"checkpoint", fs::weakly_canonical(path).string()}, {"suite", ss.str()}, {"suite_file", suite_path},
-                      {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}};
+                      {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}, {"environment", env}};
+            // The model's size from its weight files, not optimizer state (checkpoint_files.hpp).
+            if (const ModelFiles m = model_files(path.string()); m.weight_bytes > 0) {
+                body["checkpoint_bytes"] = m.weight_bytes;
+                if (m.parameters && params_b <= 0) body["params_b"] = std::max(*m.parameters / 1e9, 0.001);
+            }
             if (!name.empty()) body["name"] = name;
             if (!label.empty()) body["label"] = label;
             if (params_b > 0) body["params_b"] = params_b;

@@ -12,11 +12,11 @@
 namespace acme::evalsched {
 
 // What a template may mention, by the command it belongs to.
-//   command:        {checkpoint} {dataset} {shard} {num_shards} {output} {gpus}
+//   command:        {checkpoint} {dataset} {shard} {num_shards} {output} {gpus} {samples}
 //   bundle_command: {checkpoint} {datasets} {output} {gpus}
 //   metric_command: {dataset} {output}
 // {{ and }} are literal braces.
-inline constexpr std::string_view kCommandPlaceholders[] = {"checkpoint", "dataset", "shard", "num_shards", "output", "gpus"};
+inline constexpr std::string_view kCommandPlaceholders[] = {"checkpoint", "dataset", "shard", "num_shards", "output", "gpus", "samples"};
 inline constexpr std::string_view kBundlePlaceholders[] = {"checkpoint", "datasets", "output", "gpus"};
 inline constexpr std::string_view kMetricPlaceholders[] = {"dataset", "output"};
 

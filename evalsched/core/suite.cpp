@@ -15,7 +15,21 @@
 namespace acme::evalsched {
 namespace {
 
-constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard"};
+constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard", "env", "setup"};
+
+// env names are exported by a shell: a portable identifier, not one of the variables the trial
+// wrapper itself relies on.
+bool valid_env_name(std::string_view name) {
+    if (name.empty() || name.size() > 128 || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+    if (name.starts_with("EVALSCHED_") || name.starts_with("SLURM_")) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string single_quoted(std::string_view s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
 constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard"};
 
 int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
@@ -205,6 +219,27 @@ public:
             }
             if (t->contains("gpus")) default_gpus = static_cast<int>(integer_at(*t, "gpus", "[suite]", 1, 64));
             if (t->contains("shard")) default_shard = bool_at(*t, "shard", "[suite]");
+            if (t->contains("setup")) {
+                suite.setup = string_at(*t, "setup", "[suite]");
+                if (suite.setup.size() > 4096) fail(line_of(*t->get("setup")), "setup in [suite] is longer than 4096 bytes: put it in a script and source that");
+                if (suite.setup.find_first_of("\n\r") != std::string::npos)
+                    fail(line_of(*t->get("setup")), "setup in [suite] must be one line: join the commands with && or source a script");
+            }
+            if (const toml::node* e = t->get("env")) {
+                const toml::table* et = e->as_table();
+                if (!et) fail(line_of(*e), "env in [suite] must be a table: write env = { NAME = \"value\" }");
+                if (et->size() > 256) fail(line_of(*e), "env in [suite] sets more than 256 variables: source a script in setup instead");
+                for (auto&& [name, value] : *et) {
+                    if (!valid_env_name(name.str()))
+                        fail(line_of(value), fmt::format("env name \"{}\" in [suite] is not usable: letters, digits and _, not starting with a digit, "
+                                                         "not EVALSCHED_* or SLURM_*", name.str()));
+                    const auto v = value.value<std::string>();
+                    if (!value.is_string() || !v) fail(line_of(value), fmt::format("env {} in [suite] must be a string: write {} = \"...\"", name.str(), name.str()));
+                    if (v->size() > 32768 || v->find('\0') != std::string::npos)
+                        fail(line_of(value), fmt::format("env {} in [suite] is longer than 32 KiB or holds a NUL: shorten it", name.str()));
+                    suite.env.emplace_back(std::string(name.str()), *v);
+                }
+            }
         }
         if (suite.name.empty()) {
             // The file name without directory and extension: what `evalsched report` shows.
@@ -267,6 +302,10 @@ public:
                 d.prior_s = s;
             }
             d.shard = t.contains("shard") ? bool_at(t, "shard", where) : default_shard;
+            if (!d.samples && uses_placeholder(d.command, "samples")) {
+                const int at = t.contains("command") ? line_of(*t.get("command")) : line;
+                fail(at, fmt::format("the command of {} mentions {{samples}} but the dataset has no samples: add samples = N (its test split's size)", where));
+            }
             if (d.shard && !(uses_placeholder(d.command, "shard") && uses_placeholder(d.command, "num_shards"))) {
                 const int at = t.contains("command") ? line_of(*t.get("command")) : line;
                 fail(at, fmt::format("{} may be sharded but its command lacks {{shard}} and {{num_shards}}: add both, or set shard = false", where));
@@ -289,6 +328,16 @@ const Dataset* Suite::find(std::string_view name) const {
     for (const auto& d : datasets)
         if (d.name == name) return &d;
     return nullptr;
+}
+
+std::string Suite::wrap(std::string_view command) const {
+    if (env.empty() && setup.empty()) return std::string(command);
+    // The wrapper runs with set -u; activation scripts (conda's, venv's) read unset variables.
+    std::string out = "set +u; ";
+    for (const auto& [name, value] : env) out += fmt::format("export {}={}; ", name, single_quoted(value));
+    if (!setup.empty())
+        out += fmt::format("{{ {}\n}} || {{ echo \"evalsched: the suite's setup failed: \"{} >&2; exit 1; }}; ", setup, single_quoted(setup));
+    return out + std::string(command);
 }
 
 Suite parse_suite(std::string_view text, const std::string& file) { return Parser(file).parse(text); }

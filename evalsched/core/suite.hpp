@@ -45,8 +45,15 @@ struct Suite {
     // evalsched never bundles: each dataset keeps its own command.
     std::optional<std::string> bundle_command;
     std::vector<Dataset> datasets;
+    // The environment every trial and metric command of the suite runs in, on top of the one
+    // the user submitted from: variables set first (env = {NAME = "value"}), then a shell line
+    // (setup = "source /opt/conda/bin/activate lm") whose failure fails the command.
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string setup;
 
     const Dataset* find(std::string_view name) const;
+    // `command` preceded by the suite's env and setup (unchanged when it sets neither).
+    std::string wrap(std::string_view command) const;
 };
 
 // `file` names the source in messages. Throws SuiteError.

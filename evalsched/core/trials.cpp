@@ -63,12 +63,13 @@ std::vector<Trial> split_trial(const Trial& trial, const Suite& suite, const Che
         t.id = fmt::format("{}/{}#{}of{}", ckpt.name, part.dataset, i, n);
         t.prior.median_s = trial.prior.median_s / factor;
         t.prior.p90_s = trial.prior.p90_s / factor;
-        t.command = render_template(it->command, Values{{"checkpoint", ckpt.staged_path},
-                                                        {"dataset", part.dataset},
-                                                        {"shard", std::to_string(i)},
-                                                        {"num_shards", std::to_string(n)},
-                                                        {"output", output_dir(ckpt, t.parts.back())},
-                                                        {"gpus", std::to_string(trial.gpus)}});
+        t.command = suite.wrap(render_template(it->command, Values{{"checkpoint", ckpt.staged_path},
+                                                                   {"dataset", part.dataset},
+                                                                   {"shard", std::to_string(i)},
+                                                                   {"num_shards", std::to_string(n)},
+                                                                   {"output", output_dir(ckpt, t.parts.back())},
+                                                                   {"gpus", std::to_string(trial.gpus)},
+                                                                   {"samples", std::to_string(it->samples.value_or(0))}}));
         out.push_back(std::move(t));
     }
     return out;
@@ -112,12 +113,13 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
             t.gpus = d.gpus;
             t.prior = Estimate{e.median_s / n, e.p90_s / n, e.source, e.runs};
             t.startup_s = startup;
-            t.command = render_template(d.command, Values{{"checkpoint", ckpt.staged_path},
-                                                          {"dataset", d.name},
-                                                          {"shard", std::to_string(i)},
-                                                          {"num_shards", std::to_string(n)},
-                                                          {"output", output_dir(ckpt, t.parts.back())},
-                                                          {"gpus", std::to_string(d.gpus)}});
+            t.command = suite.wrap(render_template(d.command, Values{{"checkpoint", ckpt.staged_path},
+                                                                     {"dataset", d.name},
+                                                                     {"shard", std::to_string(i)},
+                                                                     {"num_shards", std::to_string(n)},
+                                                                     {"output", output_dir(ckpt, t.parts.back())},
+                                                                     {"gpus", std::to_string(d.gpus)},
+                                                                     {"samples", std::to_string(d.samples.value_or(0))}}));
             trials_of[d.name].push_back(t.id);
             set.trials.push_back(std::move(t));
         }
@@ -161,13 +163,14 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
         if (b.size() == 1) {
             const Dataset& d = *b.front().d;
             t.id = fmt::format("{}/{}", ckpt.name, d.name);
-            t.command = render_template(d.command, Values{{"checkpoint", ckpt.staged_path}, {"dataset", d.name}, {"shard", "0"},
-                                                          {"num_shards", "1"}, {"output", output_dir(ckpt, t.parts.back())},
-                                                          {"gpus", std::to_string(d.gpus)}});
+            t.command = suite.wrap(render_template(d.command, Values{{"checkpoint", ckpt.staged_path}, {"dataset", d.name}, {"shard", "0"},
+                                                                     {"num_shards", "1"}, {"output", output_dir(ckpt, t.parts.back())},
+                                                                     {"gpus", std::to_string(d.gpus)},
+                                                                     {"samples", std::to_string(d.samples.value_or(0))}}));
         } else {
             t.id = fmt::format("{}/bundle-{}", ckpt.name, k++);
-            t.command = render_template(*suite.bundle_command, Values{{"checkpoint", ckpt.staged_path}, {"datasets", names},
-                                                                      {"output", ckpt.output_root}, {"gpus", std::to_string(t.gpus)}});
+            t.command = suite.wrap(render_template(*suite.bundle_command, Values{{"checkpoint", ckpt.staged_path}, {"datasets", names},
+                                                                                 {"output", ckpt.output_root}, {"gpus", std::to_string(t.gpus)}}));
         }
         for (const auto& p : t.parts) trials_of[p.dataset].push_back(t.id);
         set.trials.push_back(std::move(t));
@@ -187,7 +190,8 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
         const double samples = d.samples ? static_cast<double>(*d.samples) : 1000;
         m.estimate_s = d.metric_command ? cost.metric_seconds(d.kind, samples) : 0;
         if (d.metric_command)
-            m.command = render_template(*d.metric_command, Values{{"dataset", d.name}, {"output", fmt::format("{}/{}", ckpt.output_root, d.name)}});
+            m.command = suite.wrap(
+                render_template(*d.metric_command, Values{{"dataset", d.name}, {"output", fmt::format("{}/{}", ckpt.output_root, d.name)}}));
         for (const std::string& id : m.after)
             if (auto it = trial_at.find(id); it != trial_at.end())
                 for (std::size_t i : it->second) set.trials[i].metric_s = std::max(set.trials[i].metric_s, m.estimate_s);

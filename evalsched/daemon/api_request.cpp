@@ -1,5 +1,7 @@
 #include "evalsched/daemon/api_request.hpp"
 
+#include "evalsched/core/user_environment.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -113,9 +115,9 @@ SubmitRequest parse_submit(std::string_view body) {
         return v;
     };
     for (auto it = j.begin(); it != j.end(); ++it) {
-        static constexpr std::string_view known[] = {"checkpoint", "name", "label", "suite", "suite_file", "priority", "params_b", "checkpoint_bytes"};
+        static constexpr std::string_view known[] = {"checkpoint", "name", "label", "suite", "suite_file", "priority", "params_b", "checkpoint_bytes", "environment"};
         if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known))
-            throw RequestError(fmt::format("unknown field '{}': use checkpoint, name, label, suite, suite_file, priority, params_b, checkpoint_bytes",
+            throw RequestError(fmt::format("unknown field '{}': use checkpoint, name, label, suite, suite_file, priority, params_b, checkpoint_bytes, environment",
                                            printable(it.key(), 40)));
     }
     SubmitRequest r;
@@ -143,6 +145,20 @@ SubmitRequest parse_submit(std::string_view body) {
     if (r.params_b == 0) r.params_b = r.checkpoint_bytes > 0 ? r.checkpoint_bytes / 2e9 : 7;
     if (r.params_b < 0.001) r.params_b = 0.001;
     if (r.checkpoint_bytes == 0) r.checkpoint_bytes = r.params_b * 2e9;
+    if (auto env = j.find("environment"); env != j.end() && !env->is_null()) {
+        if (!env->is_array() || env->size() > kMaxEnvironmentVars)
+            throw RequestError(fmt::format("field 'environment' must be an array of at most {} \"NAME=value\" strings", kMaxEnvironmentVars));
+        for (const auto& e : *env) {
+            if (!e.is_string()) throw RequestError("field 'environment' must hold only \"NAME=value\" strings");
+            const std::string& entry = e.get_ref<const std::string&>();
+            if (entry.size() > kMaxEnvironmentBytes) throw RequestError(fmt::format("an environment entry is larger than {} bytes", kMaxEnvironmentBytes));
+            const auto eq = entry.find('=');
+            if (eq == std::string::npos || eq == 0) throw RequestError(fmt::format("environment entry '{}' is not NAME=value", printable(entry, 40)));
+            // Checked here too: a client may send what evalsched submit never would.
+            if (carried_variable(std::string_view(entry).substr(0, entry.find('=')))) r.environment.push_back(entry);
+        }
+        if (const std::string why = environment_problem(r.environment); !why.empty()) throw RequestError(printable(why, 300));
+    }
     r.suite = parse_suite(suite, r.suite_file);
     if (r.suite.datasets.empty()) throw SuiteError(r.suite_file, 0, "the suite has no [[dataset]]: add at least one");
     return r;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evalsched/core/suite.hpp"
 
@@ -47,6 +48,9 @@ struct SubmitRequest {
     int priority = 0;
     double params_b = 0;           // 0: estimated from checkpoint_bytes (bf16)
     double checkpoint_bytes = 0;
+    // The submitter's environment ("NAME=value", evalsched submit's capture), carried variables
+    // only; empty from a client that sends none: trials then get a minimal PATH.
+    std::vector<std::string> environment;
 };
 
 // Throws RequestError (bad JSON, a missing or mistyped field) or SuiteError (the suite text).

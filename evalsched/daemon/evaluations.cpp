@@ -3,6 +3,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace acme::evalsched {
 
@@ -34,6 +35,8 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
                       caller.user, req.priority, req.params_b, req.checkpoint_bytes, results_dir, now)
             .run();
         const std::int64_t id = db.last_insert_rowid();
+        if (!req.environment.empty())
+            db.prepare("UPDATE evaluations SET environment = ? WHERE id = ?").bind_all(nlohmann::json(req.environment).dump(), id).run();
         const std::string output_dir = fmt::format("{}/{}", results_dir, id);
         db.prepare("UPDATE evaluations SET output_dir = ? WHERE id = ?").bind_all(output_dir, id).run();
         const TrialSet set = make(output_dir);
@@ -64,6 +67,18 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         }
         return id;
     });
+}
+
+std::vector<std::string> load_environment(Database& db, std::int64_t evaluation) {
+    auto q = db.prepare("SELECT environment FROM evaluations WHERE id = ?");
+    q.bind(1, evaluation);
+    std::vector<std::string> out;
+    if (!q.step()) return out;
+    const nlohmann::json j = nlohmann::json::parse(q.column_text(0), nullptr, false);
+    if (!j.is_array()) return out;
+    for (const auto& e : j)
+        if (e.is_string()) out.push_back(e.get<std::string>());
+    return out;
 }
 
 CancelResult cancel_evaluation(Database& db, std::int64_t id, const Caller& caller, double now) {

@@ -22,6 +22,9 @@ std::int64_t create_evaluation(store::Database& db, const SubmitRequest& req, co
                                const std::string& results_dir, const std::function<TrialSet(const std::string& output_dir)>& make,
                                double now);
 
+// The environment the evaluation was submitted from (empty for one submitted without).
+std::vector<std::string> load_environment(store::Database& db, std::int64_t evaluation);
+
 enum class CancelResult { cancelled, not_found, already_finished };
 CancelResult cancel_evaluation(store::Database& db, std::int64_t id, const Caller& caller, double now);
 

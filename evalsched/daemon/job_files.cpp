@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "evalsched/core/user_environment.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/user_files.hpp"
 
@@ -32,15 +33,17 @@ std::optional<std::string> ensure_dirs(const EvalInfo& e) {
     return prepare_user_dirs(e.output_dir, {"logs", "attempts", "inference-done"}, e.uid, e.gid);
 }
 
-slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra) {
+slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra,
+                        const std::vector<std::string>& user_env) {
     slurm::BatchJob job;
     job.name = tag;
     std::string home = "/";
     if (passwd* pw = getpwuid(e.uid); pw && pw->pw_dir) home = pw->pw_dir;
-    job.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + e.user, "LOGNAME=" + e.user,
-                       fmt::format("EVALSCHED_EVALUATION={}", e.id)};
-    for (auto& x : extra) job.environment.push_back(std::move(x));
-    job.environment.push_back("EVALSCHED_OUTPUT=" + e.output_dir);
+    std::vector<std::string> fixed = {"HOME=" + home, "USER=" + e.user, "LOGNAME=" + e.user, fmt::format("EVALSCHED_EVALUATION={}", e.id)};
+    if (user_env.empty()) fixed.insert(fixed.begin(), "PATH=/usr/local/bin:/usr/bin:/bin");
+    for (auto& x : extra) fixed.push_back(std::move(x));
+    fixed.push_back("EVALSCHED_OUTPUT=" + e.output_dir);
+    job.environment = merge_environment(user_env, fixed);
     job.user_id = e.uid;
     job.group_id = e.gid;
     job.partition = partition;

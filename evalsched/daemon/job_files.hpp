@@ -38,7 +38,11 @@ std::optional<std::string> ensure_dirs(const EvalInfo& e);
 
 // A batch job with what every evalsched job has: its tag as the name, the evaluation's user,
 // a plain environment (plus `extra`), the partition, the output directory, its log.
-slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra);
+// `user_env`: the environment the evaluation was submitted from; the job gets it with the
+// daemon's own variables (EVALSCHED_*, HOME, USER, LOGNAME) on top, or, when it is empty, a
+// minimal PATH.
+slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra,
+                        const std::vector<std::string>& user_env = {});
 
 // A JSON object the job's user wrote, at most 1 MiB; nullopt when missing, unreadable or not an object.
 std::optional<nlohmann::json> read_user_json(const std::string& path, const EvalInfo& e);

@@ -31,7 +31,7 @@ bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::v
     for (const auto& id : m.trials)
         if (auto t = load_trial(db_, id)) ms.done_markers.emplace_back(done_marker(e, id), t->trial_key);
     ms.command = m.command;
-    slurm::BatchJob job = job_for(e, m.tag, config_.partition, {"EVALSCHED_DATASET=" + m.dataset});
+    slurm::BatchJob job = job_for(e, m.tag, config_.partition, {"EVALSCHED_DATASET=" + m.dataset}, load_environment(db_, e.id));
     job.comment = job_comment(fmt::format("evalsched metric {}/{}/{}", e.name, e.checkpoint, m.dataset), m.tag);
     job.script = metric_script(ms);
     // CPU only: no GPUs asked for, so inference's GPUs are free the moment it ends.

@@ -34,7 +34,7 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
     for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
     ts.done_marker = done_marker(e, t.id);
     ts.command = t.command;
-    slurm::BatchJob job = job_for(e, a.tag, config_.partition, {"EVALSCHED_TRIAL=" + t.trial_key});
+    slurm::BatchJob job = job_for(e, a.tag, config_.partition, {"EVALSCHED_TRIAL=" + t.trial_key}, load_environment(db_, e.id));
     job.comment = job_comment("evalsched trial " + t.trial_key, a.tag);
     job.script = trial_script(ts);
     job.time_limit_min = static_cast<std::uint32_t>(std::ceil(time_limit_s / 60));

@@ -1,0 +1,70 @@
+// What the evaluation adapters (acme-eval-lmeval, acme-eval-opencompass; man
+// acme-eval-adapters(1)) share: the shard arithmetic of the suite contract, bounded file reads,
+// the contract's result.json, and running the harness as a child whose output goes to the
+// trial's log. Pure except for the file and process helpers at the end.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace acme::adapters {
+
+// A refusal the adapter prints as one line ("acme-eval-lmeval: <what>: <what to do>") before
+// exiting non-zero: a bad argument, a harness output that is missing or malformed.
+class AdapterError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Shard i of n of a dataset of `samples` samples covers [begin, end): floor(i*N/n) up to
+// floor((i+1)*N/n), the suite contract (evalsched-suite(5)), so shards 2i and 2i+1 of 2n cover
+// shard i of n exactly. Throws AdapterError for i outside [0, n) or n < 1.
+struct Range {
+    long begin = 0, end = 0;
+    long size() const { return end - begin; }
+};
+Range shard_range(long samples, int shard, int num_shards);
+
+// One metric's aggregate over a set of samples: mean = sum / count. Adding two shards' Means
+// gives the whole dataset's mean exactly (what shard aggregation needs).
+struct Mean {
+    double sum = 0;
+    long count = 0;
+    void add(double value, long n = 1) { sum += value, count += n; }
+    double value() const { return count ? sum / static_cast<double>(count) : 0; }
+};
+
+// The contract's result file: {"scores": {...}, "samples": N, ...extra}. Written atomically
+// (a temporary file renamed over result.json), so a reader never sees half of it.
+struct Result {
+    std::map<std::string, double> scores;
+    std::optional<long> samples;
+    std::vector<std::string> unsupported;   // metrics the adapter could not aggregate, and why
+    std::string harness;                    // "lm-evaluation-harness", "opencompass"
+    std::vector<std::string> sources;       // the harness files the scores came from
+};
+std::string result_json(const Result& r);
+void write_result(const std::string& dir, const Result& r);
+
+// At most max_bytes of a regular file (not a symlink); AdapterError naming the file otherwise.
+std::string read_file(const std::string& path, std::size_t max_bytes);
+// Regular files under dir (recursively, no symlinks followed) whose name matches the glob
+// (fnmatch), sorted by path.
+std::vector<std::string> find_files(const std::string& dir, const std::string& glob);
+// Immediate subdirectories of dir, sorted.
+std::vector<std::string> subdirs(const std::string& dir);
+
+// Runs argv (argv[0] looked up on PATH) with stdout and stderr inherited and waits for it.
+// Returns its exit status (128 + signal when it died of one); AdapterError when it cannot be
+// started (the harness is not installed: the message says to install it or set `setup`).
+int run_harness(const std::vector<std::string>& argv);
+
+// "a,b,c" -> {"a", "b", "c"}, empty items dropped.
+std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+}  // namespace acme::adapters

@@ -1,0 +1,235 @@
+// acme-eval-lmeval: runs one dataset (or one shard of it, or a bundle of datasets) through
+// lm-evaluation-harness and turns its output files into the suite contract's result.json
+// (man acme-eval-adapters(1), evalsched-suite(5)).
+//
+//   acme-eval-lmeval run --checkpoint DIR --tasks T[,T...] --out DIR [--model hf|vllm|local-completions]
+//                        [--shard I --num-shards N --samples N] [--gpus G] [-- LM_EVAL_ARGS...]
+//   acme-eval-lmeval score --task T --out DIR
+//
+// The flags it passes are lm_eval's own (lm_eval/_cli/run.py; lm_eval/__main__.py before the
+// subcommands): --model, --model_args, --tasks, --batch_size, --output_path, --log_samples,
+// --samples (a JSON file {task: [indices]}, the harness's own sample selection, lm-eval >= 0.4.8),
+// --num_fewshot, --device. The files it reads are listed in lmeval_output.hpp.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/util/version.hpp"
+#include "evalsched/adapters/harness_files.hpp"
+#include "evalsched/adapters/lmeval_output.hpp"
+
+namespace {
+
+using namespace acme::adapters;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxResults = 64u << 20;   // results_*.json: configs of every subtask
+constexpr std::size_t kMaxSamples = 2048u << 20;  // samples_*.jsonl: every prompt and answer
+
+struct RunOptions {
+    std::string checkpoint, tasks, out, model = "hf", base_url, served_model, batch_size = "auto", model_args, lm_eval = "lm_eval";
+    int shard = 0, num_shards = 1, gpus = 1, num_fewshot = -1;
+    long samples = 0;
+    std::vector<std::string> extra;
+};
+
+std::string model_args(const RunOptions& o) {
+    std::string a;
+    if (o.model == "hf") {
+        a = fmt::format("pretrained={},dtype=auto", o.checkpoint);
+        if (o.gpus > 1) a += ",parallelize=True";
+    } else if (o.model == "vllm") {
+        a = fmt::format("pretrained={},dtype=auto,tensor_parallel_size={},gpu_memory_utilization=0.85", o.checkpoint, o.gpus);
+    } else {  // local-completions: the served model answers, the staged checkpoint tokenizes
+        if (o.base_url.empty()) throw AdapterError("--model local-completions needs --base-url http://HOST:PORT/v1/completions");
+        a = fmt::format("model={},base_url={},tokenizer={},num_concurrent=8,max_retries=3", o.served_model.empty() ? o.checkpoint : o.served_model,
+                        o.base_url, o.checkpoint);
+    }
+    if (!o.model_args.empty()) a += "," + o.model_args;
+    return a;
+}
+
+// The newest results_<date_id>.json under dir (date_ids sort by time).
+std::string newest_results(const std::string& dir) {
+    std::string best;
+    for (const auto& f : find_files(dir, "results_*.json"))
+        if (best.empty() || lmeval::date_id_of(f) > lmeval::date_id_of(best)) best = f;
+    if (best.empty()) throw AdapterError(fmt::format("lm_eval wrote no results_*.json under {}: see its output above", dir));
+    return best;
+}
+
+// samples_<leaf>_<date_id>.jsonl next to the results file.
+std::string samples_file(const std::string& results_file, const std::string& leaf) {
+    const std::string dir = fs::path(results_file).parent_path().string();
+    return fmt::format("{}/samples_{}_{}.jsonl", dir, leaf, lmeval::date_id_of(results_file));
+}
+
+long effective_samples(const json& results, const std::vector<std::string>& leaves) {
+    long n = 0;
+    const auto ns = results.find("n-samples");
+    if (ns == results.end() || !ns->is_object()) return 0;
+    for (const auto& l : leaves) {
+        const auto it = ns->find(l);
+        if (it != ns->end() && it->is_object() && (*it)["effective"].is_number_integer()) n += (*it)["effective"].get<long>();
+    }
+    return n;
+}
+
+Result result_from(const std::string& file, const json& results, const std::string& task) {
+    Result r;
+    r.harness = "lm-evaluation-harness";
+    r.scores = lmeval::task_scores(results, task, file);
+    if (const long n = effective_samples(results, lmeval::leaves(results, task))) r.samples = n;
+    r.sources = {file};
+    return r;
+}
+
+int run(const RunOptions& o) {
+    const std::vector<std::string> tasks = split_list(o.tasks);
+    if (tasks.empty()) throw AdapterError("--tasks is empty: give one lm-eval task, or several comma-separated");
+    if (o.num_shards > 1 && tasks.size() > 1) throw AdapterError("a bundle of tasks cannot be sharded: give one task with --shard");
+    const bool bundle = tasks.size() > 1;
+    const std::string output_path = bundle ? fmt::format("{}/.lm_eval-{}", o.out, tasks.front()) : o.out;
+    std::vector<std::string> argv{o.lm_eval, "--model", o.model, "--model_args", model_args(o), "--tasks", o.tasks, "--batch_size", o.batch_size,
+                                  "--output_path", output_path, "--log_samples"};
+    if (o.model == "hf" && o.gpus == 1) argv.insert(argv.end(), {"--device", "cuda:0"});
+    if (o.num_fewshot >= 0) argv.insert(argv.end(), {"--num_fewshot", std::to_string(o.num_fewshot)});
+    Range range{0, o.samples};
+    if (o.num_shards > 1) {
+        if (o.samples <= 0)
+            throw AdapterError(fmt::format("shard {} of {} of {} needs the dataset's size: pass --samples {{samples}} and set samples = N "
+                                           "for the dataset in the suite",
+                                           o.shard, o.num_shards, o.tasks));
+        range = shard_range(o.samples, o.shard, o.num_shards);
+        // A file, not the JSON itself: a shard of 50,000 indices is larger than one argument may
+        // be (MAX_ARG_STRLEN); lm_eval reads --samples from a file when it names one.
+        json idx = json::array();
+        for (long i = range.begin; i < range.end; ++i) idx.push_back(i);
+        fs::create_directories(o.out);
+        std::ofstream(o.out + "/evalsched-samples.json") << json{{tasks.front(), idx}}.dump() << "\n";
+        argv.insert(argv.end(), {"--samples", o.out + "/evalsched-samples.json"});
+    }
+    argv.insert(argv.end(), o.extra.begin(), o.extra.end());
+    fs::create_directories(output_path);
+    if (o.num_shards > 1) {
+        std::ofstream(o.out + "/evalsched-shard.json")
+            << json{{"task", tasks.front()}, {"shard", o.shard}, {"num_shards", o.num_shards}, {"begin", range.begin}, {"end", range.end}, {"samples", o.samples}}.dump()
+            << "\n";
+    }
+    std::fprintf(stderr, "acme-eval-lmeval: running %s\n", fmt::format("{}", fmt::join(argv, " ")).c_str());
+    if (const int rc = run_harness(argv); rc != 0) return rc;
+
+    const std::string file = newest_results(output_path);
+    const json results = lmeval::parse_results(read_file(file, kMaxResults), file);
+    if (!bundle) {
+        write_result(o.out, result_from(file, results, tasks.front()));
+        return 0;
+    }
+    // A bundle: each task gets its own directory, as evalsched expects ({output}/<task>), with
+    // its scores and the harness's files it came from (its metric job may read them again).
+    for (const auto& t : tasks) {
+        const std::string dir = fmt::format("{}/{}/{}", o.out, t, fs::path(file).parent_path().filename().string());
+        fs::create_directories(dir);
+        fs::copy_file(file, dir + "/" + fs::path(file).filename().string(), fs::copy_options::overwrite_existing);
+        for (const auto& leaf : lmeval::leaves(results, t)) {
+            const std::string s = samples_file(file, leaf);
+            if (fs::exists(s)) fs::copy_file(s, dir + "/" + fs::path(s).filename().string(), fs::copy_options::overwrite_existing);
+        }
+        write_result(fmt::format("{}/{}", o.out, t), result_from(file, results, t));
+    }
+    return 0;
+}
+
+// The metric job: every shard's samples (or the single run's results) into one result.json.
+int score(const std::string& task, const std::string& out) {
+    std::vector<std::string> parts;
+    for (const auto& d : subdirs(out))
+        if (fs::path(d).filename().string().starts_with("shard-")) parts.push_back(d);
+    if (parts.empty()) {
+        const std::string file = newest_results(out);
+        const json results = lmeval::parse_results(read_file(file, kMaxResults), file);
+        write_result(out, result_from(file, results, task));
+        return 0;
+    }
+    lmeval::Aggregate agg;
+    std::vector<std::pair<long, long>> ranges;
+    long total = -1;
+    Result r;
+    r.harness = "lm-evaluation-harness";
+    for (const auto& part : parts) {
+        const std::string shard_file = part + "/evalsched-shard.json";
+        const json s = json::parse(read_file(shard_file, 4096), nullptr, false);
+        if (s.is_discarded() || !s.is_object() || !s["begin"].is_number_integer() || !s["end"].is_number_integer() || !s["samples"].is_number_integer())
+            throw AdapterError(fmt::format("{} is not the adapter's shard record: rerun the trial", shard_file));
+        ranges.emplace_back(s["begin"].get<long>(), s["end"].get<long>());
+        if (total >= 0 && total != s["samples"].get<long>()) throw AdapterError(fmt::format("{} disagrees on the dataset's size", shard_file));
+        total = s["samples"].get<long>();
+        const std::string file = newest_results(part);
+        const json results = lmeval::parse_results(read_file(file, kMaxResults), file);
+        for (const auto& leaf : lmeval::leaves(results, task)) {
+            const std::string sf = samples_file(file, leaf);
+            lmeval::add_samples(agg, read_file(sf, kMaxSamples), leaf, lmeval::aggregations(results, leaf), sf);
+            r.sources.push_back(sf);
+        }
+    }
+    // Coverage: the shards' ranges (of mixed N after re-sharding) tile the dataset exactly once.
+    std::sort(ranges.begin(), ranges.end());
+    long at = 0;
+    for (const auto& [b, e] : ranges) {
+        if (b != at) throw AdapterError(fmt::format("the shards of {} under {} do not cover samples {} to {}: a shard is missing or overlaps", task, out, at, b));
+        at = e;
+    }
+    if (at != total) throw AdapterError(fmt::format("the shards of {} under {} cover {} of {} samples", task, out, at, total));
+    for (const auto& [name, mean] : agg.metrics) r.scores[name] = mean.value();
+    r.unsupported.assign(agg.unsupported.begin(), agg.unsupported.end());
+    for (const auto& u : r.unsupported) std::fprintf(stderr, "acme-eval-lmeval: %s: not aggregated across shards\n", u.c_str());
+    if (r.scores.empty()) throw AdapterError(fmt::format("no per-sample metric of {} can be aggregated across shards: set shard = false for it", task));
+    r.samples = agg.samples();
+    write_result(out, r);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"acme-eval-lmeval: one dataset, shard or bundle through lm-evaluation-harness, scored into evalsched's result.json"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", acme::version_line("acme-eval-lmeval"), "print the version and exit");
+    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("acme-eval-lmeval: ") + e.what() + ": see --help\n"; });
+    RunOptions o;
+    auto* run_cmd = app.add_subcommand("run", "run lm_eval on one task (or a shard, or a bundle) and write result.json");
+    run_cmd->add_option("--checkpoint", o.checkpoint, "the staged checkpoint ({checkpoint})")->required();
+    run_cmd->add_option("--tasks,--task", o.tasks, "lm-eval task (or group); several comma-separated for a bundle")->required();
+    run_cmd->add_option("--out", o.out, "output directory ({output})")->required();
+    run_cmd->add_option("--model", o.model, "hf, vllm or local-completions")->check(CLI::IsMember({"hf", "vllm", "local-completions"}));
+    run_cmd->add_option("--base-url", o.base_url, "local-completions: the served model's completions URL");
+    run_cmd->add_option("--served-model", o.served_model, "local-completions: the model name the server knows (default: the checkpoint path)");
+    run_cmd->add_option("--shard", o.shard, "shard index ({shard})");
+    run_cmd->add_option("--num-shards", o.num_shards, "number of shards ({num_shards})")->check(CLI::Range(1, 100000));
+    run_cmd->add_option("--samples", o.samples, "the dataset's size ({samples}); needed to shard")->check(CLI::Range(0L, 100000000L));
+    run_cmd->add_option("--gpus", o.gpus, "GPUs of the trial ({gpus})")->check(CLI::Range(1, 64));
+    run_cmd->add_option("--batch-size", o.batch_size, "lm_eval --batch_size (default auto)");
+    run_cmd->add_option("--num-fewshot", o.num_fewshot, "lm_eval --num_fewshot");
+    run_cmd->add_option("--model-args", o.model_args, "more lm_eval --model_args, appended (k=v,...)");
+    run_cmd->add_option("--lm-eval", o.lm_eval, "the harness command (default lm_eval, from PATH)");
+    run_cmd->add_option("extra", o.extra, "after --: passed to lm_eval as they are");
+    std::string task, out;
+    auto* score_cmd = app.add_subcommand("score", "the metric job: every shard's per-sample metrics into one result.json");
+    score_cmd->add_option("--task", task, "the lm-eval task ({dataset})")->required();
+    score_cmd->add_option("--out", out, "the dataset's output directory ({output})")->required();
+    CLI11_PARSE(app, argc, argv);
+    try {
+        if (*run_cmd) return run(o);
+        return score(task, out);
+    } catch (const AdapterError& e) {
+        std::fprintf(stderr, "acme-eval-lmeval: %s\n", e.what());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "acme-eval-lmeval: %s\n", e.what());
+    }
+    return 1;
+}

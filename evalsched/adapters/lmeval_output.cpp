@@ -1,0 +1,134 @@
+#include "evalsched/adapters/lmeval_output.hpp"
+
+#include <fmt/format.h>
+
+namespace acme::adapters::lmeval {
+
+using nlohmann::json;
+
+std::string metric_name(std::string_view metric, std::string_view filter) {
+    if (filter.empty() || filter == "none") return std::string(metric);
+    return fmt::format("{}.{}", metric, filter);
+}
+
+json parse_results(std::string_view text, const std::string& file) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        throw AdapterError(fmt::format("{} is not JSON: lm_eval did not finish writing it; rerun the trial", file));
+    if (!j.contains("results") || !j["results"].is_object())
+        throw AdapterError(fmt::format("{} has no \"results\" object: is it an lm-evaluation-harness results file?", file));
+    return j;
+}
+
+std::map<std::string, double> task_scores(const json& results, const std::string& task, const std::string& file) {
+    const json& r = results["results"];
+    auto it = r.find(task);
+    if (it == r.end() || !it->is_object())
+        throw AdapterError(fmt::format("{} has no results for task {}: check the task name (lm_eval ls tasks)", file, task));
+    std::map<std::string, double> out;
+    for (auto m = it->begin(); m != it->end(); ++m) {
+        if (!m->is_number()) continue;  // "alias", and "N/A" stderrs
+        const std::string& key = m.key();
+        const auto comma = key.find(',');
+        const std::string metric = key.substr(0, comma);
+        if (metric.ends_with("_stderr") || metric == "sample_len" || metric == "samples") continue;
+        out[metric_name(metric, comma == std::string::npos ? "none" : std::string_view(key).substr(comma + 1))] = m->get<double>();
+    }
+    if (out.empty()) throw AdapterError(fmt::format("{}: task {} has no numeric metric (run without --predict_only to score it)", file, task));
+    return out;
+}
+
+namespace {
+void collect_leaves(const json& groups, const std::string& task, std::vector<std::string>& out, int depth) {
+    auto it = groups.find(task);
+    if (depth > 16 || it == groups.end() || !it->is_array() || it->empty()) {
+        out.push_back(task);
+        return;
+    }
+    for (const auto& sub : *it)
+        if (sub.is_string()) collect_leaves(groups, sub.get<std::string>(), out, depth + 1);
+}
+}  // namespace
+
+std::vector<std::string> leaves(const json& results, const std::string& task) {
+    static const json empty = json::object();
+    const json& groups = results.contains("group_subtasks") && results["group_subtasks"].is_object() ? results["group_subtasks"] : empty;
+    std::vector<std::string> out;
+    collect_leaves(groups, task, out, 0);
+    return out;
+}
+
+std::map<std::string, std::string> aggregations(const json& results, const std::string& leaf) {
+    std::map<std::string, std::string> out;
+    const auto configs = results.find("configs");
+    if (configs == results.end() || !configs->is_object()) return out;
+    const auto cfg = configs->find(leaf);
+    if (cfg == configs->end() || !cfg->is_object()) return out;
+    const auto list = cfg->find("metric_list");
+    if (list == cfg->end() || !list->is_array()) return out;
+    for (const auto& m : *list) {
+        if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) continue;
+        const auto agg = m.find("aggregation");
+        out[m["metric"].get<std::string>()] = agg != m.end() && agg->is_string() ? agg->get<std::string>() : "mean";
+    }
+    return out;
+}
+
+std::string date_id_of(std::string_view path) {
+    const auto slash = path.rfind('/');
+    std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    if (!name.starts_with("results_") || !name.ends_with(".json")) return {};
+    name.remove_prefix(8);
+    name.remove_suffix(5);
+    return std::string(name);
+}
+
+long Aggregate::samples() const {
+    long n = 0;
+    std::string last_leaf;
+    for (const auto& [key, ids] : docs) {
+        const std::string leaf = key.substr(0, key.find('\t'));
+        if (leaf == last_leaf) continue;  // one filter per leaf: the others see the same documents
+        last_leaf = leaf;
+        n += static_cast<long>(ids.size());
+    }
+    return n;
+}
+
+void add_samples(Aggregate& into, std::string_view jsonl, const std::string& leaf, const std::map<std::string, std::string>& aggregation,
+                 const std::string& file) {
+    std::size_t at = 0;
+    int line_no = 0;
+    while (at < jsonl.size()) {
+        std::size_t end = jsonl.find('\n', at);
+        if (end == std::string_view::npos) end = jsonl.size();
+        const std::string_view line = jsonl.substr(at, end - at);
+        at = end + 1;
+        ++line_no;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+        const json s = json::parse(line, nullptr, false);
+        if (s.is_discarded() || !s.is_object() || !s.contains("doc_id") || !s["doc_id"].is_number_integer())
+            throw AdapterError(fmt::format("{}:{}: not a samples line of lm_eval (a JSON object with doc_id)", file, line_no));
+        const std::string filter = s.contains("filter") && s["filter"].is_string() ? s["filter"].get<std::string>() : "none";
+        const long doc = s["doc_id"].get<long>();
+        if (!into.docs[leaf + "\t" + filter].insert(doc).second)
+            throw AdapterError(fmt::format("{}:{}: document {} of {} was scored twice: the shards overlap; rerun the evaluation", file,
+                                           line_no, doc, leaf));
+        if (!s.contains("metrics") || !s["metrics"].is_array()) continue;
+        for (const auto& m : s["metrics"]) {
+            if (!m.is_string()) continue;
+            const std::string metric = m.get<std::string>();
+            const auto agg = aggregation.find(metric);
+            const std::string how = agg == aggregation.end() ? "mean" : agg->second;
+            const std::string name = metric_name(metric, filter);
+            const auto v = s.find(metric);
+            if (how != "mean" || v == s.end() || !(v->is_number() || v->is_boolean())) {
+                into.unsupported.insert(fmt::format("{} ({} aggregation)", name, how == "mean" ? "non-numeric per-sample" : how));
+                continue;
+            }
+            into.metrics[name].add(v->is_boolean() ? (v->get<bool>() ? 1.0 : 0.0) : v->get<double>());
+        }
+    }
+}
+
+}  // namespace acme::adapters::lmeval

@@ -1,0 +1,44 @@
+// libFuzzer target for the harness adapters' result-file parsers (lm-evaluation-harness
+// results_*.json and samples_*.jsonl, OpenCompass results/<abbr>/<dataset>.json): any input is
+// either read or refused with an AdapterError; nothing else may escape, crash or hang.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "evalsched/adapters/harness_files.hpp"
+#include "evalsched/adapters/lmeval_output.hpp"
+#include "evalsched/adapters/opencompass_output.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace acme::adapters;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    try {
+        const auto j = lmeval::parse_results(text, "f");
+        for (auto it = j["results"].begin(); it != j["results"].end(); ++it) {
+            for (const auto& leaf : lmeval::leaves(j, it.key())) (void)lmeval::aggregations(j, leaf);
+            try {
+                (void)lmeval::task_scores(j, it.key(), "f");
+            } catch (const AdapterError&) {
+            }
+        }
+    } catch (const AdapterError&) {
+    }
+    try {
+        lmeval::Aggregate agg;
+        lmeval::add_samples(agg, text, "t", {{"acc", "mean"}, {"bleu", "bleu"}}, "s");
+        (void)agg.samples();
+    } catch (const AdapterError&) {
+    }
+    try {
+        opencompass::Subset sub{"x", opencompass::parse_result(text, "r"), 0};
+        sub.samples = 3;
+        (void)opencompass::combine({{sub}, {sub}});
+    } catch (const AdapterError&) {
+    }
+    try {
+        (void)opencompass::count_predictions(text, "p");
+    } catch (const AdapterError&) {
+    }
+    return 0;
+}
