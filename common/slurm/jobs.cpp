@@ -125,7 +125,8 @@ std::optional<JobRecord> load_job(unsigned job_id) {
 }
 
 std::vector<std::string> expand_hostlist(const std::string& hostlist) {
-    init_once();
+    // No slurm_init here: hostlist parsing needs no slurm.conf, and slurm_init() calls fatal()
+    // (exits the process) where there is none, e.g. gpuacct -N reading copied spools.
     std::vector<std::string> out;
     hostlist_t hl = slurm_hostlist_create(hostlist.c_str());
     if (!hl) return out;

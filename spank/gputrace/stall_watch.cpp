@@ -9,7 +9,9 @@
 #include "common/slurm/actions.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool_stalls.hpp"
+#include "common/util/install_paths.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
+#include "spank/faultguard/core/xid_actions.hpp"
 
 namespace acme::telemetry {
 
@@ -34,7 +36,10 @@ StallWatch::~StallWatch() {
 void StallWatch::on_samples(const std::vector<Sample>& samples, double now) { tracker_.on_samples(samples, now); }
 
 void StallWatch::on_event(const GpuEvent& e) {
-    if (e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && recovery::fatal_xid(e.code)))
+    // Which XIDs count as hardware evidence: the rules' [[xid]] table, read once per sampler,
+    // the same table recovery and the health gate drain by.
+    static const recovery::XidActions xids = recovery::load_xid_actions(std::string(paths::kRulesDir));
+    if (e.kind == "gpu_lost" || e.kind == "ecc_dbe" || (e.kind == "xid" && xids.drains(e.code)))
         tracker_.on_xid(e.code);
 }
 
