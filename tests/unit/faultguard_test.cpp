@@ -88,3 +88,23 @@ TEST_CASE("log tails are read with the job user's rights: a root-only file gives
     CHECK(r.notes[0].find("Permission denied") != std::string::npos);
     CHECK(r.notes[1].find("not a regular file") != std::string::npos);
 }
+
+TEST_CASE("faultguard's llm_* arguments: off by default, a model is required, the request must fit in timeout=") {
+    const Defaults d{"/r", "/h", "", "", "", ""};
+    CHECK(parse_plugstack_args({}, d).config.llm_endpoint.empty());
+    const auto ok = parse_plugstack_args({"llm_endpoint=http://10.0.0.9:8000", "llm_model=qwen2.5-7b", "llm_token_file=/etc/acme/llm.token",
+                                          "llm_timeout=5", "llm_below=0.4"},
+                                         d);
+    CHECK(ok.errors.empty());
+    CHECK(ok.config.llm_endpoint == "http://10.0.0.9:8000");
+    CHECK(ok.config.llm_model == "qwen2.5-7b");
+    CHECK(ok.config.llm_below == 0.4);
+    const auto no_model = parse_plugstack_args({"llm_endpoint=http://h:1"}, d);
+    REQUIRE(no_model.errors.size() == 1);
+    CHECK(no_model.config.llm_endpoint.empty());
+    const auto too_long = parse_plugstack_args({"llm_endpoint=http://h:1", "llm_model=m", "timeout=10", "llm_timeout=9"}, d);
+    REQUIRE(too_long.errors.size() == 1);
+    CHECK(too_long.errors[0].find("at least 2 s below timeout=10") != std::string::npos);
+    CHECK(too_long.config.llm_endpoint.empty());
+    CHECK(parse_plugstack_args({"llm_endpoint=https://h", "llm_model=m"}, d).config.llm_endpoint.empty());
+}
