@@ -567,7 +567,13 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     const auto thresholds = o.detail || o.long_format ? detail_thresholds(env) : acct::DetailThresholds{};
     Context context = load(o, env, kind, false, err, ids, period, filter, &source);
     if (running)
-        *running = std::any_of(context.jobs.begin(), context.jobs.end(), [](const acct::Job& job) { return job.end <= 0; });
+        // A job whose end is known but whose final state is not yet (the sampler's summary is
+        // written before the epilog's record) is not settled: --live waits up to
+        // kSettleSeconds for the state, so its last frame says how the job ended.
+        *running = std::any_of(context.jobs.begin(), context.jobs.end(), [&](const acct::Job& job) {
+            constexpr double kSettleSeconds = 30;
+            return job.end <= 0 || (job.state.empty() && env.now - static_cast<double>(job.end) < kSettleSeconds);
+        });
     const bool machine = o.parsable || o.parsable2 || o.json || o.yaml;
     // --detail alone is the job view; -l with -j prints sacct's long listing and the view under it.
     if (o.detail && kind == ViewKind::jobs) {
