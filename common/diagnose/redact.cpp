@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <memory>
 
@@ -74,6 +75,85 @@ bool secret_key(re2::StringPiece key, re2::StringPiece value) {
     return k.ends_with("pwd") && k != "pwd" && k != "oldpwd";
 }
 
+// A bare secret: nothing names it, so only its shape gives it away. A run of 32+ characters
+// from base64/base64url's alphabet that mixes upper case, lower case and digits and whose
+// characters are close to uniformly spread (Shannon entropy >= 4.2 bits per character; words,
+// identifiers and version strings stay well below), with 16+ mixed characters between
+// separators ('_', '-' join the words of identifiers). Hex runs (hashes, addresses, GPU and node
+// ids, UUIDs) are kept: the diagnosis reads them and a hex secret shows up after a key name.
+// '/' ends a run, so paths stay whole path segments.
+bool base64_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '_' || c == '-' || c == '=';
+}
+
+bool high_entropy(std::string_view run) {
+    constexpr std::size_t kMinLength = 32;
+    constexpr double kMinBits = 4.2;
+    if (run.size() < kMinLength) return false;
+    bool upper = false, lower = false, digit = false, non_hex = false;
+    std::array<int, 256> count{};
+    for (char c : run) {
+        const auto u = static_cast<unsigned char>(c);
+        upper = upper || std::isupper(u);
+        lower = lower || std::islower(u);
+        digit = digit || std::isdigit(u);
+        non_hex = non_hex || !(std::isxdigit(u) || c == '-');
+        ++count[u];
+    }
+    if (!(upper && lower && digit && non_hex)) return false;
+    // Identifiers are words joined by '_' or '-' (test_fusion_True_1e_05_257_64); a random
+    // string has a long stretch of mixed characters between its separators.
+    std::size_t current = 0;
+    bool mixed = false, seg_upper = false, seg_lower = false, seg_digit = false;
+    for (char c : run) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '_' || c == '-' || c == '=') {
+            current = 0;
+            seg_upper = seg_lower = seg_digit = false;
+            continue;
+        }
+        ++current;
+        seg_upper = seg_upper || std::isupper(u);
+        seg_lower = seg_lower || std::islower(u);
+        seg_digit = seg_digit || std::isdigit(u);
+        if (current >= 16 && seg_upper && seg_lower && seg_digit) mixed = true;
+    }
+    if (!mixed) return false;
+    double bits = 0;
+    for (int n : count)
+        if (n > 0) {
+            const double p = static_cast<double>(n) / static_cast<double>(run.size());
+            bits -= p * std::log2(p);
+        }
+    return bits >= kMinBits;
+}
+
+void redact_high_entropy(std::string& line) {
+    std::string out;
+    std::size_t i = 0, copied = 0;
+    while (i < line.size()) {
+        if (!base64_char(line[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < line.size() && base64_char(line[j])) ++j;
+        // Trailing '=' is padding; a leading '-' or '=' belongs to a flag or an assignment.
+        std::size_t start = i;
+        while (start < j && (line[start] == '-' || line[start] == '=')) ++start;
+        const std::string_view run(line.data() + start, j - start);
+        if (high_entropy(run) && !run.starts_with("REDACTED")) {
+            out.append(line, copied, start - copied);
+            out += "[REDACTED:random string]";
+            copied = j;
+        }
+        i = j;
+    }
+    if (copied == 0) return;
+    out.append(line, copied, std::string::npos);
+    line = std::move(out);
+}
+
 struct Patterns {
     RE2 pem_begin{R"((-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----))"};
     RE2 pem_end{R"((-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----))"};
@@ -114,6 +194,7 @@ void redact_line(std::string& line, const Patterns& p, const std::vector<std::un
     });
     replace_each(line, p.email, [](const Groups&) { return std::string("[REDACTED:email]"); });
     replace_each(line, p.home, [](const Groups& g) { return str(g[1]) + "/[user]"; });
+    redact_high_entropy(line);
     for (const auto& w : words) replace_each(line, *w, [](const Groups&) { return std::string("[user]"); });
 }
 

@@ -12,8 +12,11 @@
 // Weights & Biases 40-hex keys after a key name), user:password@ in URLs, e-mail addresses,
 // home directories (/home/NAME, /Users/NAME, and the job user's own name anywhere).
 //
-// What it cannot know is a secret printed bare with nothing naming it; the admin who points
-// llm_endpoint= at a server decides that the server may see job logs (see faultguard(8)).
+// A secret printed bare with nothing naming it is caught only by its shape: 32+ characters of
+// base64's alphabet mixing upper case, lower case and digits, with near-random spread
+// ("[REDACTED:random string]"). Hex (hashes, addresses, ids), paths and words stay. A short or
+// hex-only bare secret still passes; the admin who points llm_endpoint= at a server decides
+// that the server may see job logs (see faultguard(8)).
 #pragma once
 
 #include <string>

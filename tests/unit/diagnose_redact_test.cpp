@@ -2,9 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
+#include "common/diagnose/engine.hpp"
 #include "common/diagnose/redact.hpp"
+#include "tests/bench/diagnose_corpus.hpp"
 
 using acme::diagnose::redact;
 
@@ -56,4 +60,56 @@ TEST_CASE("redaction keeps what diagnoses a failure: counts, tokenizers, errors,
 TEST_CASE("a private key cut off by the tail's end is removed to the end") {
     const std::string out = redact("ok\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAAB\n");
     CHECK(out == "ok\n[REDACTED:private key]\n[REDACTED:private key]\n[REDACTED:private key]\n");
+}
+
+TEST_CASE("a bare random-looking string is redacted by its shape; hex ids, addresses, paths and words stay") {
+    // Bare secrets: nothing names them.
+    const std::string secrets =
+        "using Zx8fQ2LmN4pR7sT1vW3yB6dE9gH0jK5cA2 for the bucket\n"
+        "echo Q7hPz3kW9mXv2LtR8bNc4YsJ6fDq1GeU5aHw0oKi+Tr/ != ok\n";
+    const std::string out = redact(secrets);
+    CHECK_FALSE(leaks(out, "Zx8fQ2LmN4pR7sT1vW3yB6dE9gH0jK5cA2"));
+    CHECK_FALSE(leaks(out, "Q7hPz3kW9mXv2LtR8bNc4YsJ6fDq1GeU5aHw0oKi"));
+    CHECK(out.find("using [REDACTED:random string] for the bucket") != std::string::npos);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 2);
+
+    // What a diagnosis reads stays as it was.
+    const std::string ordinary =
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x75b35c4f6617 in /opt/conda/lib/libc10.so)\n"
+        "[Mon Jan  8 10:00:01 2024] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
+        "NVRM: GPU at PCI:0000:01:00: GPU-af4f89ae-d08b-1b53-9938-c9ed209a3513\n"
+        "The node with node id: 75b2eec8a61cdafd37cc8072b1caf9abdeef9c4e74a4f24d5dfce28d and ip: 10.4.4.107 has been marked dead\n"
+        "OSError: /data/hub/models--meta-llama--Meta-Llama-3.1-8B-Instruct/snapshots/5206a32e0bd3067aef1ce90f5528ade7d866253f/config.json\n"
+        "Exception raised from c10_cuda_check_implementation at /opt/conda/conda-bld/pytorch_1702400440653/work/c10/cuda/CUDAException.cpp:44\n"
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_IB_HCA=mlx5_0,mlx5_1 CUDA_VISIBLE_DEVICES=0,1,2,3\n"
+        "test_rmsnorm_quant_fusion_True_1e_05_257_64_dtype0 FAILED\n"
+        "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000)\n"
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1a\n";
+    CHECK(redact(ordinary) == ordinary);
+}
+
+TEST_CASE("redacting the labelled corpus changes no diagnosis and hides almost nothing as random") {
+    const char* srcdir = std::getenv("srcdir");
+    const std::filesystem::path top = srcdir && *srcdir ? srcdir : ".";
+    const auto engine = acme::diagnose::Engine::from_dir(top / "rules");
+    auto cases = acme::diagnose::corpus::load(top / "tests/data/diagnosis");
+    REQUIRE(cases.size() >= 300);
+    std::size_t changed = 0, random_strings = 0;
+    for (auto& c : cases) {
+        acme::diagnose::JobEnd job = c.job;
+        job.log = c.text;
+        const auto plain = engine.diagnose(job);
+        const std::string redacted = redact(c.text);
+        for (std::size_t pos = 0; (pos = redacted.find("[REDACTED:random string]", pos)) != std::string::npos; ++pos)
+            ++random_strings;
+        job.log = redacted;
+        const auto after = engine.diagnose(job);
+        if (after.reason != plain.reason) {
+            ++changed;
+            MESSAGE(c.log.string(), ": ", plain.reason, " -> ", after.reason);
+        }
+    }
+    CHECK(changed == 0);
+    // Real logs are not random: at most a handful of runs (a base64 blob in a log) in 300+ cases.
+    CHECK(random_strings <= 3);
 }
