@@ -28,6 +28,17 @@ namespace acme::acct {
 SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
                                    std::vector<std::string>& warnings);
 
+// sacct -D: every run of each job as a row of its own, oldest first within a job. Each run is a
+// Job with Slurm's fields of that run (an earlier run's state is what slurmdbd keeps for it:
+// REQUEUED, as sacct -D prints it), `restarts` its run number (0 for the first, the record's own
+// number when it names one), the nodes and GPU ids of its own record, and `gpus` that record's
+// GPU summaries. A run without a record (still running, or a trimmed-away one) has none.
+struct RunRow {
+    Job job;
+    std::vector<GpuSummary> gpus;
+};
+std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs);
+
 // The GPM activity (SM, tensor, DRAM bandwidth; percent) of each GPU of the newest recorded
 // run of each job, from the records' per-GPU entries: what the job view (--detail) shows
 // beside the summaries (a trimmed record has none). A damaged record is skipped silently:
