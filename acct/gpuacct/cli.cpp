@@ -445,7 +445,10 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
         if (o.duplicates && kind == ViewKind::jobs && !everything && !o.detail) {
             context.per_run = true;
             context.data.jobs.clear();
+            // Each run's diagnoses numbered as its row (runs_from_accounting says why).
+            context.data.diagnoses.clear();
             for (auto& r : acct::runs_from_accounting(*runs)) {
+                for (auto& d : r.diagnoses) context.data.diagnoses.push_back(std::move(d));
                 if (!r.gpus.empty()) {
                     auto use = acct::gpu_use_by_job(r.gpus);
                     context.run_use[{r.job.job_id, r.job.restarts}] = std::move(use.begin()->second);

@@ -199,13 +199,18 @@ TEST_CASE("slurmdbd -D: each run of a requeued job is its own row with its own s
     CHECK(rows[1].gpus.size() == 2);
     CHECK(rows[2].job.job_id == 8);
     CHECK(rows[2].job.restarts == 0);
+    REQUIRE(rows[0].diagnoses.size() == 1);
+    CHECK(rows[0].diagnoses[0].restart == 0);
+    CHECK(rows[1].diagnoses.empty());
 
     // What the user reads: gpuacct -j 7 -D, one line per run with that run's figures.
     gpuacct::Context context;
     context.data = build(runs, warnings);
     CHECK(warnings.empty());
     context.per_run = true;
+    context.data.diagnoses.clear();
     for (auto& r : rows) {
+        for (auto& d : r.diagnoses) context.data.diagnoses.push_back(std::move(d));
         context.run_use[{r.job.job_id, r.job.restarts}] = acct::gpu_use_by_job(r.gpus).begin()->second;
         context.jobs.push_back(std::move(r.job));
     }
@@ -230,6 +235,22 @@ TEST_CASE("slurmdbd -D: each run of a requeued job is its own row with its own s
     CHECK(cell(1, "GPUIDs") == "n2:2;n3:1");
     CHECK(cell(2, "State") == "FAILED");
     CHECK(cell(2, "Reason") == "xid_error");
+}
+
+TEST_CASE("slurmdbd -D: runs are numbered by their rows, even when an admin's requeue gave both records the same number") {
+    // scontrol requeue counts the restart before the first run's epilog writes its record.
+    auto first = run(5, 20, "REQUEUED", two_node_comment(5, 1));
+    auto second = run(5, 21, "COMPLETED", "");
+    second.admin_comment = record::encode_within_budget(
+        record::merge_node_part(std::nullopt, 5, 1, {"n3"}, "n3", part({gpu(0, 90, 100)})));
+    const auto rows = acct::runs_from_accounting(std::vector<slurm::AccountedRun>{first, second});
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].job.restarts == 0);
+    CHECK(rows[1].job.restarts == 1);
+    CHECK(rows[0].gpus.size() == 4);
+    CHECK(rows[1].gpus.size() == 1);
+    REQUIRE(rows[0].diagnoses.size() == 1);
+    CHECK(rows[0].diagnoses[0].restart == 0);
 }
 
 TEST_CASE("slurmdbd: a node that never reported is named as missing") {

@@ -292,7 +292,11 @@ std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> ru
         // Damaged records were warned about when the job set was built: not twice.
         std::vector<std::string> ignored;
         if (auto record = record_of(run, ignored)) {
-            r.job.restarts = static_cast<int>(restart_of(*record, row));
+            const ReadOptions every;
+            SpoolSet of_run;
+            Builder builder{every, of_run, {}, {}};
+            builder.add_run(*record, r.job.job_id, row);
+            r.diagnoses = std::move(of_run.diagnoses);
             add_gpus(*record, r.job.job_id, r.gpus);
             add_node_rows({*record}, r.job);
             take_record_nodes(*record, r.job);

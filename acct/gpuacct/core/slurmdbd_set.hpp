@@ -30,12 +30,15 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
 
 // sacct -D: every run of each job as a row of its own, oldest first within a job. Each run is a
 // Job with Slurm's fields of that run (an earlier run's state is what slurmdbd keeps for it:
-// REQUEUED, as sacct -D prints it), `restarts` its run number (0 for the first, the record's own
-// number when it names one), the nodes and GPU ids of its own record, and `gpus` that record's
-// GPU summaries. A run without a record (still running, or a trimmed-away one) has none.
+// REQUEUED, as sacct -D prints it), `restarts` its run number: its place among the job's rows in
+// slurmdbd, 0 for the first (not the record's own number: a run requeued by an admin has its
+// epilog run after Slurm counted the requeue, so its record names the next run's number). With
+// it the nodes and GPU ids of its own record, `gpus` that record's GPU summaries and
+// `diagnoses` its diagnoses (numbered as the row). A run without a record has none.
 struct RunRow {
     Job job;
     std::vector<GpuSummary> gpus;
+    std::vector<Diagnosis> diagnoses;
 };
 std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs);
 
