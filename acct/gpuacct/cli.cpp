@@ -440,6 +440,22 @@ Context load(const Options& o, const Environment& env, ViewKind kind, bool every
         std::vector<std::string> warnings;
         context.data = acct::spool_set_from_accounting(*runs, read, warnings);
         for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+        // sacct -D: a row per run, each with its own record's GPU figures. The job view
+        // (--detail) stays one block per job.
+        if (o.duplicates && kind == ViewKind::jobs && !everything && !o.detail) {
+            context.per_run = true;
+            context.data.jobs.clear();
+            // Each run's diagnoses numbered as its row (runs_from_accounting says why).
+            context.data.diagnoses.clear();
+            for (auto& r : acct::runs_from_accounting(*runs)) {
+                for (auto& d : r.diagnoses) context.data.diagnoses.push_back(std::move(d));
+                if (!r.gpus.empty()) {
+                    auto use = acct::gpu_use_by_job(r.gpus);
+                    context.run_use[{r.job.job_id, r.job.restarts}] = std::move(use.begin()->second);
+                }
+                context.data.jobs.push_back(std::move(r.job));
+            }
+        }
         add_running_summaries(o, read, filter, env.now, context.data, err);
         if (!ids.empty()) std::erase_if(context.data.jobs, [&](const acct::Job& job) { return outside(job, period); });
     } else {
@@ -599,8 +615,18 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
                 if (!job.text().missing_nodes.empty())
                     fmt::print(out, "note: job {}: no acme record from node(s) {} (their epilog never reported)\n",
                                job.job_id, job.text().missing_nodes);
-        if (o.long_format && !ids.empty() && kind == ViewKind::jobs && !machine && !o.noheader && !context.jobs.empty())
+        if (o.long_format && !ids.empty() && kind == ViewKind::jobs && !machine && !o.noheader && !context.jobs.empty()) {
+            // With -D the listing has a row per run; the job view is one block per job, its
+            // newest run speaking for it.
+            if (context.per_run) {
+                std::vector<acct::Job> newest;
+                for (size_t i = 0; i < context.jobs.size(); ++i)
+                    if (i + 1 == context.jobs.size() || context.jobs[i + 1].job_id != context.jobs[i].job_id)
+                        newest.push_back(std::move(context.jobs[i]));
+                context.jobs = std::move(newest);
+            }
             out << '\n' << render_details(context, thresholds);
+        }
     }
     return 0;
 }
@@ -663,7 +689,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_option("--units", o.units, "K, M, G, T or P: memory in this unit")
         ->check(CLI::IsMember({"K", "M", "G", "T", "P", "k", "m", "g", "t", "p"}));
     app.add_flag("--noconvert", o.noconvert, "memory in the unit it was recorded in (--units wins)");
-    app.add_flag("-D,--duplicates", o.duplicates, "every run of a requeued job (gpuacct's rows are per job: Restarts)");
+    app.add_flag("-D,--duplicates", o.duplicates, "every run of a requeued job, one row each (slurmdbd; spools keep the last run)");
     app.add_flag("-L,--allclusters", o.allclusters, "jobs of every cluster slurmdbd holds (default: this one)");
     app.add_option("-M,--clusters", o.clusters, "CLUSTER[,CLUSTER...] or all: jobs of these clusters");
     app.add_option("-q,--qos", o.qos, "QOS[,QOS...]: jobs that ran under these QOS (slurmdbd)");

@@ -45,14 +45,16 @@ json time_of(double t) { return t > 0 ? json(static_cast<std::int64_t>(t)) : jso
 }  // namespace
 
 json sacct_jobs_json(const Context& context, const Table& table, const json& rows) {
-    // The job's own row (not its steps'): the one whose JobID cell is the bare number.
-    std::map<std::int64_t, const json*> row_of;
+    // The job's own rows (not its steps'): those whose JobID cell is the bare number, one per
+    // job in the jobs' order (with -D one per run, so the id alone does not name the row).
+    std::vector<const json*> job_rows;
     for (size_t i = 0; i < table.rows.size() && i < rows.size(); ++i) {
         const auto& id = table.rows[i].empty() ? json() : table.rows[i][0].value;
-        if (id.is_number_integer()) row_of[id.get<std::int64_t>()] = &rows[i];
+        if (id.is_number_integer()) job_rows.push_back(&rows[i]);
     }
     json jobs = json::array();
-    for (const auto& job : context.jobs) {
+    for (size_t k = 0; k < context.jobs.size(); ++k) {
+        const acct::Job& job = context.jobs[k];
         const acct::JobText& t = job.text();
         const auto a = context.accounted.find(job.job_id);
         const AccountedExtra* x = a == context.accounted.end() ? nullptr : &a->second;
@@ -86,8 +88,7 @@ json sacct_jobs_json(const Context& context, const Table& table, const json& row
         j["qos"] = x ? or_null(x->qos) : json();
         j["state"] = {{"current", job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state}};
         j["user"] = or_null(t.user);
-        const auto r = row_of.find(job.job_id);
-        j["acme"] = r == row_of.end() ? json::object() : *r->second;
+        j["acme"] = k < job_rows.size() ? *job_rows[k] : json::object();
         jobs.push_back(std::move(j));
     }
     return {{"meta", {{"plugin", {{"type", "gpuacct"}, {"name", acme::version_line("gpuacct")}}}}},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "acct/gpuacct/core/sacct_time.hpp"
+#include "common/util/table.hpp"
 
 namespace acme::gpuacct {
 namespace {
@@ -33,18 +34,6 @@ size_t index_of(const Table& table, std::string_view name) {
     for (size_t i = 0; i < table.fields.size(); ++i)
         if (table.fields[i].name == name) return i;
     throw std::logic_error(fmt::format("gpuacct: view {} has no field {}", table.view, name));
-}
-
-// sacct marks a cut value with a trailing '+'; a cut header is just cut.
-std::string fit(std::string_view value, int width, bool header) {
-    const size_t w = static_cast<size_t>(std::abs(width));
-    std::string v(value);
-    if (v.size() > w) {
-        v.resize(w);
-        if (!header) v.back() = '+';
-    }
-    const std::string pad(w - v.size(), ' ');
-    return width < 0 ? v + pad : pad + v;
 }
 
 }  // namespace
@@ -100,35 +89,32 @@ Cell energy_cell(std::optional<double> joules) {
     return {with_unit(*joules, 1000, " KMGTP"), std::llround(*joules)};
 }
 
+// sacct's print_fields on the commands' one table renderer: every field at its width (a
+// negative one left-justified), a gap after each field, the last too, a dashed line under the
+// header; the fixed widths are sacct's, so the line is never capped to the terminal.
 std::string render_text(const Table& table, const RenderOptions& options) {
-    const auto specs = selected(table, options);
+    util::TextTable text;
     std::vector<size_t> columns;
-    std::vector<int> widths;
-    for (const auto& s : specs) {
+    for (const auto& s : selected(table, options)) {
         columns.push_back(index_of(table, s.name));
-        widths.push_back(s.width.value_or(table.fields[columns.back()].width));
+        const int width = s.width.value_or(table.fields[columns.back()].width);
+        text.columns.push_back({std::string(s.name), width > 0, false, 0, static_cast<size_t>(std::abs(width))});
     }
-    const bool parsable = options.parsable || options.parsable2;
-    std::string out;
-    auto line = [&](auto&& value_of, bool header) {
-        for (size_t i = 0; i < columns.size(); ++i) {
-            const std::string v = value_of(i);
-            if (parsable) {
-                out += v;
-                if (i + 1 < columns.size() || options.parsable) out += options.delimiter;
-            } else {
-                out += fit(v, widths[i], header);
-                out += ' ';
-            }
-        }
-        out += '\n';
-    };
-    if (!options.noheader) {
-        line([&](size_t i) { return std::string(table.fields[columns[i]].name); }, true);
-        if (!parsable) line([&](size_t i) { return std::string(static_cast<size_t>(std::abs(widths[i])), '-'); }, true);
+    for (const auto& row : table.rows) {
+        std::vector<std::string> cells;
+        for (size_t c : columns) cells.push_back(row[c].text);
+        text.rows.push_back(std::move(cells));
     }
-    for (const auto& row : table.rows) line([&](size_t i) { return row[columns[i]].text; }, false);
-    return out;
+    util::TableStyle style;
+    style.width = 0;
+    style.parsable = options.parsable;
+    style.parsable2 = options.parsable2 && !options.parsable;
+    style.delimiter = options.delimiter;
+    style.noheader = options.noheader;
+    style.dashes = true;
+    style.gap.assign(1, ' ');  // (not = " ": GCC 12 warns a false -Wrestrict on it)
+    style.trailing_gap = true;
+    return util::render_table(text, style);
 }
 
 nlohmann::json render_json(const Table& table, const RenderOptions& options) {

@@ -1,7 +1,8 @@
 // A view's output: named fields with sacct's default widths, rows of cells that carry both the
 // text a table shows and the typed value --json gives. Rendering follows sacct's print_fields:
 // a header and a dashed line, right-justified unless the width is negative, values longer than
-// the width cut with a trailing '+'; -P/--parsable2 joins fields with '|' untouched.
+// the width cut with a trailing '+'; -P/--parsable2 joins fields with '|' untouched. The text is drawn by
+// the commands' one table renderer, common/util/table.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 // without -X, sacct's step lines under it (from the tasks' exits; telemetry is per job).
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -25,7 +26,7 @@ constexpr std::array<Field, 43> kFields = {{
     {"State", 10, "final state, in sacct's words"},
     {"ExitCode", 8, "EXIT:SIGNAL of the batch script"},
     {"DerivedExitCode", 15, "highest EXIT:SIGNAL of the job's steps"},
-    {"Restarts", 8, "times Slurm requeued the job"},
+    {"Restarts", 8, "times Slurm requeued the job (with -D: the run's number, 0 first)"},
     {"Submit", 19, "submit time"},
     {"Start", 19, "start time (of the last run)"},
     {"End", 19, "end time"},
@@ -97,9 +98,28 @@ Table jobs_view(const Context& context) {
         const auto u = use.find(job.job_id);
         const acct::GpuUse* g = u == use.end() ? nullptr : &u->second;
         const auto d_it = diagnoses.find(job.job_id);
-        const acct::Diagnosis* d = d_it == diagnoses.end() ? nullptr : acct::final_diagnosis(job, d_it->second);
-        // A diagnosis explains a run that ended badly; a job that completed after a requeue keeps none.
-        if (d && !acct::state_is_failure(job.state) && d->restart >= job.restarts) d = nullptr;
+        const acct::Diagnosis* d = nullptr;
+        if (context.per_run) {
+            // -D: this run's own figures and diagnosis. A running job without any record has
+            // the numbers so far, when they were found (Prometheus, a spool); the job-level
+            // figures of a job with an earlier run's record are that run's, not this one's.
+            const auto r = context.run_use.find({job.job_id, job.restarts});
+            const auto first = context.run_use.lower_bound({job.job_id, std::numeric_limits<int>::min()});
+            const bool any_record = first != context.run_use.end() && first->first.first == job.job_id;
+            if (r != context.run_use.end()) g = &r->second;
+            else if (job.end > 0 || any_record) g = nullptr;
+            if (d_it != diagnoses.end()) {
+                std::vector<const acct::Diagnosis*> of_run;
+                for (const auto* x : d_it->second)
+                    if (x->restart == job.restarts) of_run.push_back(x);
+                d = acct::final_diagnosis(job, of_run);
+            }
+            if (d && !acct::state_is_failure(job.state) && !acct::state_is(job.state, "REQUEUED")) d = nullptr;
+        } else {
+            d = d_it == diagnoses.end() ? nullptr : acct::final_diagnosis(job, d_it->second);
+            // A diagnosis explains a run that ended badly; a job that completed after a requeue keeps none.
+            if (d && !acct::state_is_failure(job.state) && d->restart >= job.restarts) d = nullptr;
+        }
         const double elapsed = acct::job_elapsed(job, context.now);
         const int gpus = acct::job_gpus(job);
         const acct::JobText& text = job.text();

@@ -49,6 +49,10 @@ struct Context {
     std::optional<std::vector<acct::FailureRow>> failures;
     std::unordered_map<std::int64_t, AccountedExtra> accounted;
     std::map<acct::GpmKey, acct::GpmActivity> gpm;  // --detail only
+    // -D from slurmdbd: `jobs` holds one entry per run (Job::restarts its run number), and the
+    // GPU figures of each run come from that run's own record, by (job id, run).
+    bool per_run = false;
+    std::map<std::pair<std::int64_t, int>, acct::GpuUse> run_use;
     Units units;
 };
 

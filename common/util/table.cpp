@@ -60,7 +60,7 @@ std::string render_table(const TextTable& table, const TableStyle& style) {
         auto line = [&](auto&& value_of) {
             for (std::size_t i = 0; i < ncol; ++i) {
                 out += value_of(i);
-                if (i + 1 < ncol || style.parsable) out += '|';
+                if (i + 1 < ncol || style.parsable) out += style.delimiter;
             }
             out += '\n';
         };
@@ -104,16 +104,18 @@ std::string render_table(const TextTable& table, const TableStyle& style) {
                                    : cut_to(value_of(i), width[i], style.cut_mark);
             const std::string pad(width[i] - display_width(v), ' ');
             text += c.right ? pad + v : v + pad;
-            if (i + 1 < ncol) text += style.gap;
+            if (i + 1 < ncol || style.trailing_gap) text += style.gap;
         }
-        while (!text.empty() && text.back() == ' ') text.pop_back();
+        if (!style.trailing_gap)
+            while (!text.empty() && text.back() == ' ') text.pop_back();
         out += text + '\n';
     };
     if (!style.noheader) {
         line([&](std::size_t i) { return std::string_view(table.columns[i].name); }, true);
         if (style.dashes) {
             std::string d;
-            for (std::size_t i = 0; i < ncol; ++i) d += std::string(width[i], '-') + (i + 1 < ncol ? style.gap : "");
+            for (std::size_t i = 0; i < ncol; ++i)
+                d += std::string(width[i], '-') + (i + 1 < ncol || style.trailing_gap ? style.gap : "");
             out += d + '\n';
         }
     }

@@ -1,4 +1,4 @@
-// Text tables for the commands (evalsched today; gpuacct can move onto it): columns sized to
+// Text tables for the commands (evalsched, and gpuacct's sacct-style views): columns sized to
 // their contents, then capped so a line fits the terminal, as sacct cuts a value that does not
 // fit its field and marks it with a trailing '+'. The width comes from COLUMNS, else the
 // terminal (TIOCGWINSZ on stdout), else 80 when stdout is not a terminal, so a pipe or a job
@@ -30,11 +30,15 @@ struct TextTable {
 
 struct TableStyle {
     std::size_t width = 80;    // the line's cap in columns; 0: no cap (--long)
-    bool parsable2 = false;    // -P: '|' between cells, nothing cut or padded
-    bool parsable = false;     // -p: the same with a trailing '|'
+    bool parsable2 = false;    // -P: the delimiter between cells, nothing cut or padded
+    bool parsable = false;     // -p: the same with a trailing delimiter
+    std::string delimiter = "|";  // of -p and -P (sacct's --delimiter)
     bool noheader = false;
     bool dashes = false;       // a dashed line under the header, as sacct prints
     std::string gap = "  ";    // between columns
+    // sacct's print_fields writes the gap after every field, the last one too, so its lines
+    // end in a space; false trims the line's trailing blanks instead.
+    bool trailing_gap = false;
     char cut_mark = '+';       // the last character of a cut cell
 };
 

@@ -168,6 +168,91 @@ TEST_CASE("slurmdbd: each requeued run keeps its diagnosis with its restart; the
     CHECK(rows[0].num == 1);
 }
 
+TEST_CASE("slurmdbd -D: each run of a requeued job is its own row with its own state, nodes, GPUs and diagnosis") {
+    std::vector<std::string> warnings;
+    auto first = run(7, 10, "REQUEUED", two_node_comment(7, 0));
+    first.nodes = "n[1-2]";
+    auto second = run(7, 11, "COMPLETED", "");
+    second.exit_code = "0:0";
+    second.nodes = "n[2-3]";
+    second.start = T + 200;
+    second.end = T + 500;
+    {
+        auto r = record::merge_node_part(std::nullopt, 7, 1, {"n2", "n3"}, "n2", part({gpu(2, 99, 100)}));
+        r = record::merge_node_part(r, 7, 1, {"n2", "n3"}, "n3", part({gpu(1, 97, 100)}));
+        second.admin_comment = record::encode_within_budget(r);
+    }
+    // A third job, never requeued, between them in slurmdbd's order (which is not relied on).
+    const auto other = run(8, 12, "FAILED", two_node_comment(8, 0));
+    const std::vector<slurm::AccountedRun> runs = {second, other, first};
+    auto rows = acct::runs_from_accounting(runs);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].job.job_id == 7);
+    CHECK(rows[0].job.restarts == 0);
+    CHECK(rows[0].job.state == "REQUEUED");
+    CHECK(rows[0].job.text().nodelist == "n[1-2]");
+    CHECK(rows[0].gpus.size() == 4);
+    CHECK(rows[1].job.job_id == 7);
+    CHECK(rows[1].job.restarts == 1);
+    CHECK(rows[1].job.state == "COMPLETED");
+    CHECK(rows[1].job.start == T + 200);
+    CHECK(rows[1].gpus.size() == 2);
+    CHECK(rows[2].job.job_id == 8);
+    CHECK(rows[2].job.restarts == 0);
+    REQUIRE(rows[0].diagnoses.size() == 1);
+    CHECK(rows[0].diagnoses[0].restart == 0);
+    CHECK(rows[1].diagnoses.empty());
+
+    // What the user reads: gpuacct -j 7 -D, one line per run with that run's figures.
+    gpuacct::Context context;
+    context.data = build(runs, warnings);
+    CHECK(warnings.empty());
+    context.per_run = true;
+    context.data.diagnoses.clear();
+    for (auto& r : rows) {
+        for (auto& d : r.diagnoses) context.data.diagnoses.push_back(std::move(d));
+        context.run_use[{r.job.job_id, r.job.restarts}] = acct::gpu_use_by_job(r.gpus).begin()->second;
+        context.jobs.push_back(std::move(r.job));
+    }
+    const auto table = gpuacct::jobs_view(context);
+    REQUIRE(table.rows.size() == 3);
+    auto cell = [&](size_t row, std::string_view name) {
+        for (size_t i = 0; i < table.fields.size(); ++i)
+            if (table.fields[i].name == name) return table.rows[row][i].text;
+        FAIL("no field " << name);
+        return std::string();
+    };
+    CHECK(cell(0, "JobID") == "7");
+    CHECK(cell(0, "State") == "REQUEUED");
+    CHECK(cell(0, "GPUUtil") == "50.0");
+    CHECK(cell(0, "Reason") == "xid_error");  // why the first run was requeued
+    CHECK(cell(0, "GPUIDs") == "n1:0,1;n2:0,3");
+    CHECK(cell(1, "JobID") == "7");
+    CHECK(cell(1, "State") == "COMPLETED");
+    CHECK(cell(1, "GPUUtil") == "98.0");
+    CHECK(cell(1, "Reason") == "");
+    CHECK(cell(1, "Restarts") == "1");
+    CHECK(cell(1, "GPUIDs") == "n2:2;n3:1");
+    CHECK(cell(2, "State") == "FAILED");
+    CHECK(cell(2, "Reason") == "xid_error");
+}
+
+TEST_CASE("slurmdbd -D: runs are numbered by their rows, even when an admin's requeue gave both records the same number") {
+    // scontrol requeue counts the restart before the first run's epilog writes its record.
+    auto first = run(5, 20, "REQUEUED", two_node_comment(5, 1));
+    auto second = run(5, 21, "COMPLETED", "");
+    second.admin_comment = record::encode_within_budget(
+        record::merge_node_part(std::nullopt, 5, 1, {"n3"}, "n3", part({gpu(0, 90, 100)})));
+    const auto rows = acct::runs_from_accounting(std::vector<slurm::AccountedRun>{first, second});
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].job.restarts == 0);
+    CHECK(rows[1].job.restarts == 1);
+    CHECK(rows[0].gpus.size() == 4);
+    CHECK(rows[1].gpus.size() == 1);
+    REQUIRE(rows[0].diagnoses.size() == 1);
+    CHECK(rows[0].diagnoses[0].restart == 0);
+}
+
 TEST_CASE("slurmdbd: a node that never reported is named as missing") {
     std::vector<std::string> warnings;
     const auto set = build({run(9, 1, "FAILED", two_node_comment(9, 0, false))}, warnings);

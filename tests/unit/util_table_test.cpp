@@ -52,6 +52,26 @@ TEST_CASE("fixed widths, dashes and right-justification, as gpuacct's sacct-styl
     CHECK(render_table(t, s) == "   JobID State\n-------- ------\n     123 COMPL+\n");
 }
 
+TEST_CASE("sacct's print_fields: a gap after every field, the last too, and --delimiter for -p/-P") {
+    TextTable t;
+    t.columns = {{"JobID", false, false, 4, 6}, {"State", true, false, 4, 4}};
+    t.rows = {{"123", "FAILED"}};
+    TableStyle s;
+    s.dashes = true;
+    s.gap = " ";
+    s.trailing_gap = true;
+    CHECK(render_table(t, s) == "JobID  Stat \n------ ---- \n123    FAI+ \n");
+    s.noheader = true;
+    CHECK(render_table(t, s) == "123    FAI+ \n");
+    s.parsable2 = true;
+    s.noheader = false;
+    s.delimiter = "::";
+    CHECK(render_table(t, s) == "JobID::State\n123::FAILED\n");
+    s.parsable2 = false;
+    s.parsable = true;
+    CHECK(render_table(t, s) == "JobID::State::\n123::FAILED::\n");
+}
+
 TEST_CASE("widths count UTF-8 code points and never cut inside one") {
     CHECK(display_width("naïve") == 5);
     CHECK(cut_to("naïveté", 4, '+') == "naï+");

@@ -155,18 +155,19 @@ struct Builder {
         }
     }
 
-    // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
-    void add_gpus(const json& r, Job& job) {
-        for (const auto& [node, part] : r["nodes"].items()) {
-            if (part.contains("gpus") && part["gpus"].is_array()) {
-                for (const auto& g : part["gpus"])
-                    if (g.is_object()) out.summaries.push_back(summary_of(g, job.job_id, node));
-            } else if (part.contains("gpu_totals") && part["gpu_totals"].is_object()) {
-                add_totals(part["gpu_totals"], job.job_id, node, out.summaries);
-            }
+};
+
+// One run's GPU summaries, from its record's per-GPU entries or a trimmed record's totals.
+void add_gpus(const json& r, std::int64_t job_id, std::vector<GpuSummary>& out) {
+    for (const auto& [node, part] : r["nodes"].items()) {
+        if (part.contains("gpus") && part["gpus"].is_array()) {
+            for (const auto& g : part["gpus"])
+                if (g.is_object()) out.push_back(summary_of(g, job_id, node));
+        } else if (part.contains("gpu_totals") && part["gpu_totals"].is_object()) {
+            add_totals(part["gpu_totals"], job_id, node, out);
         }
     }
-};
+}
 
 // Every node any run reported from, with the GPU ids of the last run it was in: what the
 // spools' rows hold (each node keeps its own last run), so --nodes counts a node the job left
@@ -212,18 +213,38 @@ void take_fields(Job& job, const slurm::AccountedRun& run) {
     t.max_rss = run.max_rss_bytes;
 }
 
+// The nodes a record misses, and the batch host: it runs first in Slurm's node order, and
+// final_diagnosis prefers it on a tie (it read the job's log).
+void take_record_nodes(const json& r, Job& job) {
+    std::string missing;
+    for (const auto& n : record::missing_nodes(r)) missing += (missing.empty() ? "" : ",") + n;
+    job.mutable_text().missing_nodes = std::move(missing);
+    if (r.contains("expected") && r["expected"].is_array() && !r["expected"].empty() && r["expected"][0].is_string())
+        job.batch_host = r["expected"][0].get<std::string>();
+}
+
+// Runs of one job together, oldest first (slurmdbd's row index grows with each run).
+std::vector<const slurm::AccountedRun*> in_run_order(std::span<const slurm::AccountedRun> runs) {
+    std::vector<const slurm::AccountedRun*> order;
+    for (const auto& run : runs) order.push_back(&run);
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+        return a->job_id != b->job_id ? a->job_id < b->job_id : a->db_index < b->db_index;
+    });
+    return order;
+}
+
+// The record's own run number, else its row's among the job's runs.
+std::int64_t restart_of(const json& r, std::int64_t row) {
+    return r.contains("restart") && r["restart"].is_number_integer() ? r["restart"].get<std::int64_t>() : row;
+}
+
 }  // namespace
 
 SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
                                    std::vector<std::string>& warnings) {
     SpoolSet out;
     Builder builder{options, out, {}, {}};
-    // Runs of one job together, oldest first (slurmdbd's row index grows with each run).
-    std::vector<const slurm::AccountedRun*> order;
-    for (const auto& run : runs) order.push_back(&run);
-    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-        return a->job_id != b->job_id ? a->job_id < b->job_id : a->db_index < b->db_index;
-    });
+    const auto order = in_run_order(runs);
     for (size_t i = 0; i < order.size();) {
         size_t end = i;
         while (end < order.size() && order[end]->job_id == order[i]->job_id) ++end;
@@ -236,9 +257,7 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
             auto r = record_of(*order[k], warnings);
             if (!r) continue;
             // The record names its run; a record without one is counted by its row.
-            const std::int64_t restart = r->contains("restart") && (*r)["restart"].is_number_integer()
-                                             ? (*r)["restart"].get<std::int64_t>()
-                                             : static_cast<std::int64_t>(k - i);
+            const std::int64_t restart = restart_of(*r, static_cast<std::int64_t>(k - i));
             restarts = std::max(restarts, restart);
             builder.add_run(*r, job.job_id, restart);
             records.push_back(std::move(*r));
@@ -246,16 +265,10 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
         job.restarts = static_cast<int>(restarts);
         if (!records.empty()) {
             const json* newest = &records.back();
-            builder.add_gpus(*newest, job);
+            // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
+            add_gpus(*newest, job.job_id, out.summaries);
             add_node_rows(records, job);
-            std::string missing;
-            for (const auto& n : record::missing_nodes(*newest)) missing += (missing.empty() ? "" : ",") + n;
-            job.mutable_text().missing_nodes = std::move(missing);
-            // The batch host runs first in Slurm's node order; final_diagnosis prefers it on a
-            // tie (it read the job's log).
-            if (newest->contains("expected") && (*newest)["expected"].is_array() && !(*newest)["expected"].empty() &&
-                (*newest)["expected"][0].is_string())
-                job.batch_host = (*newest)["expected"][0].get<std::string>();
+            take_record_nodes(*newest, job);
         }
         out.jobs.push_back(std::move(job));
         i = end;
@@ -263,6 +276,33 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
     out.nodes.assign(builder.nodes.begin(), builder.nodes.end());
     for (auto& [node, h] : builder.health) out.last_health.push_back(std::move(h));
     std::sort(out.events.begin(), out.events.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+    return out;
+}
+
+std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs) {
+    std::vector<RunRow> out;
+    const auto order = in_run_order(runs);
+    std::int64_t row = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+        const slurm::AccountedRun& run = *order[k];
+        row = k > 0 && order[k - 1]->job_id == run.job_id ? row + 1 : 0;
+        RunRow r;
+        take_fields(r.job, run);
+        r.job.restarts = static_cast<int>(row);
+        // Damaged records were warned about when the job set was built: not twice.
+        std::vector<std::string> ignored;
+        if (auto record = record_of(run, ignored)) {
+            const ReadOptions every;
+            SpoolSet of_run;
+            Builder builder{every, of_run, {}, {}};
+            builder.add_run(*record, r.job.job_id, row);
+            r.diagnoses = std::move(of_run.diagnoses);
+            add_gpus(*record, r.job.job_id, r.gpus);
+            add_node_rows({*record}, r.job);
+            take_record_nodes(*record, r.job);
+        }
+        out.push_back(std::move(r));
+    }
     return out;
 }
 

@@ -28,6 +28,20 @@ namespace acme::acct {
 SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
                                    std::vector<std::string>& warnings);
 
+// sacct -D: every run of each job as a row of its own, oldest first within a job. Each run is a
+// Job with Slurm's fields of that run (an earlier run's state is what slurmdbd keeps for it:
+// REQUEUED, as sacct -D prints it), `restarts` its run number: its place among the job's rows in
+// slurmdbd, 0 for the first (not the record's own number: a run requeued by an admin has its
+// epilog run after Slurm counted the requeue, so its record names the next run's number). With
+// it the nodes and GPU ids of its own record, `gpus` that record's GPU summaries and
+// `diagnoses` its diagnoses (numbered as the row). A run without a record has none.
+struct RunRow {
+    Job job;
+    std::vector<GpuSummary> gpus;
+    std::vector<Diagnosis> diagnoses;
+};
+std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs);
+
 // The GPM activity (SM, tensor, DRAM bandwidth; percent) of each GPU of the newest recorded
 // run of each job, from the records' per-GPU entries: what the job view (--detail) shows
 // beside the summaries (a trimmed record has none). A damaged record is skipped silently:

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# A traced job requeued by an admin (`scontrol requeue`) while it runs, then completing: sacct
+# keeps a row per run. `gpuacct -D` lists the same runs as `sacct -D` (job id, state, start, end,
+# nodes, exit code; the first run REQUEUED), each with the GPU figures of its own run; without
+# -D both show the job once, its last run speaking for it, and gpuacct counts the requeue in
+# Restarts. --json lists a job object per run under -D.
+. "$(dirname "$0")/lib.sh"
+
+G=$ACME_BUILD_DIR/acct/gpuacct/gpuacct
+unset ACME_SPOOL_DIR
+
+# The first run's GPUs busy at 30 %, the second's at 90 % (the fake driver reads its scenario
+# when the run's sampler starts): each -D row must carry its own run's figures.
+use_uniform_scenario 30
+id=$(submit -J requeue-acct -N1 --gres=gpu:2 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
+  'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then sleep 60; else sleep 3; fi')
+deadline=$((SECONDS + 60))
+until [ "$(job_field "$id" JobState)" = RUNNING ]; do
+  ((SECONDS < deadline)) || fail "job $id not running in 60 s: $(job_field "$id" JobState)"
+  sleep 0.3
+done
+# A few samples of the first run before it is requeued.
+sleep 4
+scontrol requeue "$id" || fail "scontrol requeue $id refused"
+# The first run's epilog has its record in slurmdbd before the second run starts.
+deadline=$((SECONDS + 60))
+until [ "$(acme_records "$id" | head -n 1)" != null ] && [ -n "$(acme_records "$id" | head -n 1)" ]; do
+  ((SECONDS < deadline)) || fail "job $id: no record of the first run in 60 s"
+  sleep 0.5
+done
+use_uniform_scenario 90
+# The second run on another node: a node's spool sums a job's samples over every run it held
+# there (the record of a second run on the same node carries the first run's samples too), and
+# this test is about gpuacct telling the runs apart.
+first_node=$(sacct -j "$id" -D -X -n -P -o NodeList | head -n 1)
+scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
+# Slurm holds a requeued job back for a while (BeginTime); let it start now.
+scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
+assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id"
+assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
+# The second run's record lands after its epilog.
+deadline=$((SECONDS + 60))
+until [ "$(acme_records "$id" | grep -vc '^null$')" = 2 ]; do
+  ((SECONDS < deadline)) || fail "job $id: no record of the second run (records: $(acme_records "$id"))"
+  sleep 0.5
+done
+
+fields=JobID,State,Start,End,NodeList,ExitCode
+# -D: a row per run, the same rows as sacct -D.
+want=$(sacct -j "$id" -D -X -n -P -o "$fields")
+assert_eq 2 "$(grep -c . <<<"$want")" "sacct -D's rows for job $id"
+assert_contains "$(head -n 1 <<<"$want")" "|REQUEUED|" "sacct -D's first run"
+got=$("$G" -j "$id" -D -X -n -P -o "$fields" 2>"$ACME_TEST_TMP/err")
+assert_eq "$want" "$got" "gpuacct -j $id -D against sacct -D"
+assert_eq "" "$(cat "$ACME_TEST_TMP/err")" "stderr of gpuacct -D"
+
+# Without -D: the job once, as sacct shows it.
+want=$(sacct -j "$id" -X -n -P -o "$fields")
+assert_eq 1 "$(grep -c . <<<"$want")" "sacct's rows for job $id without -D"
+got=$("$G" -j "$id" -X -n -P -o "$fields")
+assert_eq "$want" "$got" "gpuacct -j $id against sacct"
+
+# Each run's own GPU figures and run number under -D; the last run's, and the count, without.
+assert_eq "$id|REQUEUED|0|30.0
+$id|COMPLETED|1|90.0" "$("$G" -j "$id" -D -X -n -P -o JobID,State,Restarts,GPUUtil)" "gpuacct -D's GPU figures per run"
+assert_eq "$id|COMPLETED|1|90.0" "$("$G" -j "$id" -X -n -P -o JobID,State,Restarts,GPUUtil)" "gpuacct's row without -D"
+
+# The table (sacct's fixed widths, on the commands' one renderer) has a line per run too.
+table=$("$G" -j "$id" -D -X -o JobID,State%-10,GPUUtil)
+assert_eq 4 "$(grep -c . <<<"$table")" "gpuacct -D's table lines (header, dashes, two runs): $table"
+assert_contains "$table" "REQUEUED" "the table's first run"
+
+# --json: a job object per run, in order, each with its own acme row.
+"$G" -j "$id" -D --json >"$ACME_TEST_TMP/d.json" || fail "gpuacct -D --json failed"
+python3 - "$ACME_TEST_TMP/d.json" "$id" <<'PY' || fail "gpuacct -j $id -D --json: $(cat "$ACME_TEST_TMP/d.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+runs = [x for x in j["jobs"] if x["job_id"] == int(sys.argv[2])]
+assert [x["state"]["current"] for x in runs] == ["REQUEUED", "COMPLETED"], runs
+assert [x["acme"]["GPUUtil"] for x in runs] == [30.0, 90.0], runs
+assert runs[0]["time"]["end"] <= runs[1]["time"]["start"], runs
+PY
