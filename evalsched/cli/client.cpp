@@ -48,8 +48,7 @@ std::string encode_path(const std::string& path) {
 std::string no_connection(const std::string& socket, long os_errno) {
     const std::string start = "start it (systemctl start evalschedd) or pass --socket";
     struct stat st{};
-    if (lstat(socket.c_str(), &st) != 0)
-        return fmt::format("evalschedd's socket {} does not exist: the daemon is not running; {}", socket, start);
+    if (lstat(socket.c_str(), &st) != 0) return fmt::format("evalschedd is not running at {} (no such socket): {}", socket, start);
     if (!S_ISSOCK(st.st_mode)) return fmt::format("{} is not a socket: pass evalschedd's socket with --socket", socket);
     if (os_errno == EACCES) return fmt::format("evalschedd's socket {} is not open to you ({}): ask an admin", socket, strerror(EACCES));
     return fmt::format("evalschedd is not running at {} ({}): {}", socket, os_errno ? strerror(static_cast<int>(os_errno)) : "connection refused",

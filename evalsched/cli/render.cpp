@@ -210,12 +210,14 @@ std::string render_report(const json& report, const std::string& format, const T
     if (format == "json") return report.dump(2) + "\n";
     std::vector<std::string> header{"dataset", "metric"};
     std::vector<std::string> ids;
-    for (const auto& c : report["checkpoints"]) {
+    // A key the answer lacks is an empty list, never operator[] on a const object (undefined).
+    const auto list = [&](const char* key) { return report.is_object() && report.contains(key) ? report.at(key) : json::array(); };
+    for (const auto& c : list("checkpoints")) {
         header.push_back(str(c, "checkpoint"));
         ids.push_back(std::to_string(num(c, "id")));
     }
     std::vector<std::vector<std::string>> rows{header};
-    for (const auto& r : report["rows"]) {
+    for (const auto& r : list("rows")) {
         std::vector<std::string> row{str(r, "dataset"), str(r, "metric")};
         for (const auto& id : ids) row.push_back(r.contains("values") && r["values"].contains(id) ? cell(r["values"][id]) : "-");
         rows.push_back(row);

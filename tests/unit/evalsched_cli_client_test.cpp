@@ -80,7 +80,7 @@ std::string failure(const std::function<void()>& f) {
 TEST_CASE("no socket: the daemon is not running, start it or pass --socket") {
     TempDir d;
     const std::string why = failure([&] { call((d.path / "none.sock").string(), "GET", "/v1/evaluations"); });
-    CHECK(why.find("socket " + (d.path / "none.sock").string() + " does not exist") != std::string::npos);
+    CHECK(why.find("evalschedd is not running at " + (d.path / "none.sock").string() + " (no such socket)") != std::string::npos);
     CHECK(why.find("systemctl start evalschedd") != std::string::npos);
 }
 
