@@ -235,6 +235,18 @@ constexpr std::string_view kEvalschedV7 = R"sql(
 ALTER TABLE evaluations ADD COLUMN environment TEXT NOT NULL DEFAULT '';
 )sql";
 
+// v8: each dataset's sample count as the suite gives it (issue 19), so progress can say how
+// many samples of an evaluation have been evaluated, not only how many datasets. A dataset
+// whose suite gives no count has no row.
+constexpr std::string_view kEvalschedV8 = R"sql(
+CREATE TABLE dataset_samples (
+    evaluation INTEGER NOT NULL REFERENCES evaluations (id),
+    dataset    TEXT NOT NULL,
+    samples    INTEGER NOT NULL CHECK (samples > 0),
+    PRIMARY KEY (evaluation, dataset)
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -243,6 +255,7 @@ constexpr std::array kMigrations = {
     Migration{5, "evalsched v5: evaluation versions for the API's caches", kEvalschedV5},
     Migration{6, "evalsched v6: running totals for /metrics counters", kEvalschedV6},
     Migration{7, "evalsched v7: the submitter's environment per evaluation", kEvalschedV7},
+    Migration{8, "evalsched v8: sample counts per dataset", kEvalschedV8},
 };
 
 }  // namespace

@@ -2,36 +2,60 @@
 
 #include <cctype>
 #include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
+#include <curl/curl.h>
 #include <fmt/format.h>
 
 namespace acme::evalsched {
+namespace {
 
-std::optional<std::string> dechunk(std::string_view in) {
-    std::string out;
-    std::size_t at = 0;
-    for (;;) {
-        const auto eol = in.find("\r\n", at);
-        if (eol == std::string_view::npos) return std::nullopt;
-        const std::string size_text(in.substr(at, eol - at));
-        char* end = nullptr;
-        const unsigned long long size = std::strtoull(size_text.c_str(), &end, 16);
-        if (end == size_text.c_str()) return std::nullopt;
-        at = eol + 2;
-        if (size == 0) return out;
-        if (size > in.size() - at || in.size() - at - size < 2 || in.substr(at + size, 2) != "\r\n") return std::nullopt;
-        out.append(in.substr(at, size));
-        at += size + 2;
+struct Sink {
+    std::string body;
+    std::size_t cap = 0;
+    bool too_large = false;
+};
+
+// Returning fewer bytes than given makes libcurl end the transfer with CURLE_WRITE_ERROR: an
+// answer past the cap is never held whole.
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+    auto* sink = static_cast<Sink*>(user);
+    const std::size_t bytes = size * n;
+    if (bytes > sink->cap - sink->body.size()) {
+        sink->too_large = true;
+        return 0;
     }
+    sink->body.append(data, bytes);
+    return bytes;
 }
+
+// A path byte outside [A-Za-z0-9._~/-] percent-encoded: a run name typed with a space reaches
+// the daemon, which refuses it by name, instead of libcurl refusing the URL.
+std::string encode_path(const std::string& path) {
+    std::string out;
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || c == '.' || c == '_' || c == '~' || c == '/' || c == '-') out += static_cast<char>(c);
+        else out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+// Why no connection was made, from the socket file itself (libcurl says only "couldn't connect").
+std::string no_connection(const std::string& socket, long os_errno) {
+    const std::string start = "start it (systemctl start evalschedd) or pass --socket";
+    struct stat st{};
+    if (lstat(socket.c_str(), &st) != 0) return fmt::format("evalschedd is not running at {} (no such socket): {}", socket, start);
+    if (!S_ISSOCK(st.st_mode)) return fmt::format("{} is not a socket: pass evalschedd's socket with --socket", socket);
+    if (os_errno == EACCES) return fmt::format("evalschedd's socket {} is not open to you ({}): ask an admin", socket, strerror(EACCES));
+    return fmt::format("evalschedd is not running at {} ({}): {}", socket, os_errno ? strerror(static_cast<int>(os_errno)) : "connection refused",
+                       start);
+}
+
+}  // namespace
 
 std::string Response::error() const {
     if (status < 400) return {};
@@ -39,81 +63,72 @@ std::string Response::error() const {
     return fmt::format("evalschedd answered HTTP {}", status);
 }
 
-Response call(const std::string& socket_path, const std::string& method, const std::string& path, const std::string& body) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (socket_path.size() >= sizeof addr.sun_path) throw DaemonUnreachable(fmt::format("socket path {} is too long", socket_path));
-    std::strcpy(addr.sun_path, socket_path.c_str());
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw DaemonUnreachable(fmt::format("socket: {}", strerror(errno)));
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        const int err = errno;
-        close(fd);
-        throw DaemonUnreachable(fmt::format("evalschedd is not running at {} ({}): start it (systemctl start evalschedd) or pass --socket",
-                                            socket_path, strerror(err)));
-    }
-    // One deadline for the whole exchange: a daemon that trickles bytes cannot hold the command.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutS);
-    auto timed_out = [&] {
-        close(fd);
-        return DaemonUnreachable(fmt::format("evalschedd at {} gave no complete answer within {} s: see its log", socket_path, kTimeoutS));
-    };
-    auto wait_for = [&](short events) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) return false;
-        pollfd p{fd, events, 0};
-        int n;
-        while ((n = poll(&p, 1, static_cast<int>(left))) < 0 && errno == EINTR) {}
-        return n > 0;
-    };
-    std::string request = fmt::format("{} {} HTTP/1.1\r\nHost: evalschedd\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                                      method, path, body.size());
-    request += body;
-    for (std::size_t sent = 0; sent < request.size();) {
-        if (!wait_for(POLLOUT)) throw timed_out();
-        const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n <= 0) {
-            close(fd);
-            throw DaemonUnreachable(fmt::format("evalschedd at {} closed the connection: see its log", socket_path));
-        }
-        sent += static_cast<std::size_t>(n);
-    }
-    std::string answer;
-    char buf[65536];
-    for (;;) {
-        if (!wait_for(POLLIN)) throw timed_out();
-        const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n <= 0) break;
-        if (answer.size() + static_cast<std::size_t>(n) > kMaxAnswer) {
-            close(fd);
-            throw DaemonUnreachable(fmt::format("evalschedd at {} answered more than {} bytes: see its log", socket_path, kMaxAnswer));
-        }
-        answer.append(buf, static_cast<std::size_t>(n));
-    }
-    close(fd);
+Response parse_answer(long status, std::string_view body) {
     Response r;
-    if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12)
-        throw DaemonUnreachable(fmt::format("evalschedd at {} gave no HTTP answer: see its log", socket_path));
-    r.status = std::atoi(answer.c_str() + 9);
-    const auto split = answer.find("\r\n\r\n");
-    if (split == std::string::npos) throw DaemonUnreachable(fmt::format("evalschedd at {} gave an incomplete answer: see its log", socket_path));
-    std::string headers = answer.substr(0, split);
-    for (auto& c : headers) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string payload = answer.substr(split + 4);
-    if (headers.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
-        auto decoded = dechunk(payload);
-        if (!decoded) throw DaemonUnreachable(fmt::format("evalschedd at {} gave an incomplete chunked answer: see its log", socket_path));
-        payload = std::move(*decoded);
-    } else if (const auto at = headers.find("\r\ncontent-length:"); at != std::string::npos) {
-        const unsigned long long length = std::strtoull(headers.c_str() + at + 17, nullptr, 10);
-        // Never parse part of an answer as if it were all of it.
-        if (payload.size() < length) throw DaemonUnreachable(fmt::format("evalschedd at {} gave an incomplete answer: see its log", socket_path));
-        payload.resize(length);
-    }
-    r.body = nlohmann::json::parse(payload, nullptr, false);
+    r.status = static_cast<int>(status);
+    r.body = nlohmann::json::parse(body, nullptr, false);
     if (r.body.is_discarded()) r.body = nullptr;
+    return r;
+}
+
+Response call(const std::string& socket, const std::string& method, const std::string& path, const std::string& body,
+              const CallLimits& limits) {
+    static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+    std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(initialised ? curl_easy_init() : nullptr, &curl_easy_cleanup);
+    if (!curl) throw DaemonUnreachable("libcurl could not start a request: check the installation (libcurl4)");
+    std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(nullptr, &curl_slist_free_all);
+    auto add_header = [&](const char* h) {
+        curl_slist* next = curl_slist_append(headers.get(), h);
+        if (!next) throw std::bad_alloc();
+        headers.release();
+        headers.reset(next);
+    };
+    // No "Expect: 100-continue" for a large submission: the daemon answers one request at once.
+    add_header("Expect:");
+    add_header("Content-Type: application/json");
+    Sink sink;
+    sink.cap = limits.max_answer;
+    char error[CURL_ERROR_SIZE] = "";
+    CURL* c = curl.get();
+    const std::string url = "http://evalschedd" + encode_path(path);
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, socket.c_str());
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, limits.timeout_ms);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+    if (method == "POST") {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+    } else if (method != "GET") {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+    }
+    const CURLcode rc = curl_easy_perform(c);
+    long status = 0, os_errno = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+    switch (rc) {
+    case CURLE_OK: break;
+    case CURLE_COULDNT_CONNECT: throw DaemonUnreachable(no_connection(socket, os_errno));
+    case CURLE_OPERATION_TIMEDOUT:
+        throw DaemonUnreachable(fmt::format("evalschedd at {} gave no complete answer within {} s: see its log (journalctl -u evalschedd)",
+                                            socket, limits.timeout_ms / 1000.0));
+    case CURLE_WRITE_ERROR:
+        if (sink.too_large)
+            throw DaemonUnreachable(fmt::format("evalschedd at {} answered more than {} bytes: ask for less (one evaluation, not all)", socket,
+                                                limits.max_answer));
+        [[fallthrough]];
+    default:
+        throw DaemonUnreachable(fmt::format("evalschedd at {} gave no complete answer ({}): see its log (journalctl -u evalschedd)", socket,
+                                            error[0] ? error : curl_easy_strerror(rc)));
+    }
+    Response r = parse_answer(status, sink.body);
+    // A success that is not JSON is no answer the CLI can show.
+    if (r.status < 400 && r.body.is_null())
+        throw DaemonUnreachable(fmt::format("evalschedd at {} answered HTTP {} without JSON: see its log (journalctl -u evalschedd)", socket, status));
     return r;
 }
 

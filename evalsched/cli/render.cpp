@@ -76,9 +76,24 @@ std::string clock_time(double when, double now) {
     return buf;
 }
 
+// "120500" -> "120,500": sample counts run to six digits and more.
+static std::string grouped(long n) {
+    std::string digits = std::to_string(n < 0 ? -n : n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return (n < 0 ? "-" : "") + out;
+}
+
 std::string progress_summary(const json& e) {
     const json d = e.value("datasets", json::object());
     std::string out = fmt::format("{}/{} datasets scored", num(d, "scored"), num(d, "total"));
+    // Samples where the suite gives their counts: of all datasets, or of those it names.
+    if (const long known = num(d, "samples_datasets"); known > 0) {
+        out += fmt::format(" ({}/{} samples", grouped(num(d, "samples_done")), grouped(num(d, "samples_total")));
+        out += known < num(d, "total") ? fmt::format(" of {} dataset{})", known, known == 1 ? "" : "s") : ")";
+    }
     for (const char* k : {"running", "scoring", "queued"})
         if (num(d, k) > 0) out += fmt::format(", {} {}", num(d, k), k);
     out += fmt::format(", {} failed", num(d, "failed"));
@@ -100,7 +115,13 @@ std::string eta_text(const json& e, double now, bool relative) {
         if (str(t, "kind") == "controller") return "ETA unknown: slurmctld unreachable";
     if (!s.contains("eta") || !s["eta"].is_object()) return "ETA unknown (no scheduling round yet)";
     const json& eta = s["eta"];
-    if (eta.value("waiting", false) || !eta.contains("finish_at") || !eta["finish_at"].is_number()) return "waiting for GPUs";
+    if (eta.value("waiting", false) || !eta.contains("finish_at") || !eta["finish_at"].is_number()) {
+        // The state, since when, and why, once: the daemon shows no separate "held" trouble for it.
+        std::string out = "waiting for GPUs";
+        if (eta.contains("since") && eta["since"].is_number()) out += " since " + clock_time(eta["since"].get<double>(), now);
+        if (const std::string why = str(eta, "reason"); !why.empty()) out += ": " + why;
+        return out;
+    }
     const double at = eta["finish_at"].get<double>();
     if (at <= now) return "ETA any moment (estimate)";
     if (!relative) return fmt::format("ETA ~{} (estimate)", clock_time(at, now));
@@ -120,10 +141,6 @@ std::vector<std::string> trouble_lines(const json& e, double now) {
         const std::string since = t.contains("since") && t["since"].is_number() ? "since " + clock_time(t["since"].get<double>(), now) + ": " : "";
         out.push_back(since + str(t, "text"));
     }
-    // A held evaluation's reason is the waiting state's "why".
-    if (e.contains("scheduler") && e["scheduler"].contains("eta") && e["scheduler"]["eta"].is_object() && e["scheduler"]["eta"].contains("reason") &&
-        e["scheduler"]["eta"].value("waiting", false))
-        out.push_back("waiting: " + str(e["scheduler"]["eta"], "reason"));
     return out;
 }
 
@@ -193,12 +210,14 @@ std::string render_report(const json& report, const std::string& format, const T
     if (format == "json") return report.dump(2) + "\n";
     std::vector<std::string> header{"dataset", "metric"};
     std::vector<std::string> ids;
-    for (const auto& c : report["checkpoints"]) {
+    // A key the answer lacks is an empty list, never operator[] on a const object (undefined).
+    const auto list = [&](const char* key) { return report.is_object() && report.contains(key) ? report.at(key) : json::array(); };
+    for (const auto& c : list("checkpoints")) {
         header.push_back(str(c, "checkpoint"));
         ids.push_back(std::to_string(num(c, "id")));
     }
     std::vector<std::vector<std::string>> rows{header};
-    for (const auto& r : report["rows"]) {
+    for (const auto& r : list("rows")) {
         std::vector<std::string> row{str(r, "dataset"), str(r, "metric")};
         for (const auto& id : ids) row.push_back(r.contains("values") && r["values"].contains(id) ? cell(r["values"][id]) : "-");
         rows.push_back(row);

@@ -21,10 +21,11 @@ std::string render_evaluation(const nlohmann::json& evaluation, const util::Tabl
 std::string render_report(const nlohmann::json& report, const std::string& format, const util::TableStyle& style = {});
 std::string render_priors(const nlohmann::json& priors, const util::TableStyle& style = {});
 
-// "12/63 datasets scored, 4 running, 2 scoring, 0 failed (trials 5/20 done)"
+// "12/63 datasets scored (41,230/120,500 samples), 4 running, 2 scoring, 0 failed (trials 5/20 done)";
+// "(... samples of 50 datasets)" when the suite gives the counts of only some.
 std::string progress_summary(const nlohmann::json& evaluation);
 // The ETA as watch and status show it: "ETA ~14m (estimate, 10:45)" with `relative`, else
-// "ETA ~10:45 (estimate)"; "waiting for GPUs" when nothing can start; "ETA unknown: ..." while
+// "ETA ~10:45 (estimate)"; "waiting for GPUs since 10:31:02: why" when nothing can start; "ETA unknown: ..." while
 // slurmctld is unreachable; the state once the evaluation ended.
 std::string eta_text(const nlohmann::json& evaluation, double now, bool relative);
 // The forecast's basis, "" when the daemon gave none.

@@ -9,6 +9,10 @@
 #include "evalsched/core/duration.hpp"
 
 namespace acme::evalsched {
+namespace {
+// "1 free GPU", "4 free GPUs": the hold reasons are read by people.
+std::string free_gpus(int n) { return fmt::format("{} free GPU{}", n, n == 1 ? "" : "s"); }
+}  // namespace
 
 double time_limit(const PendingTrial& t, bool staged, const PlanOptions& o) {
     const double s = t.startup_s + t.p90_s * (1 + o.margin_fraction) + o.margin_s + (staged ? 0 : t.stage_s);
@@ -81,10 +85,10 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
         if (!best) {
             std::string why;
             if (widest_free < t->gpus)
-                why = fmt::format("needs {} free GPUs on one node; the most free now is {}", t->gpus, widest_free);
+                why = fmt::format("needs {} on one node; the most free now is {}", free_gpus(t->gpus), widest_free);
             else
-                why = fmt::format("needs a {} window (p90 {} + margin); the longest with {} free GPUs is {}",
-                                  human_duration(time_limit(*t, true, options)), human_duration(t->p90_s), t->gpus,
+                why = fmt::format("needs a {} window (p90 {} + margin); the longest with {} is {}",
+                                  human_duration(time_limit(*t, true, options)), human_duration(t->p90_s), free_gpus(t->gpus),
                                   human_duration(longest_window));
             out.hold.push_back({t->id, why});
             continue;
@@ -191,8 +195,8 @@ PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const Node
         }
         if (wanted > 0 && (served == serving.end() || served->second == 0) &&
             std::none_of(out.submit.begin(), out.submit.end(), [&](const PilotRequest& r) { return pilot_key(r.checkpoint, r.gpus) == c.key; })) {
-            const std::string why = fmt::format("no node has {} free GPUs for a {} window (startup + the shortest trial); the longest is {}",
-                                                t.gpus, human_duration(t.startup_s + c.shortest), human_duration(widest));
+            const std::string why = fmt::format("no node has {} for a {} window (startup + the shortest trial); the longest is {}",
+                                                free_gpus(t.gpus), human_duration(t.startup_s + c.shortest), human_duration(widest));
             for (const auto& id : c.ids) out.hold.push_back({id, why});
         }
     }

@@ -53,6 +53,13 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
                 .run();
             trial_ids[t.id] = db.last_insert_rowid();
         }
+        // What progress counts samples by (progress.hpp), for the datasets whose size the suite gives.
+        auto samples = db.prepare("INSERT OR IGNORE INTO dataset_samples (evaluation, dataset, samples) VALUES (?, ?, ?)");
+        for (const auto& d : req.suite.datasets) {
+            if (!d.samples || *d.samples <= 0) continue;
+            samples.reset();
+            samples.bind_all(id, d.name, static_cast<std::int64_t>(*d.samples)).run();
+        }
         auto mins = db.prepare("INSERT INTO metric_jobs (evaluation, dataset, command, estimate_s, state) VALUES (?, ?, ?, ?, 'waiting')");
         auto link = db.prepare("INSERT INTO metric_trials (metric, trial) VALUES (?, ?)");
         for (const auto& m : set.metrics) {

@@ -32,9 +32,23 @@ std::string text(const json& o, const char* key) {
     return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+long number(const json& o, const char* key, long otherwise) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_number_integer() ? it->get<long>() : otherwise;
+}
+
+// The samples of shard `shard` of `num_shards` of a dataset of `total` (all of it unsharded).
+long shard_samples(long total, long shard, long num_shards) {
+    if (num_shards <= 1 || shard < 0 || shard >= num_shards) return total;
+    // Suites bound samples to 1e8 and no dataset has more shards than samples: the product fits a long.
+    const auto at = [&](long i) { return i * total / num_shards; };
+    return at(shard + 1) - at(shard);
+}
+
 struct Dataset {
     std::string name;
     int pieces = 0, done = 0, running = 0, failed = 0, cancelled = 0;
+    long samples_done = 0;  // in the pieces done (samples known)
     std::set<std::string> nodes;
     std::string failure;
     const json* metric = nullptr;
@@ -43,7 +57,11 @@ struct Dataset {
 
 }  // namespace
 
-json dataset_progress(const json& trials, const json& metrics, const json& scores) {
+json dataset_progress(const json& trials, const json& metrics, const json& scores, const json& samples) {
+    auto samples_of = [&](const std::string& name) -> long {
+        auto it = samples.is_object() ? samples.find(name) : samples.end();
+        return it != samples.end() && it->is_number_integer() && it->get<long>() > 0 ? it->get<long>() : 0L;
+    };
     std::vector<Dataset> order;
     std::map<std::string, std::size_t> index;
     auto of = [&](const std::string& name) -> Dataset& {
@@ -59,7 +77,10 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
         for (const auto& name : split(text(t, "datasets"))) {
             Dataset& d = of(name);
             ++d.pieces;
-            if (state == "done") ++d.done;
+            if (state == "done") {
+                ++d.done;
+                d.samples_done += shard_samples(samples_of(name), number(t, "shard", 0), number(t, "num_shards", 1));
+            }
             else if (state == "running") {
                 ++d.running;
                 if (const std::string node = text(t, "node"); !node.empty()) d.nodes.insert(node);
@@ -75,6 +96,7 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
             order[it->second].scores[text(s, "metric")] = s["value"];
 
     json counts{{"total", order.size()}, {"scored", 0}, {"scoring", 0}, {"running", 0}, {"queued", 0}, {"failed", 0}, {"cancelled", 0}};
+    long samples_total = 0, samples_done = 0, samples_datasets = 0;
     json list = json::array();
     for (const Dataset& d : order) {
         std::string state, detail;
@@ -102,19 +124,34 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
         } else {
             state = "queued";
         }
-        if (d.pieces > 1 && (state == "running" || state == "queued"))
+        const long total = samples_of(d.name);
+        // Pieces cut by the suite's count: a piece done is its samples done. Cut otherwise (a
+        // count the trials were not cut by), only a dataset done counts them all.
+        const long done = d.done == d.pieces ? total : std::min(d.samples_done, total);
+        if (d.pieces > 1 && (state == "running" || state == "queued")) {
             detail += fmt::format("{}{}/{} pieces done", detail.empty() ? "" : ", ", d.done, d.pieces);
+            if (total > 0) detail += fmt::format(" ({}/{} samples)", done, total);
+        }
         counts[state] = counts[state].get<int>() + 1;
+        if (total > 0) {
+            samples_total += total;
+            samples_done += done;
+            ++samples_datasets;
+        }
         json nodes = json::array();
         for (const auto& n : d.nodes) nodes.push_back(n);
         list.push_back({{"dataset", d.name}, {"state", state}, {"detail", detail}, {"nodes", nodes}, {"pieces", d.pieces},
-                        {"pieces_done", d.done}, {"scores", d.scores}});
+                        {"pieces_done", d.done}, {"scores", d.scores}, {"samples", total > 0 ? json(total) : json(nullptr)},
+                        {"samples_done", total > 0 ? json(done) : json(nullptr)}});
     }
+    counts["samples_total"] = samples_total;
+    counts["samples_done"] = samples_done;
+    counts["samples_datasets"] = samples_datasets;
     return {{"datasets", counts}, {"dataset_list", list}};
 }
 
-json dataset_counts(const json& trials, const json& metrics, const json& scores) {
-    return dataset_progress(trials, metrics, scores)["datasets"];
+json dataset_counts(const json& trials, const json& metrics, const json& scores, const json& samples) {
+    return dataset_progress(trials, metrics, scores, samples)["datasets"];
 }
 
 }  // namespace acme::evalsched

@@ -12,14 +12,22 @@
 namespace acme::evalsched {
 
 // `trials`: objects with "datasets" (comma-separated), "state", "reason", "node" and optionally
-// "trial" (its key, "<ckpt>/<dataset>#<i>of<n>" for a shard); `metrics`: "dataset", "state",
-// "reason", "node"; `scores`: "dataset", "metric", "value". Returns
-// {"datasets": {"total", "scored", "scoring", "running", "queued", "failed", "cancelled"},
-//  "dataset_list": [{"dataset", "state", "detail", "nodes", "pieces", "pieces_done", "scores"}]}
-// with the list in the order datasets first appear in `trials`.
-nlohmann::json dataset_progress(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores);
+// "trial" (its key, "<ckpt>/<dataset>#<i>of<n>" for a shard), "shard" and "num_shards";
+// `metrics`: "dataset", "state", "reason", "node"; `scores`: "dataset", "metric", "value";
+// `samples`: {dataset: the suite's sample count} for the datasets whose count is known. Returns
+// {"datasets": {"total", "scored", "scoring", "running", "queued", "failed", "cancelled",
+//               "samples_total", "samples_done", "samples_datasets"},
+//  "dataset_list": [{"dataset", "state", "detail", "nodes", "pieces", "pieces_done", "scores",
+//                    "samples", "samples_done"}]}
+// with the list in the order datasets first appear in `trials`. A dataset's samples are done
+// once the trial holding them is (shard i of n holds samples floor(i*N/n) .. floor((i+1)*N/n),
+// as trials.hpp cuts them); "samples" is null where the suite gives no count, and the totals
+// count only the "samples_datasets" datasets that have one.
+nlohmann::json dataset_progress(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores,
+                                const nlohmann::json& samples = nlohmann::json::object());
 
 // The counts alone (for the evaluations list).
-nlohmann::json dataset_counts(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores);
+nlohmann::json dataset_counts(const nlohmann::json& trials, const nlohmann::json& metrics, const nlohmann::json& scores,
+                              const nlohmann::json& samples = nlohmann::json::object());
 
 }  // namespace acme::evalsched

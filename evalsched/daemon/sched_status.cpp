@@ -25,6 +25,7 @@ void SchedulerStatus::publish(const std::map<std::int64_t, EvalForecast>& foreca
     std::lock_guard lock(mutex_);
     bool changed = forecasts.size() != forecasts_.size();
     std::map<std::int64_t, Held> held;
+    std::map<std::int64_t, double> waiting;
     for (const auto& [id, f] : forecasts) {
         auto old = forecasts_.find(id);
         // A finish that moved by less than a second is the same estimate: no new generation.
@@ -36,10 +37,15 @@ void SchedulerStatus::publish(const std::map<std::int64_t, EvalForecast>& foreca
             auto was = held_.find(id);
             held[id] = {*f.held, was != held_.end() ? was->second.since : now};
         }
+        if (!f.finish_at) {
+            auto was = waiting_since_.find(id);
+            waiting[id] = was != waiting_since_.end() ? was->second : now;
+        }
     }
-    if (held.size() != held_.size()) changed = true;
+    if (held.size() != held_.size() || waiting.size() != waiting_since_.size()) changed = true;
     forecasts_ = forecasts;
     held_ = std::move(held);
+    waiting_since_ = std::move(waiting);
     if (changed) ++generation_;
 }
 
@@ -50,10 +56,15 @@ json SchedulerStatus::of_evaluation(std::int64_t id) const {
         out["trouble"].push_back({{"kind", "controller"},
                                   {"since", controller_since_},
                                   {"text", "cannot reach slurmctld (" + *controller_error_ + "); evalschedd keeps trying every round"}});
-    if (auto h = held_.find(id); h != held_.end())
+    const auto f = forecasts_.find(id);
+    const bool waiting = f != forecasts_.end() && !f->second.finish_at;
+    // Held with nothing running is the waiting state itself when no trial has a place: said
+    // once, by the ETA ("waiting for GPUs since ...: why"), not again as trouble.
+    if (auto h = held_.find(id); h != held_.end() && !waiting)
         out["trouble"].push_back({{"kind", "held"}, {"since", h->second.since}, {"text", "nothing running; trials held: " + h->second.reason}});
-    if (auto f = forecasts_.find(id); f != forecasts_.end()) {
-        json eta{{"basis", f->second.basis}, {"waiting", !f->second.finish_at}};
+    if (f != forecasts_.end()) {
+        json eta{{"basis", f->second.basis}, {"waiting", waiting}};
+        if (auto w = waiting_since_.find(id); waiting && w != waiting_since_.end()) eta["since"] = w->second;
         eta["finish_at"] = f->second.finish_at ? json(std::round(*f->second.finish_at)) : json(nullptr);
         if (!f->second.waiting_reason.empty()) eta["reason"] = f->second.waiting_reason;
         // A forecast made before slurmctld stopped answering is not one: it says so.

@@ -32,7 +32,8 @@ public:
     // The forecasts of the active evaluations of this round (others are forgotten).
     void publish(const std::map<std::int64_t, EvalForecast>& forecasts, double now);
 
-    // API thread: {"eta": {...} or null, "trouble": [{"kind", "since", "text"}]}.
+    // API thread: {"eta": {...} or null, "trouble": [{"kind", "since", "text"}]}. A waiting eta
+    // carries "since" and "reason"; "held" trouble is shown only when the evaluation is not waiting.
     nlohmann::json of_evaluation(std::int64_t id) const;
     std::uint64_t generation() const;
 
@@ -47,6 +48,7 @@ private:
     double controller_since_ = 0;
     std::map<std::int64_t, EvalForecast> forecasts_;
     std::map<std::int64_t, Held> held_;
+    std::map<std::int64_t, double> waiting_since_;  // since when each waiting evaluation has waited
 };
 
 }  // namespace acme::evalsched

@@ -61,7 +61,8 @@ std::string TrialKind::describe(const AttemptRow& a) {
 
 void TrialKind::adopted(const AttemptRow& a, std::int64_t job_id) { attempt_submitted(db_, a, job_id); }
 void TrialKind::lost(const AttemptRow& a) { attempt_never_submitted(db_, a, ""); }
-void TrialKind::refused(const AttemptRow& a, const std::string& error) { attempt_never_submitted(db_, a, error); }
+// The prefix is what the API shows as "refused" trouble (views.cpp).
+void TrialKind::refused(const AttemptRow& a, const std::string& error) { attempt_never_submitted(db_, a, "slurmctld refused the trial's job: " + error); }
 void TrialKind::submitted(const AttemptRow& a, std::int64_t job_id) { attempt_submitted(db_, a, job_id); }
 void TrialKind::running(const AttemptRow& a, const std::string& nodes) { attempt_running(db_, a, nodes); }
 std::vector<AttemptRow> TrialKind::to_kill() { return attempts_to_cancel(db_); }

@@ -56,7 +56,10 @@ const JsonColumn kRemaining[] = {
 };
 // What the per-dataset counts are made of (progress.hpp), per evaluation.
 const JsonColumn kDatasetTrials[] = {
-    {"t.evaluation", "evaluation", K::integer}, {"t.datasets", "datasets", K::text}, {"t.state", "state", K::text}, {"t.reason", "reason", K::text}};
+    {"t.evaluation", "evaluation", K::integer}, {"t.datasets", "datasets", K::text}, {"t.state", "state", K::text}, {"t.reason", "reason", K::text},
+    {"t.shard", "shard", K::integer}, {"t.num_shards", "num_shards", K::integer}};
+const JsonColumn kDatasetSamples[] = {
+    {"n.evaluation", "evaluation", K::integer}, {"n.dataset", "dataset", K::text}, {"n.samples", "samples", K::integer}};
 const JsonColumn kDatasetMetrics[] = {
     {"m.evaluation", "evaluation", K::integer}, {"m.dataset", "dataset", K::text}, {"m.state", "state", K::text}, {"m.reason", "reason", K::text}};
 const JsonColumn kDatasetScores[] = {
@@ -67,11 +70,21 @@ const JsonColumn kStaged[] = {
     {"COUNT(*) FILTER (WHERE s.copied = 1)", "copies", K::integer},
 };
 
+// {dataset: samples} from kDatasetSamples rows (null: none).
+json samples_by_dataset(const json& rows) {
+    json out = json::object();
+    if (rows.is_array())
+        for (const auto& r : rows) out[r["dataset"].get<std::string>()] = r["samples"];
+    return out;
+}
+
 // One trial of evaluation_json, with its newest attempt's node and job.
 const JsonColumn kTrialView[] = {
     {"t.id", "id", K::integer},
     {"t.trial_key", "trial", K::text},
     {"t.datasets", "datasets", K::text},
+    {"t.shard", "shard", K::integer},
+    {"t.num_shards", "num_shards", K::integer},
     {"t.gpus", "gpus", K::integer},
     {"t.state", "state", K::text},
     {"t.attempts", "attempts", K::integer},
@@ -165,7 +178,7 @@ std::vector<json> summaries(Database& db, const Which& which, const Caller& call
             });
     // Datasets scored / total: each evaluation's trials, metric jobs and scores, counted by
     // dataset_counts (progress.hpp) the same way `status ID` lists them.
-    std::map<std::int64_t, std::array<json, 3>> parts;
+    std::map<std::int64_t, std::array<json, 4>> parts;
     auto collect = [&](std::size_t which) {
         return [&parts, which](json&, const json& row) {
             auto& a = parts[row["evaluation"].get<std::int64_t>()][which];
@@ -179,10 +192,12 @@ std::vector<json> summaries(Database& db, const Which& which, const Caller& call
             kDatasetMetrics, collect(1));
     grouped("SELECT " + select_list(kDatasetScores) + " FROM evaluations e JOIN results x ON x.evaluation = e.id" + where, kDatasetScores,
             collect(2));
+    grouped("SELECT " + select_list(kDatasetSamples) + " FROM evaluations e JOIN dataset_samples n ON n.evaluation = e.id" + where,
+            kDatasetSamples, collect(3));
     for (auto& [id, p] : parts)
         if (auto it = index.find(id); it != index.end())
             out[it->second]["datasets"] = dataset_counts(p[0].is_null() ? json::array() : p[0], p[1].is_null() ? json::array() : p[1],
-                                                         p[2].is_null() ? json::array() : p[2]);
+                                                         p[2].is_null() ? json::array() : p[2], samples_by_dataset(p[3]));
     grouped("SELECT " + select_list(kStaged) + " FROM evaluations e JOIN stagings s ON s.evaluation = e.id" + where +
                 " GROUP BY s.evaluation",
             kStaged, [](json& e, const json& row) {
@@ -226,7 +241,11 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
     auto sq = db.prepare("SELECT " + select_list(kDatasetScores) + " FROM results x WHERE x.evaluation = ? ORDER BY x.dataset, x.metric");
     sq.bind(1, id);
     while (sq.step()) scores.push_back(row_json(kDatasetScores, sq));
-    json progress = dataset_progress(e["trial_list"], metrics, scores);
+    json samples = json::array();
+    auto nq = db.prepare("SELECT " + select_list(kDatasetSamples) + " FROM dataset_samples n WHERE n.evaluation = ?");
+    nq.bind(1, id);
+    while (nq.step()) samples.push_back(row_json(kDatasetSamples, nq));
+    json progress = dataset_progress(e["trial_list"], metrics, scores, samples_by_dataset(samples));
     e["datasets"] = progress["datasets"];
     e["dataset_list"] = progress["dataset_list"];
     // Retries are trouble a user should see where it happens: which trial, which attempt failed
@@ -247,6 +266,19 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
                                                     cause.empty() ? "" : " (" + cause + ")")}});
         }
     }
+    // A job slurmctld refused (a QOS or partition limit, a bad account) leaves its trial or
+    // metric job waiting, retried every round: trouble a user must see, since only they or an
+    // admin can change what Slurm refuses. The refusal's time is not kept, so no "since".
+    auto refused = [&](const json& row, const std::string& what) {
+        const std::string reason = row.value("reason", "");
+        if (reason.starts_with("slurmctld refused"))
+            retries.push_back({{"kind", "refused"}, {"since", nullptr},
+                               {"text", fmt::format("{}: {}; evalschedd submits it again every round", what, reason)}});
+    };
+    for (const auto& tr : e["trial_list"])
+        if (tr["state"] == "pending") refused(tr, tr["datasets"].get<std::string>());
+    for (const auto& m : e["metric_list"])
+        if (m.value("state", "") == "waiting") refused(m, "metric job of " + m.value("dataset", std::string()));
     e["retries"] = retries;
     return e;
 }

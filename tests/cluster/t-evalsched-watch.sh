@@ -2,11 +2,13 @@
 # What a researcher sees while an evaluation waits and while slurmctld is away: with every GPU
 # held by other jobs, `status` says "waiting for GPUs" and gives no ETA number; with slurmctld
 # stopped, status shows the trouble and since when; once the GPUs come free the evaluation
-# runs to the end, status counts datasets and lists each one with its score, its lines fit 80
+# runs to the end, status counts datasets (and samples) and lists each one with its score, its lines fit 80
 # columns, and `watch` in a log printed no line twice.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
+# Two datasets with their test-split sizes: progress counts their samples too.
+sed -i -e '/^name = "mmlu"/a samples = 14042' -e '/^name = "arc_e"/a samples = 2376' "$ES"/suite.toml
 es_start
 eval "$("$ACME_SRC_DIR"/scripts/minicluster env)"
 blockers=()
@@ -22,6 +24,11 @@ status=$(evalsched status "$id")
 assert_contains "$status" "waiting for GPUs" "status while every GPU is taken"
 assert_contains "$status" "progress: 0/20 datasets scored" "progress in datasets"
 echo "$status" | grep -q "ETA ~" && fail "an ETA number while nothing can start: $status"
+assert_contains "$status" "(0/16,418 samples of 2 datasets)" "samples where the suite gives them"
+# Said once, since when and why; no "trials held" beside it, no "1 free GPUs".
+echo "$status" | grep -Eq "^waiting for GPUs since [0-9:]+: a trial needs 1 GPU on one node" || fail "no waiting line with its start and why: $status"
+echo "$status" | grep -q "trials held" && fail "waiting said twice (trials held): $status"
+echo "$status" | grep -q "1 free GPUs" && fail "plural for one GPU: $status"
 
 # slurmctld away: the trouble, with the time it began.
 ctld_pid=$(cat "$ACME_MINICLUSTER_DIR"/run/slurmctld.pid)
@@ -39,7 +46,7 @@ scancel "${blockers[@]}"
 assert_eq done "$(es_wait "$id" 150)" "evaluation state"
 wait "$watch_pid" || fail "watch did not end with success: $(tail -3 "$ES"/watch.log)"
 status=$(COLUMNS='' evalsched status "$id")
-assert_contains "$status" "progress: 20/20 datasets scored" "progress at the end"
+assert_contains "$status" "progress: 20/20 datasets scored (16,418/16,418 samples of 2 datasets)" "progress at the end"
 echo "$status" | grep -Eq "^[a-z0-9_]+ +scored +[a-z_]+=[0-9.]+" || fail "no per-dataset line with a score: $status"
 widest=$(echo "$status" | awk '{ if (length($0) > w) w = length($0) } END { print w }')
 [ "$widest" -le 80 ] || fail "status lines up to $widest columns (not a terminal: 80)"

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/evalsched_store.hpp"
+#include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "evalsched/daemon/trial_kind.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -418,4 +420,41 @@ TEST_CASE("the status list is rebuilt only for the evaluations that changed, and
     CHECK(cache.list_text(db, bob) == fresh(bob));
     CHECK(cache.list_text(db, alice) == fresh(alice));
     CHECK(cache.rebuilt() == 5);
+}
+
+TEST_CASE("the suite's sample counts are stored with the evaluation and counted as its trials finish") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    const Caller alice{1001, 1001, "alice", false};
+    const auto id = submit_as(db, alice);  // mmlu 100 samples, gsm8k 50
+    auto e = *evaluation_json(db, id, alice);
+    CHECK(e["datasets"]["samples_total"] == 150);
+    CHECK(e["datasets"]["samples_done"] == 0);
+    CHECK(e["datasets"]["samples_datasets"] == 2);
+    auto pending = trials_in_state(db, {"pending"});
+    REQUIRE(pending.size() == 2);
+    run_trial(db, pending[0], 42, {{pending[0].datasets, "acc", 0.5}});
+    e = *evaluation_json(db, id, alice);
+    CHECK(e["datasets"]["samples_done"] == (pending[0].datasets == "mmlu" ? 100 : 50));
+    // The list counts them the same way.
+    CHECK(list_json(db, alice)[0]["datasets"] == e["datasets"]);
+}
+
+TEST_CASE("a job slurmctld refused is trouble on the evaluation, with Slurm's reason, until it is submitted") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    const Caller alice{1001, 1001, "alice", false};
+    const auto id = submit_as(db, alice);
+    auto pending = trials_in_state(db, {"pending"});
+    const AttemptRow a = begin_attempt(db, pending[0], "n1", 300, 1000);
+    DaemonConfig config;
+    TrialKind(config, db, nullptr).refused(a, "Invalid account or account/partition combination specified");
+    auto e = *evaluation_json(db, id, alice);
+    REQUIRE(e["retries"].size() == 1);
+    CHECK(e["retries"][0]["kind"] == "refused");
+    CHECK(e["retries"][0]["text"] == pending[0].datasets +
+                                         ": slurmctld refused the trial's job: Invalid account or account/partition combination specified; "
+                                         "evalschedd submits it again every round");
+    attempt_submitted(db, begin_attempt(db, pending[0], "n1", 300, 1001), 43);
+    CHECK((*evaluation_json(db, id, alice))["retries"].empty());
 }

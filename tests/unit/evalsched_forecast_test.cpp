@@ -6,7 +6,9 @@
 
 #include "evalsched/cli/watch.hpp"
 #include "evalsched/core/forecast.hpp"
+#include "evalsched/cli/render.hpp"
 #include "evalsched/daemon/progress.hpp"
+#include "evalsched/daemon/sched_status.hpp"
 
 using namespace acme::evalsched;
 using nlohmann::json;
@@ -82,7 +84,8 @@ TEST_CASE("per-dataset progress: shards, bundles, metric jobs and failures as th
     const json metrics = json::parse(R"J([{"dataset": "longqa", "state": "running", "node": "n3", "reason": ""}])J");
     const json scores = json::parse(R"J([{"dataset": "boolq", "metric": "acc", "value": 0.8}, {"dataset": "piqa", "metric": "acc", "value": 0.7}])J");
     const json p = dataset_progress(trials, metrics, scores);
-    CHECK(p["datasets"] == json::parse(R"J({"total": 6, "scored": 2, "scoring": 1, "running": 1, "queued": 1, "failed": 1, "cancelled": 0})J"));
+    CHECK(p["datasets"] == json::parse(R"J({"total": 6, "scored": 2, "scoring": 1, "running": 1, "queued": 1, "failed": 1, "cancelled": 0,
+                                           "samples_total": 0, "samples_done": 0, "samples_datasets": 0})J"));
     const json& list = p["dataset_list"];
     CHECK(list[0]["dataset"] == "mmlu");
     CHECK(list[0]["state"] == "running");
@@ -91,6 +94,51 @@ TEST_CASE("per-dataset progress: shards, bundles, metric jobs and failures as th
     CHECK(list[3]["state"] == "scoring");
     CHECK(list[4]["detail"] == "ValueError (framework)");
     CHECK(list[5]["state"] == "queued");
+}
+
+TEST_CASE("samples where the suite knows them: a shard done is its share, a dataset done all of it") {
+    // mmlu 14042 samples in 3 shards (4680, 4681, 4681), boolq done, piqa without a count.
+    const json trials = json::parse(R"J([
+        {"datasets": "mmlu", "state": "done", "node": "n1", "reason": "", "shard": 0, "num_shards": 3},
+        {"datasets": "mmlu", "state": "running", "node": "n2", "reason": "", "shard": 1, "num_shards": 3},
+        {"datasets": "mmlu", "state": "done", "node": "n1", "reason": "", "shard": 2, "num_shards": 3},
+        {"datasets": "boolq,piqa", "state": "done", "node": "n2", "reason": "", "shard": 0, "num_shards": 1}])J");
+    const json samples = json::parse(R"J({"mmlu": 14042, "boolq": 3270})J");
+    const json p = dataset_progress(trials, json::array(), json::array(), samples);
+    CHECK(p["datasets"]["samples_total"] == 14042 + 3270);
+    CHECK(p["datasets"]["samples_done"] == 4680 + 4681 + 3270);
+    CHECK(p["datasets"]["samples_datasets"] == 2);
+    CHECK(p["dataset_list"][0]["detail"] == "on n2, 2/3 pieces done (9361/14042 samples)");
+    CHECK(p["dataset_list"][2]["samples"].is_null());
+    json e{{"datasets", p["datasets"]}, {"trials", {{"done", 3}, {"running", 1}}}};
+    CHECK(progress_summary(e) == "2/3 datasets scored (12,631/17,312 samples of 2 datasets), 1 running, 0 failed (trials 3/4 done)");
+    e["datasets"]["samples_datasets"] = 3;
+    CHECK(progress_summary(e).starts_with("2/3 datasets scored (12,631/17,312 samples), 1 running"));
+}
+
+TEST_CASE("waiting for GPUs is said once, since it began; held trials are trouble only while something else could run") {
+    SchedulerStatus s;
+    EvalForecast waiting;
+    waiting.basis = "plan";
+    waiting.waiting_reason = "a trial needs 4 GPUs on one node; at most 0 free or held by evalsched on any node";
+    waiting.held = "needs 4 free GPUs on one node; the most free now is 0";
+    s.publish({{1, waiting}}, 100);
+    s.publish({{1, waiting}}, 130);
+    json v = s.of_evaluation(1);
+    CHECK(v["eta"]["waiting"] == true);
+    CHECK(v["eta"]["since"] == 100.0);
+    CHECK(v["trouble"].empty());
+    EvalForecast later = waiting;
+    later.finish_at = 900;  // a place found (a window), though nothing of it runs yet
+    s.publish({{1, later}}, 160);
+    v = s.of_evaluation(1);
+    CHECK(v["eta"]["waiting"] == false);
+    CHECK_FALSE(v["eta"].contains("since"));
+    REQUIRE(v["trouble"].size() == 1);
+    CHECK(v["trouble"][0]["kind"] == "held");
+    CHECK(v["trouble"][0]["since"] == 100.0);  // held since the first round, not since it stopped waiting
+    s.controller_failed("Connection refused", 200);
+    CHECK(s.of_evaluation(1)["trouble"][0]["kind"] == "controller");
 }
 
 TEST_CASE("watch off a terminal prints only what changed, never the same line twice") {
