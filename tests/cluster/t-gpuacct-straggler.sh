@@ -4,6 +4,7 @@
 # against the typical (faster) node, n2 at 95/38 = 2.50, from the spools and from the job's
 # record in slurmdbd, and --json carries the same scores under the job's acme part.
 . "$(dirname "$0")/lib.sh"
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
 mkdir -p "$ACME_MINICLUSTER_DIR/nvml/scenarios"
 scenario() { # util power_mw

@@ -6,6 +6,7 @@
 # faultguard diagnoses stalled_node, drains n2 and requeues the job, which resumes from step-1
 # on healthy nodes.
 . "$(dirname "$0")/lib.sh"
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
 ckpt=$ACME_TEST_TMP/ckpt
 runs=$ACME_TEST_TMP/runs.txt

@@ -8,6 +8,7 @@
 # completes. The fourth (--auto-recover) is signalled and answers by logging, then trains on:
 # the verdict is withdrawn during the grace period and the job is not cancelled.
 . "$(dirname "$0")/lib.sh"
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
 chmod 777 "$ACME_TEST_TMP"
 text=""
@@ -20,11 +21,14 @@ trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugsta
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
 train='for s in 1 2 3 4 5 6 7 8; do echo "step $s"; sleep 0.5; done'
-# One line of Python in a real trainer: pathlib.Path(os.environ["ACME_HEARTBEAT_FILE"]).touch()
+# One line of Python in a real trainer: pathlib.Path(os.environ["ACME_HEARTBEAT_FILE"]).touch(), here
+# in one long-lived Python process like a trainer's (a fresh interpreter per touch can take
+# longer than the 4 s window on a loaded machine).
 hb=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=1 -o "$ACME_TEST_TMP/hb.out" --wrap "
 trap 'echo got USR1' USR1
 $train
-srun -N2 --ntasks-per-node=1 bash -c 'echo \$ACME_HEARTBEAT_FILE; stat -c \"hbdir %a %U\" \$(dirname \$ACME_HEARTBEAT_FILE); for i in \$(seq 20); do python3 -c \"import os, pathlib; pathlib.Path(os.environ[\\\"ACME_HEARTBEAT_FILE\\\"]).touch()\"; sleep 0.5; done'
+srun -N2 --ntasks-per-node=1 bash -c 'echo \$ACME_HEARTBEAT_FILE; stat -c \"hbdir %a %U\" \$(dirname \$ACME_HEARTBEAT_FILE); python3 -c \"import os, pathlib, time
+for i in range(20): pathlib.Path(os.environ[\\\"ACME_HEARTBEAT_FILE\\\"]).touch(); time.sleep(0.5)\"'
 echo saved")
 ckpt=$ACME_TEST_TMP/ckpt
 mkdir -p "$ckpt" && chmod 777 "$ckpt"
