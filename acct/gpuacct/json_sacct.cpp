@@ -101,7 +101,9 @@ json sacct_jobs_json(const Context& context, const Table& table, const json& row
             }
             j["acme"]["stalls"] = std::move(list);
         }
-        if (const auto slow = acct::straggler_scores(node_work(context, job.job_id)); !slow.empty()) {
+        if (const auto slow = job.restarts == 0 ? acct::straggler_scores(node_work(context, job.job_id))
+                                                : std::vector<acct::NodeSlowness>{};
+            !slow.empty()) {
             json list = json::array();
             for (const auto& n : slow)
                 list.push_back({{"node", n.node}, {"slowness", std::round(n.score * 100) / 100},

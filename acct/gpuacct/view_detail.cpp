@@ -102,7 +102,9 @@ std::string render_details(const Context& context, const acct::DetailThresholds&
         std::sort(d.gpus.begin(), d.gpus.end(),
                   [](const acct::DetailGpu& a, const acct::DetailGpu& b) { return std::tie(a.node, a.gpu) < std::tie(b.node, b.gpu); });
         d.stalls = job_stalls(context, job.job_id);
-        d.slowness = acct::straggler_scores(node_work(context, job.job_id));
+        // A requeued job's nodes may report from different runs (a spool keeps each node's last
+        // run): no scores, rather than one run's nodes scored against another's.
+        if (job.restarts == 0) d.slowness = acct::straggler_scores(node_work(context, job.job_id));
         for (const auto& e : context.data.events)
             if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
         if (!out.empty()) out += '\n';

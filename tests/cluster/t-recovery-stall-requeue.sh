@@ -66,6 +66,6 @@ assert_eq "1|1" "$(spool_query n2 "SELECT drained || '|' || requeued FROM recove
 [ -z "$(sinfo -h -N -n n1 -o '%T' | grep drain)" ] || fail "n1 was drained too"
 # What the user and the admin see: the verdict in gpuacct's job view, n2 named with its evidence.
 view=$(gpuacct --source spool -j "$id" --detail 2>&1)
-assert_contains "$view" "Stalled: run 0: no progress since " "gpuacct's stall line"
+assert_contains "$view" "Stalled: no progress since " "gpuacct's stall line"
 assert_contains "$view" "node n2 named on GPU evidence: no progress for" "the node named in gpuacct"
 assert_contains "$view" "; action: signalled SIGUSR1, cancelled after 2 s" "what was done, in gpuacct"
