@@ -4,6 +4,7 @@
 #include <grp.h>
 
 #include <array>
+#include <cmath>
 #include <map>
 
 #include "acct/gpuacct/json_sacct.hpp"
@@ -89,6 +90,28 @@ json sacct_jobs_json(const Context& context, const Table& table, const json& row
         j["state"] = {{"current", job.state.empty() ? (job.end > 0 ? "UNKNOWN" : "RUNNING") : job.state}};
         j["user"] = or_null(t.user);
         j["acme"] = k < job_rows.size() ? *job_rows[k] : json::object();
+        // The stall verdicts and the straggler report: what the job view shows, for scripts.
+        if (const auto stalls = job_stalls(context, job.job_id); !stalls.empty()) {
+            json list = json::array();
+            for (const auto& st : stalls) {
+                json o = {{"restart", st.restart}, {"ts", static_cast<std::int64_t>(st.ts)},
+                          {"since", static_cast<std::int64_t>(st.since)}, {"named", or_null(st.named)},
+                          {"hardware", st.hardware}, {"withdrawn", st.withdrawn}, {"evidence", st.evidence},
+                          {"action", st.action}};
+                list.push_back(std::move(o));
+            }
+            j["acme"]["stalls"] = std::move(list);
+        }
+        if (const auto slow = job.restarts == 0 ? acct::straggler_scores(node_work(context, job.job_id))
+                                                : std::vector<acct::NodeSlowness>{};
+            !slow.empty()) {
+            json list = json::array();
+            for (const auto& n : slow)
+                list.push_back({{"node", n.node}, {"slowness", std::round(n.score * 100) / 100},
+                                {"work_pct", std::round(n.work * 10) / 10}, {"typical_pct", std::round(n.typical * 10) / 10},
+                                {"signal", n.signal}});
+            j["acme"]["slowness"] = std::move(list);
+        }
         jobs.push_back(std::move(j));
     }
     return {{"meta", {{"plugin", {{"type", "gpuacct"}, {"name", acme::version_line("gpuacct")}}}}},

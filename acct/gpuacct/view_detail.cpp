@@ -1,10 +1,56 @@
 // --detail: each job listed as jobstats shows it (acct/gpuacct/core/job_detail.hpp), from the
 // same Context the table views read, plus the GPM activity and slurmdbd's time limit.
 #include <algorithm>
+#include <map>
 
 #include "acct/gpuacct/views.hpp"
 
 namespace acme::gpuacct {
+
+std::vector<acct::NodeWork> node_work(const Context& context, std::int64_t job_id) {
+    struct Sums {
+        double util = 0, sm = 0;
+        int n_util = 0, n_sm = 0, gpus = 0;
+    };
+    std::map<std::string, Sums> by_node;
+    for (const auto& s : context.data.summaries) {
+        if (s.job_id != job_id) continue;
+        Sums& n = by_node[s.node];
+        ++n.gpus;
+        if (s.samples > 0 && s.util_avg) {
+            n.util += *s.util_avg;
+            ++n.n_util;
+        }
+        if (const auto m = context.gpm.find({job_id, s.node, s.gpu}); m != context.gpm.end() && m->second.sm) {
+            n.sm += *m->second.sm;
+            ++n.n_sm;
+        }
+    }
+    std::vector<acct::NodeWork> out;
+    for (const auto& [node, n] : by_node) {
+        acct::NodeWork w{node, std::nullopt, std::nullopt};
+        if (n.n_util) w.util = n.util / n.n_util;
+        if (n.n_sm == n.gpus && n.n_sm) w.sm = n.sm / n.n_sm;
+        out.push_back(std::move(w));
+    }
+    return out;
+}
+
+std::vector<acct::DetailStall> job_stalls(const Context& context, std::int64_t job_id) {
+    // Every node's sampler records its own verdict of a run; the one that acted (signalled,
+    // withdrew) says most, else the newest.
+    std::map<std::int64_t, const acct::Stall*> per_run;
+    for (const auto& s : context.data.stalls) {
+        if (s.job_id != job_id) continue;
+        const acct::Stall*& best = per_run[s.restart];
+        const bool acted = s.action != "none", best_acted = best && best->action != "none";
+        if (!best || (acted && !best_acted) || (acted == best_acted && s.ts > best->ts)) best = &s;
+    }
+    std::vector<acct::DetailStall> out;
+    for (const auto& [restart, s] : per_run)
+        out.push_back({restart, s->ts, s->since, s->named, s->hardware, s->withdrawn, s->evidence, s->action});
+    return out;
+}
 
 std::string render_details(const Context& context, const acct::DetailThresholds& thresholds) {
     std::string out;
@@ -55,6 +101,10 @@ std::string render_details(const Context& context, const acct::DetailThresholds&
         }
         std::sort(d.gpus.begin(), d.gpus.end(),
                   [](const acct::DetailGpu& a, const acct::DetailGpu& b) { return std::tie(a.node, a.gpu) < std::tie(b.node, b.gpu); });
+        d.stalls = job_stalls(context, job.job_id);
+        // A requeued job's nodes may report from different runs (a spool keeps each node's last
+        // run): no scores, rather than one run's nodes scored against another's.
+        if (job.restarts == 0) d.slowness = acct::straggler_scores(node_work(context, job.job_id));
         for (const auto& e : context.data.events)
             if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
         if (!out.empty()) out += '\n';

@@ -88,4 +88,17 @@ std::optional<int> node_gpu_count(const std::string& node) {
     return count;
 }
 
+std::string mail_prog(std::string& error) {
+    init_once();
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
+        error = "slurmctld not reachable (" + last_error() + ")";
+        return {};
+    }
+    std::string prog = conf->mail_prog ? conf->mail_prog : "";
+    slurm_free_ctl_conf(conf);
+    if (prog.empty()) error = "slurm.conf sets no MailProg";
+    return prog;
+}
+
 }  // namespace acme::slurm

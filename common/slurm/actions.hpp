@@ -23,6 +23,9 @@ std::string cancel_job(unsigned job_id);
 // in the same second as the revocation ("Job credential revoked", seconds compared with <=);
 // the next second is the earliest start that cannot collide.
 std::string release_job(unsigned job_id);
+// slurm.conf's MailProg (what slurmctld runs for --mail-type mail); empty with `error` when
+// slurmctld cannot be asked.
+std::string mail_prog(std::string& error);
 // How many GPUs slurmctld says the node has (its gres gpu count); nullopt when it cannot be asked.
 std::optional<int> node_gpu_count(const std::string& node);
 

@@ -94,6 +94,7 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         r.work_dir = str(j.work_dir);
         r.batch_host = str(j.batch_host);
         r.nodes = str(j.nodes);
+        r.mail_user = str(j.mail_user);
         char buf[4096];
         buf[0] = '\0';
         slurm_get_job_stdout(buf, sizeof buf, &j);

@@ -194,6 +194,12 @@ CREATE TABLE stalls (
 );
 )sql";
 
+// A verdict withdrawn while the job still ran: its progress resumed before any cancel (the
+// sampler re-checks through the grace period), so the epilog does not diagnose a stall.
+constexpr std::string_view kSpoolV7 = R"sql(
+ALTER TABLE stalls ADD COLUMN withdrawn INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
@@ -201,6 +207,7 @@ constexpr std::array kMigrations = {
     Migration{4, "job records: user, account, partition, name, type, times, state, exit codes", kSpoolV4},
     Migration{5, "recovery: drains and requeues, health-gate verdicts", kSpoolV5},
     Migration{6, "stalls: verdicts on running jobs that stopped making progress", kSpoolV6},
+    Migration{7, "stalls: a verdict withdrawn when progress resumed", kSpoolV7},
 };
 
 }  // namespace

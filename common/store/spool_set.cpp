@@ -451,6 +451,20 @@ struct Reader {
         }
     }
 
+    // Spool v6 (stalls), v7 (withdrawn): absent on older spools, which have no verdicts.
+    void read_stalls(Database& db) {
+        const auto columns = table_columns(db, "stalls");
+        if (columns.empty()) return;
+        auto q = db.prepare(fmt::format("SELECT job_id, restart, node, ts, since, COALESCE(named_node, ''), hardware, "
+                                        "evidence, action, {} FROM stalls ORDER BY job_id, restart, ts",
+                                        columns.count("withdrawn") ? "withdrawn" : "0"));
+        while (q.step()) {
+            Stall st{q.column_int(0), q.column_int(1), q.column_text(2), q.column_double(3), q.column_double(4),
+                     q.column_text(5), q.column_int(6) != 0, q.column_int(9) != 0, q.column_text(7), q.column_text(8)};
+            if (wanted(st.job_id)) out.stalls.push_back(std::move(st));
+        }
+    }
+
     // Spool v5 (recovery): absent on older spools, which simply have no drains or checks.
     void read_recovery(Database& db, const std::string& node) {
         if (!table_columns(db, "recoveries").empty()) {
@@ -516,7 +530,10 @@ SpoolSet read_spools(const std::string& dir, const ReadOptions& options) {
     for (auto& file : files) {
         if (file.failed) continue;
         try {
-            if (options.summaries) reader.read_summaries(*file.db, file.node);
+            if (options.summaries) {
+                reader.read_summaries(*file.db, file.node);
+                reader.read_stalls(*file.db);
+            }
             if (options.steps) reader.read_task_exits(*file.db);
             if (options.events) {
                 reader.read_events(*file.db, file.node);

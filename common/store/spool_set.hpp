@@ -106,6 +106,16 @@ struct HealthCheck {
     bool passed = false;
 };
 
+// A stall verdict the sampler reached while the job ran (stalls, spool v6; gputrace(8)).
+struct Stall {
+    std::int64_t job_id = 0, restart = 0;
+    std::string node;   // whose sampler recorded it
+    double ts = 0, since = 0;
+    std::string named;  // the node that diverged; empty: none stood out
+    bool hardware = false, withdrawn = false;
+    std::string evidence, action;
+};
+
 struct ReadOptions {
     // Jobs that overlap [start, end] (sacct's rule: ended after start, began before end; a job
     // still running has no end). nullopt: unbounded.
@@ -124,6 +134,7 @@ struct SpoolSet {
     std::vector<Diagnosis> diagnoses;
     std::vector<GpuEvent> events;  // in [start, end]
     std::vector<TaskExit> task_exits;
+    std::vector<Stall> stalls;     // of the jobs read, with summaries
     std::vector<Drain> drains;     // in [start, end]
     std::vector<HealthCheck> last_health;  // per node, the newest up to end
     std::vector<std::string> nodes;     // one per readable spool file, sorted

@@ -5,10 +5,10 @@ namespace acme::store {
 void upsert_stall(Database& db, long long job_id, const StallRow& r) {
     db.transaction([&] {
         db.prepare("INSERT OR REPLACE INTO stalls (job_id, restart, node, ts, since, named_node, hardware, evidence, "
-                   "action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "action, withdrawn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .bind_all(job_id, r.restart, r.node, r.ts, r.since,
                       r.named_node.empty() ? std::optional<std::string>() : std::optional(r.named_node),
-                      r.hardware ? 1 : 0, r.evidence, r.action)
+                      r.hardware ? 1 : 0, r.evidence, r.action, r.withdrawn ? 1 : 0)
             .run();
     });
 }
@@ -16,8 +16,8 @@ void upsert_stall(Database& db, long long job_id, const StallRow& r) {
 std::optional<StallRow> job_stall(Database& db, long long job_id, long long restart) {
     auto probe = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'stalls'");
     if (!probe.step() || probe.column_int(0) == 0) return std::nullopt;
-    auto q = db.prepare("SELECT node, ts, since, COALESCE(named_node, ''), hardware, evidence, action FROM stalls "
-                        "WHERE job_id = ? AND restart = ?");
+    auto q = db.prepare("SELECT node, ts, since, COALESCE(named_node, ''), hardware, evidence, action, withdrawn "
+                        "FROM stalls WHERE job_id = ? AND restart = ?");
     q.bind(1, job_id);
     q.bind(2, restart);
     if (!q.step()) return std::nullopt;
@@ -30,6 +30,7 @@ std::optional<StallRow> job_stall(Database& db, long long job_id, long long rest
     r.hardware = q.column_int(4) != 0;
     r.evidence = q.column_text(5);
     r.action = q.column_text(6);
+    r.withdrawn = q.column_int(7) != 0;
     return r;
 }
 

@@ -17,6 +17,7 @@ struct StallRow {
     std::string named_node;  // empty: none
     bool hardware = false;
     std::string evidence, action;
+    bool withdrawn = false;  // progress resumed before any cancel (spool v7): not a stall after all
 };
 
 // One row per (job, restart); a later call for the same run replaces it (the action grows).

@@ -226,8 +226,10 @@ int run(const Options& o) {
     record_job_row(db, o, record);
     const auto resumed_from = take_resumed_from(o);
     // The sampler's verdict while the job ran: it stopped making progress (gputrace(8)).
+    // A verdict the sampler withdrew (the job's progress resumed) is kept in the record, but
+    // the run is not diagnosed as stalled.
     const auto stall = store::job_stall(db, o.job, o.restart);
-    if (stall) {
+    if (stall && !stall->withdrawn) {
         end.stalled = true;
         end.stall_named = !stall->named_node.empty();
     }
@@ -289,7 +291,7 @@ int run(const Options& o) {
     } else {
         d.evidence.push_back({0, "faultguard", error});
     }
-    if (stall && d.rule.rfind("stall.", 0) == 0)
+    if (stall && !stall->withdrawn && d.rule.rfind("stall.", 0) == 0)
         d.evidence.insert(d.evidence.begin(), {0, "sampler", fmt::format("stall on {}: {}", stall->node, stall->evidence)});
     for (const auto& note : notes) d.evidence.push_back({0, "faultguard", "log not read: " + note});
     if (!history_error.empty()) d.evidence.push_back({0, "faultguard", "history not used: " + history_error});

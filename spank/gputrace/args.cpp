@@ -1,11 +1,15 @@
 // gputrace.so's option (pyxis's args.c): --gpu-telemetry, registered in every context,
 // validated on the submit side (sbatch/srun/salloc, as the user: a bad value refuses the
 // submission), read back in job_script context; and the plugstack arguments.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/plugin.hpp"
 #include "spank/option_env.hpp"
 
@@ -76,6 +80,11 @@ int export_heartbeat(spank_t sp) {
     char node[256] = {};
     if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !acme::spank::plain_node_name(node))
         return 0;
+    // task_init runs as the job's user: the directory the prolog made private to them is there
+    // and theirs, else the job gets no variable (a trainer's touch must never fail on it).
+    struct stat st {};
+    const auto dir = heartbeat_job_dir(g_config.stall.heartbeat_dir, job_id);
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return 0;
     spank_setenv(sp, "ACME_HEARTBEAT_FILE", heartbeat_path(g_config.stall, job_id, node).c_str(), 1);
     return 0;
 }

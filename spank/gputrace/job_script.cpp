@@ -11,6 +11,7 @@
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "spank/gputrace/core/textfile_writer.hpp"
@@ -24,19 +25,26 @@ using acme::spank::plain_node_name;
 int job_script_prolog(spank_t sp, int ac, char** av) {
     const auto [config, errors] = load_config(ac, av);
     for (const auto& e : errors) slurm_error("%s", e.c_str());
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    const bool have_job = spank_get_item(sp, S_JOB_ID, &job_id) == ESPANK_SUCCESS &&
+                          spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
+                          spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS;
+    // Every job's tasks get ACME_HEARTBEAT_FILE (task_init exports it when its directory is
+    // there), traced or not: the job's private directory is made here, as root, before any task.
+    if (have_job && config.stall.enabled) {
+        if (const auto err = prepare_heartbeat_dir(config.stall.heartbeat_dir, job_id, uid, gid); !err.empty())
+            slurm_error("%s: job %u: %s; the job gets no ACME_HEARTBEAT_FILE", kPlugin, job_id, err.c_str());
+    }
     const auto request = job_request(sp, config);
     const std::string gpus = getenv_str("SLURM_JOB_GPUS");
     if (!request.enabled || gpus.empty()) return 0;
 
-    uint32_t job_id = 0;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
-        slurm_error("%s: job prolog: no job id; not tracing", kPlugin);
+    if (!have_job) {
+        slurm_error("%s: job prolog: no job id or owner; not tracing", kPlugin);
         return 0;
     }
-    spank_get_item(sp, S_JOB_UID, &uid);
-    spank_get_item(sp, S_JOB_GID, &gid);
     const std::string node = getenv_str("SLURMD_NODENAME");
     if (!plain_node_name(node)) {
         slurm_error("%s: job %u: SLURMD_NODENAME is not usable; not tracing", kPlugin, job_id);
@@ -95,6 +103,8 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     // so normally there is nothing here.
     if (!config.textfile_dir.empty() && remove_textfile(expand_textfile_dir(config.textfile_dir, node), job_id))
         slurm_info("%s: job %u: removed the Prometheus textfile a stopped sampler left", kPlugin, job_id);
+    // After the sampler, its last reader: the job's heartbeat directory goes with the job.
+    if (config.stall.enabled) remove_heartbeat_dir(config.stall.heartbeat_dir, job_id);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "spank/gputrace/stall_watch.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 
@@ -10,6 +11,8 @@
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool_stalls.hpp"
 #include "common/util/install_paths.hpp"
+#include "common/util/parse.hpp"
+#include "common/util/spawn.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
 #include "spank/faultguard/core/xid_actions.hpp"
 
@@ -52,6 +55,9 @@ void StallWatch::look(double now) {
             paths_.logs = {r->std_out};
             if (!r->std_err.empty() && r->std_err != r->std_out) paths_.logs.push_back(r->std_err);
             nodes_ = slurm::expand_hostlist(r->nodes);
+            job_name_ = r->name;
+            job_user_ = r->user;
+            mail_user_ = r->mail_user;
         }
     }
     if (job_.uid >= 0 && job_.gid >= 0)
@@ -65,11 +71,26 @@ void StallWatch::look(double now) {
     }
     if (std::none_of(states.begin(), states.end(), [&](const NodeState& s) { return s.node == job_.node; }))
         states.push_back(tracker_.state());
-    if (verdict_) return;
+    if (verdict_) {
+        // The grace period re-checks: a job whose progress resumed is not cancelled.
+        if (cancelled_) return;
+        const auto moved = progress_since(shared_states(states), verdict_ts_, withdrawals_ == 0 || !job_.auto_recover);
+        if (!moved) return;
+        ++withdrawals_;
+        withdrawn_ = true;
+        action_ = fmt::format("{}withdrawn after {:.0f} s: {}", action_ == "none" ? "" : action_ + ", ",
+                              now - verdict_ts_, *moved);
+        record(now);
+        log_(fmt::format("job {}: stall verdict withdrawn: {}", job_.job, *moved));
+        verdict_.reset();
+        signalled_at_ = 0;
+        action_ = "none";
+        withdrawn_ = false;
+        return;
+    }
     // Without the job's node list, judge this node alone.
     const bool shared = share_ && !nodes_.empty();
-    auto v = judge(shared ? states : std::vector<NodeState>{tracker_.state()}, shared ? nodes_ : std::vector<std::string>{},
-                   job_start_, now, c_, shared);
+    auto v = judge(shared_states(states), shared ? nodes_ : std::vector<std::string>{}, job_start_, now, c_, shared);
     if (!v.stalled) return;
     verdict_ = v;
     verdict_ts_ = now;
@@ -83,6 +104,36 @@ void StallWatch::look(double now) {
                               : fmt::format("signal failed: {}", err);
     }
     record(now);
+    if (!job_.auto_recover && !c_.mail.empty() && !mailed_ && actor(v, nodes_, job_.node) == job_.node) mail(v, now);
+}
+
+// stall_mail: the user and admin learn of a verdict nothing acts on, through the site's own
+// MailProg as slurmctld mails (root, a fixed argv, no shell, no body), bounded in time; once
+// per run, from the one node that would act.
+void StallWatch::mail(const Verdict& v, double now) {
+    mailed_ = true;
+    std::string recipient = c_.mail;
+    if (recipient == "user") recipient = mail_address_ok(mail_user_) ? mail_user_ : job_user_;
+    if (!mail_address_ok(recipient)) {
+        log_(fmt::format("job {}: stall_mail: no address to mail (user \"{}\")", job_.job, util::printable(job_user_)));
+        return;
+    }
+    std::string error;
+    const std::string prog = slurm::mail_prog(error);
+    if (prog.empty()) {
+        log_(fmt::format("job {}: stall_mail: {}; not mailed", job_.job, error));
+        return;
+    }
+    const auto r = util::run_bounded(stall_mail_argv(prog, recipient, job_.job, job_name_, v, now),
+                                     {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", fmt::format("SLURM_JOB_ID={}", job_.job)}, "", 10);
+    const bool ok = r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0;
+    log_(fmt::format("job {}: stall_mail: {} {}{}", job_.job, ok ? "mailed" : "mail failed for", recipient,
+                     ok ? "" : r.timed_out ? " (MailProg timed out)" : " (MailProg failed)"));
+}
+
+std::vector<NodeState> StallWatch::shared_states(const std::vector<NodeState>& states) const {
+    if (share_ && !nodes_.empty()) return states;
+    return {tracker_.state()};
 }
 
 void StallWatch::record(double) {
@@ -95,6 +146,7 @@ void StallWatch::record(double) {
     row.hardware = verdict_->hardware;
     row.evidence = verdict_->evidence;
     row.action = action_;
+    row.withdrawn = withdrawn_;
     try {
         store::upsert_stall(db_, job_.job, row);
     } catch (const std::exception& e) {

@@ -39,6 +39,10 @@ public:
 private:
     void look(double now);
     void record(double now);
+    void mail(const Verdict& v, double now);
+    // What the verdict is judged on: every node's state with a share and the job's node list,
+    // else this node's alone.
+    std::vector<NodeState> shared_states(const std::vector<NodeState>& states) const;
     const StallConfig& c_;
     StallJob job_;
     store::Database& db_;
@@ -49,10 +53,13 @@ private:
     ProbePaths paths_;
     std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
     bool job_known_ = false;
+    std::string job_name_, job_user_, mail_user_;  // from slurmctld, for stall_mail
+    bool mailed_ = false;                          // once per run
     double next_look_ = 0, next_job_ask_ = 0;
     std::optional<Verdict> verdict_;
     double verdict_ts_ = 0, signalled_at_ = 0;
-    bool cancelled_ = false;
+    bool cancelled_ = false, withdrawn_ = false;
+    int withdrawals_ = 0;  // verdicts withdrawn this run (progress resumed)
     std::string action_ = "none";
 };
 

@@ -6,6 +6,7 @@
 # faultguard diagnoses stalled_node, drains n2 and requeues the job, which resumes from step-1
 # on healthy nodes.
 . "$(dirname "$0")/lib.sh"
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
 ckpt=$ACME_TEST_TMP/ckpt
 runs=$ACME_TEST_TMP/runs.txt
@@ -63,3 +64,8 @@ assert_contains "$state" "drain" "n2's state"
 assert_contains "$state" "acme: stalled_node: its GPUs spin while the others idle" "n2's drain reason"
 assert_eq "1|1" "$(spool_query n2 "SELECT drained || '|' || requeued FROM recoveries WHERE job_id = $id AND restart = 0")" "n2's recovery row"
 [ -z "$(sinfo -h -N -n n1 -o '%T' | grep drain)" ] || fail "n1 was drained too"
+# What the user and the admin see: the verdict in gpuacct's job view, n2 named with its evidence.
+view=$(gpuacct --source spool -j "$id" --detail 2>&1)
+assert_contains "$view" "Stalled: no progress since " "gpuacct's stall line"
+assert_contains "$view" "node n2 named on GPU evidence: no progress for" "the node named in gpuacct"
+assert_contains "$view" "; action: signalled SIGUSR1, cancelled after 2 s" "what was done, in gpuacct"

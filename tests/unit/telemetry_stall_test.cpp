@@ -220,7 +220,7 @@ TEST_CASE("stall keys in plugstack.conf: documented names, bad values named, sam
     CHECK(back.spin_window == 5);
     CHECK(back.signal == 15);
     CHECK(back.share == "/shared/acme");
-    CHECK(heartbeat_path(back, 42, "n2") == "/tmp/acme-heartbeat.42.n2");
+    CHECK(heartbeat_path(back, 42, "n2") == "/run/acme/heartbeat/42/heartbeat.n2");
 }
 
 TEST_CASE("the share: a state written is read back by node; a directory others may write is refused") {
@@ -282,4 +282,77 @@ TEST_CASE("the spool keeps one stall verdict per run") {
     CHECK(back->named_node == "n2");
     CHECK(back->action == "signalled SIGUSR1, cancelled after 2 s");
     CHECK_FALSE(store::job_stall(db, 5, 1));
+}
+
+TEST_CASE("the grace period re-checks: progress after the verdict withdraws it, stale or quiet nodes do not") {
+    NodeState n1, n2;
+    n1.node = "n1";
+    n2.node = "n2";
+    n1.pattern = n2.pattern = Pattern::spin;
+    n1.ts = n2.ts = 100;
+    n1.active_at = n2.active_at = 40;
+    // Nothing moved since the verdict at 90.
+    CHECK_FALSE(progress_since({n1, n2}, 90, true));
+    // The trainer touched its heartbeat on n2 after the verdict.
+    n2.active_at = 95;
+    CHECK(progress_since({n1, n2}, 90, true) == "n2's heartbeat was touched");
+    n2.active_at = 40;
+    // The log grew: progress, unless the verdict is a second one of an --auto-recover job (the
+    // log may be the trainer answering the signal by saving).
+    n1.log_changed_at = 97;
+    CHECK(progress_since({n1, n2}, 90, true) == "the job's log grew (seen on n1)");
+    CHECK_FALSE(progress_since({n1, n2}, 90, false));
+    // Busy GPUs always count; a node not heard from since the verdict never does.
+    n2.pattern = Pattern::busy;
+    CHECK(progress_since({n1, n2}, 90, false) == "n2's GPUs are busy again");
+    n2.ts = 85;
+    CHECK_FALSE(progress_since({n2}, 90, true));
+}
+
+TEST_CASE("a withdrawn verdict is kept in the spool, marked") {
+    TempDir dir;
+    auto db = store::open_spool(dir.file("n1.db"));
+    store::StallRow r;
+    r.node = "n1";
+    r.ts = 100;
+    r.evidence = "no progress for 20 s";
+    r.action = "signalled SIGUSR1, withdrawn after 3 s: n1's heartbeat was touched";
+    r.withdrawn = true;
+    store::upsert_stall(db, 6, r);
+    const auto back = store::job_stall(db, 6, 0);
+    REQUIRE(back);
+    CHECK(back->withdrawn);
+    CHECK(back->action == r.action);
+}
+
+TEST_CASE("stall_mail: off, user or an address; MailProg's argv as slurmctld's, one word each") {
+    StallConfig c;
+    std::vector<std::string> errors;
+    CHECK(set_stall_key("stall_mail", "user", c, errors));
+    CHECK(c.mail == "user");
+    CHECK(set_stall_key("stall_mail", "hpc-admins@example.org", c, errors));
+    CHECK(c.mail == "hpc-admins@example.org");
+    CHECK(set_stall_key("stall_mail", "-oProxyCommand=x", c, errors));
+    CHECK(set_stall_key("stall_mail", "a b", c, errors));
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0] == "gputrace: plugstack argument stall_mail=-oProxyCommand=x: want off, user or a mail address");
+    CHECK(c.mail == "hpc-admins@example.org");
+    CHECK(set_stall_key("stall_mail", "off", c, errors));
+    CHECK(c.mail.empty());
+    CHECK_FALSE(mail_address_ok(""));
+    CHECK_FALSE(mail_address_ok("x;rm"));
+    CHECK(mail_address_ok("alice"));
+
+    Verdict v;
+    v.stalled = true;
+    v.since = 1000;
+    v.named = "n2";
+    const auto argv = stall_mail_argv("/usr/bin/mail", "alice", 12, "train\nme", v, 1300);
+    REQUIRE(argv.size() == 4);
+    CHECK(argv[0] == "/usr/bin/mail");
+    CHECK(argv[1] == "-s");
+    CHECK(argv[2] == "Slurm Job_id=12 Name=train?me Stalled, no progress for 300 s, node n2 named");
+    CHECK(argv[3] == "alice");
+    v.named.clear();
+    CHECK(stall_mail_argv("m", "a", 1, "", v, 1000)[2] == "Slurm Job_id=1 Name=- Stalled, no progress for 0 s, no node named");
 }

@@ -210,12 +210,25 @@ std::vector<std::string> efficiency_notes(const JobDetail& job, const DetailThre
                                         format_elapsed(ask)));
         }
     }
+    for (const auto& n : job.slowness)
+        if (n.score >= kStragglerNote)
+            notes.push_back(fmt::format("{} was a straggler: slowness {:.2f} ({} {:.0f}% against the typical node's "
+                                        "{:.0f}%). Every step of a synchronous job waits for its slowest node: check "
+                                        "{}'s GPUs and links (gpucheck), or leave it out (--exclude={}).",
+                                        n.node, n.score, n.signal, n.work, n.typical, n.node, n.node));
     if (with_data == 0 && job.alloc_gpus > 0)
         notes.push_back(job.telemetry_error.empty()
                             ? std::string("No GPU telemetry was recorded for this job: nothing to judge its GPUs by "
                                           "(was it run with --gpu-telemetry?).")
                             : fmt::format("No GPU telemetry was recorded for this job: {}.", job.telemetry_error));
     return notes;
+}
+
+std::string stall_text(const DetailStall& s) {
+    std::string named = s.named.empty() ? std::string("no node stood out")
+                                        : fmt::format("node {} named{}", s.named, s.hardware ? " on GPU evidence" : " (timing only)");
+    return fmt::format("no progress since {}, {}: {}; action: {}", s.since > 0 ? format_sacct_time(s.since) : std::string("-"), named,
+                       s.evidence.empty() ? std::string("-") : s.evidence, s.action.empty() ? "none" : s.action);
 }
 
 std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
@@ -237,6 +250,9 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
     if (job.time_limit_s && *job.time_limit_s > 0)
         limit += fmt::format(" ({:.0f}% used)", 100.0 * job.elapsed_s / *job.time_limit_s);
     line("Time Limit", limit);
+    for (const auto& st : job.stalls)
+        line(st.withdrawn ? "Stall withdrawn" : "Stalled",
+             (job.stalls.size() > 1 || st.restart > 0 ? fmt::format("run {}: ", st.restart) : std::string()) + stall_text(st));
 
     const Overall o = overall(job);
     out += "\n" + heading("Overall Utilization") + "\n" + rule + "\n";
@@ -252,7 +268,10 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
     for (const auto& g : job.gpus) {
         if (g.node != node) {
             node = g.node;
-            out += fmt::format("  {}\n", node);
+            const auto slow = std::find_if(job.slowness.begin(), job.slowness.end(), [&](const NodeSlowness& n) { return n.node == node; });
+            if (slow == job.slowness.end()) out += fmt::format("  {}\n", node);
+            else out += fmt::format("  {}  slowness {:.2f} ({} {:.0f}% against the typical node's {:.0f}%)\n", node,
+                                    slow->score, slow->signal, slow->work, slow->typical);
         }
         std::string mem = "-";
         if (g.mem_max) mem = gib(*g.mem_max) + (g.mem_total ? "/" + gib(*g.mem_total) : "") + (mem_pct(g) ? fmt::format(" ({:.1f}%)", *mem_pct(g)) : "");

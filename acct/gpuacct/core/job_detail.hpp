@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "acct/gpuacct/core/straggler.hpp"
+
 namespace acme::acct {
 
 struct DetailThresholds {
@@ -42,6 +44,15 @@ struct DetailXid {
     std::int64_t code = 0;
 };
 
+// A stall verdict of one run (gputrace(8)): shown to the user and the admin.
+struct DetailStall {
+    std::int64_t restart = 0;
+    double ts = 0, since = 0;
+    std::string named;  // empty: no node stood out
+    bool hardware = false, withdrawn = false;
+    std::string evidence, action;
+};
+
 struct JobDetail {
     std::int64_t job_id = 0;
     std::string name, user, account, partition, state, nodelist, job_type;
@@ -53,7 +64,12 @@ struct JobDetail {
     std::vector<DetailGpu> gpus;  // node order, then GPU id
     std::vector<DetailXid> xids;
     std::string telemetry_error;
+    std::vector<DetailStall> stalls;     // one per run that had a verdict, oldest first
+    std::vector<NodeSlowness> slowness;  // multi-node jobs: straggler_scores, node order
 };
+
+// "no progress since ..., n2 named on GPU evidence: EVIDENCE; action: ACTION" (one line).
+std::string stall_text(const DetailStall& s);
 
 // The notes, one sentence each, most costly waste first. Empty when nothing stands out.
 std::vector<std::string> efficiency_notes(const JobDetail& job, const DetailThresholds& t);

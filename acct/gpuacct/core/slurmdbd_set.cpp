@@ -141,6 +141,13 @@ struct Builder {
                                          string_of(d, "action"), string_of(d, "rule"), ts,
                                          number(d, "confidence").value_or(0)});
             }
+            if (part.contains("stall") && part["stall"].is_object() && options.summaries) {
+                const json& st = part["stall"];
+                auto flag = [&](const char* key) { return st.contains(key) && st[key].is_boolean() && st[key].get<bool>(); };
+                out.stalls.push_back({job_id, restart, node, number(st, "ts").value_or(ts), number(st, "since").value_or(0),
+                                      string_of(st, "named"), flag("hardware"), flag("withdrawn"),
+                                      string_of(st, "evidence"), string_of(st, "action")});
+            }
             if (part.contains("recovery") && part["recovery"].is_object()) {
                 const json& rec = part["recovery"];
                 if (rec.contains("drained") && rec["drained"].is_boolean() && rec["drained"].get<bool>() && in_window(ts, options))

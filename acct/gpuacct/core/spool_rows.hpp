@@ -21,6 +21,7 @@ using store::ReadOptions;
 using store::scan_spools;
 using store::SpoolScan;
 using store::SpoolSet;
+using store::Stall;
 using store::TaskExit;
 
 }  // namespace acme::acct

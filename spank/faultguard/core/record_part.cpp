@@ -74,6 +74,7 @@ json node_part(const NodePartInputs& in) {
                          {"hardware", in.stall->hardware}, {"action", short_text(in.stall->action)},
                          {"evidence", short_text(in.stall->evidence)}};
         if (!in.stall->named_node.empty()) part["stall"]["named"] = in.stall->named_node;
+        if (in.stall->withdrawn) part["stall"]["withdrawn"] = true;
     }
     if (in.resumed_from) part["resumed_from"] = util::printable(*in.resumed_from, 4 * kRecordTextChars);
     if (in.gate) part["gate"] = {{"passed", in.gate->passed}, {"detail", short_text(in.gate->detail)}};

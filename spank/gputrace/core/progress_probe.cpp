@@ -62,7 +62,15 @@ void walk(int dirfd, int depth, Answer& a, int& budget) {
         if (!path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
             a.log_size = std::max(0LL, a.log_size) + st.st_size;
     }
-    if (struct stat st {}; !p.heartbeat.empty() && stat(p.heartbeat.c_str(), &st) == 0) a.heartbeat_mtime = mtime(st);
+    // The heartbeat: a regular file in the job's private directory (heartbeat_dir.hpp), neither
+    // of them reached through a symlink the user planted there.
+    if (const auto slash = p.heartbeat.rfind('/'); slash != std::string::npos && slash > 0) {
+        const int d = ::open(p.heartbeat.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st {};
+        if (d >= 0 && fstatat(d, p.heartbeat.c_str() + slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            a.heartbeat_mtime = mtime(st);
+        if (d >= 0) ::close(d);
+    }
     if (!p.ckpt_dir.empty()) {
         const int d = ::open(p.ckpt_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (d >= 0) {

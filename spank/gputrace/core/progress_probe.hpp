@@ -16,7 +16,8 @@ namespace acme::telemetry {
 
 struct ProbePaths {
     std::vector<std::string> logs;  // stdout, stderr (one when they are the same file)
-    std::string heartbeat, ckpt_dir;
+    std::string heartbeat;  // <the job's private directory>/heartbeat.<node>; no symlink followed
+    std::string ckpt_dir;
 };
 
 Probe probe_as_user(const ProbePaths& paths, uid_t uid, gid_t gid, double timeout_s);

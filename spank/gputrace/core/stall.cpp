@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/util/parse.hpp"
+#include "spank/gputrace/core/heartbeat_dir.hpp"
 
 namespace acme::telemetry {
 namespace {
@@ -87,6 +88,11 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0, 86400, c.margin, errors);
     } else if (key == "stall_share") {
         set_dir(key, value, true, c.share, errors);
+    } else if (key == "stall_mail") {
+        if (value == "off" || value.empty()) c.mail.clear();
+        else if (value == "user" || mail_address_ok(value)) c.mail = value;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall_mail={}: want off, user or a mail address",
+                                          util::printable(value)));
     } else if (key == "heartbeat_dir") {
         set_dir(key, value, false, c.heartbeat_dir, errors);
     } else {
@@ -112,11 +118,12 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("heartbeat_dir={}", c.heartbeat_dir),
     };
     if (!c.share.empty()) w.push_back(fmt::format("stall_share={}", c.share));
+    if (!c.mail.empty()) w.push_back(fmt::format("stall_mail={}", c.mail));
     return w;
 }
 
 std::string heartbeat_path(const StallConfig& c, long long job_id, std::string_view node) {
-    return fmt::format("{}/acme-heartbeat.{}.{}", c.heartbeat_dir, job_id, node);
+    return heartbeat_job_dir(c.heartbeat_dir, job_id) + "/" + heartbeat_file_name(node);
 }
 
 std::string_view to_string(Pattern p) {
@@ -321,6 +328,35 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     v.evidence = fmt::format("no progress for {:.0f} s ({}); {}{}", now - progress, signals, nodes_text,
                              named ? fmt::format("; {} named: {}", named->node, why) : std::string("; no node stood out"));
     return v;
+}
+
+std::optional<std::string> progress_since(const std::vector<NodeState>& nodes, double verdict_ts, bool files_count) {
+    for (const auto& n : nodes) {
+        if (n.ts <= verdict_ts) continue;  // nothing new heard from this node
+        if (n.pattern == Pattern::busy) return fmt::format("{}'s GPUs are busy again", n.node);
+        if (n.active_at > verdict_ts) return fmt::format("{}'s heartbeat was touched", n.node);
+        if (files_count && n.log_changed_at > verdict_ts) return fmt::format("the job's log grew (seen on {})", n.node);
+        if (files_count && n.ckpt_changed_at > verdict_ts) return fmt::format("a checkpoint grew (seen on {})", n.node);
+    }
+    return std::nullopt;
+}
+
+bool mail_address_ok(std::string_view a) {
+    if (a.empty() || a.size() > 254 || a.front() == '-') return false;
+    for (const char ch : a)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._%+-@").find(ch) != std::string_view::npos))
+            return false;
+    return true;
+}
+
+std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,
+                                         std::string_view job_name, const Verdict& v, double now) {
+    std::string name;
+    for (const char ch : job_name.substr(0, 64)) name += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
+    const std::string subject =
+        fmt::format("Slurm Job_id={} Name={} Stalled, no progress for {:.0f} s, {}", job_id, name.empty() ? "-" : name,
+                    std::max(0.0, now - v.since), v.named.empty() ? std::string("no node named") : "node " + v.named + " named");
+    return {mail_prog, "-s", subject, recipient};
 }
 
 std::string actor(const Verdict& v, const std::vector<std::string>& expected, std::string_view self) {

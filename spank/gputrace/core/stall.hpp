@@ -34,7 +34,9 @@ struct StallConfig {
     double idle_util = 5;       // % GPU utilisation at or below: idle
     double margin = 30;         // s one node must have stopped before the others to be named
     std::string share;          // directory every node of a job sees (state files); empty: none
-    std::string heartbeat_dir = "/tmp";  // where ACME_HEARTBEAT_FILE is, on each node
+    std::string mail;           // stall_mail: empty (off), "user" or an address: MailProg on a verdict without --auto-recover
+    // Root's base of the per-job private directories ACME_HEARTBEAT_FILE lives in (heartbeat_dir.hpp).
+    std::string heartbeat_dir = "/run/acme/heartbeat";
 };
 
 // Sets one stall key (plugstack word or sampler argument). Returns false when `key` is not a
@@ -43,7 +45,8 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
 // The keys as words the sampler parses back with set_stall_key ("stall_spin_window=300 ...").
 std::vector<std::string> stall_words(const StallConfig& c);
 
-// ACME_HEARTBEAT_FILE for a job on a node: per node, so a rank that stops is seen where it runs.
+// ACME_HEARTBEAT_FILE for a job on a node, <heartbeat_dir>/<job>/heartbeat.<node>: per node, so
+// a rank that stops is seen where it runs; in the job's private directory (heartbeat_dir.hpp).
 std::string heartbeat_path(const StallConfig& c, long long job_id, std::string_view node);
 
 enum class Pattern { unknown, busy, spin, idle };
@@ -106,6 +109,22 @@ struct Verdict {
 // unknown, never as quiet: no verdict until every node is seen (or there is no share).
 Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
               double now, const StallConfig& c, bool shared);
+
+// Whether a job judged stalled at `verdict_ts` has made progress since: some node's GPUs busy
+// or its heartbeat touched after it, or (when `files_count`) its log or checkpoint grew. The
+// sampler keeps asking through the grace period, and withdraws the verdict (no cancel) on a
+// "what moved" line; nullopt: still quiet. Log and checkpoint writes stop counting after one
+// withdrawal in an --auto-recover job: they may be the trainer answering the signal, and a job that
+// hangs again after saving must not be signalled and spared forever.
+std::optional<std::string> progress_since(const std::vector<NodeState>& nodes, double verdict_ts, bool files_count);
+
+// An address stall_mail (or a job's --mail-user) may name: letters, digits, ._%+-@, no leading
+// '-' (it becomes one argv word of MailProg), at most 254 characters.
+bool mail_address_ok(std::string_view a);
+// MailProg's argv for a verdict, as slurmctld mails (`MailProg -s SUBJECT RECIPIENT`, no body):
+// "Slurm Job_id=12 Name=train Stalled, no progress for 300 s, node n2 named".
+std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,
+                                         std::string_view job_name, const Verdict& v, double now);
 
 // Which node acts on a verdict (signals, then cancels the job): the named node, else the job's
 // first node, so exactly one of them does.

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The straggler report: a 2-node job whose GPUs on n2 work at 38 % while n1's run at 95 % (the
+# fake NVML's scripted utilisation, held for the whole job). gpuacct's job view scores each node
+# against the typical (faster) node, n2 at 95/38 = 2.50, from the spools and from the job's
+# record in slurmdbd, and --json carries the same scores under the job's acme part.
+. "$(dirname "$0")/lib.sh"
+gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
+
+mkdir -p "$ACME_MINICLUSTER_DIR/nvml/scenarios"
+scenario() { # util power_mw
+  local g
+  for g in 0 1 2 3; do
+    printf '[[gpu]]\nminor = %d\nutil = [%s]\npower_mw = [%s]\nmem_util = [30]\n' "$g" "$1" "$2"
+  done
+}
+scenario 95 300000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
+scenario 38 120000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
+trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml' EXIT
+scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+
+id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "sleep 4")
+assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id's end"
+
+view=$(gpuacct --source spool -j "$id" --detail 2>&1)
+assert_contains "$view" "  n1  slowness 1.00 (GPU utilisation 95% against the typical node's 95%)" "n1's score (spools)"
+assert_contains "$view" "  n2  slowness 2.50 (GPU utilisation 38% against the typical node's 95%)" "n2's score (spools)"
+
+if [ "$(cat "$ACME_MINICLUSTER_DIR/accounting" 2>/dev/null || echo yes)" != no ] && command -v sacct >/dev/null; then
+  wait_record_nodes "$id" 30 n1 n2
+  view=$(gpuacct -j "$id" -l 2>&1)
+  assert_contains "$view" "  n2  slowness 2.50 (GPU utilisation 38% against the typical node's 95%)" "n2's score (gpuacct -l, slurmdbd)"
+  gpuacct -j "$id" --json >"$ACME_TEST_TMP/out.json" 2>/dev/null || fail "gpuacct -j $id --json failed"
+  assert_eq "n1 1.0|n2 2.5" "$(python3 -c '
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+print("|".join("%s %s" % (n["node"], n["slowness"]) for n in job["acme"]["slowness"]))' "$ACME_TEST_TMP/out.json")" "--json slowness"
+  if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 - "$ACME_TEST_TMP/out.json" "$ACME_SRC_DIR/acct/gpuacct/gpuacct.schema.json" <<'PY' || fail "--json does not validate"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+PY
+  fi
+fi

@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "spank/gputrace/core/heartbeat_dir.hpp"
+#include "spank/gputrace/core/progress_probe.hpp"
+#include "spank/gputrace/core/stall.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace acme::telemetry;
+using acme::test::TempDir;
+
+namespace {
+
+struct stat stat_of(const std::string& path) {
+    struct stat st {};
+    REQUIRE(lstat(path.c_str(), &st) == 0);
+    return st;
+}
+
+}  // namespace
+
+TEST_CASE("heartbeat directory: made per job, private to the job's user, removed at the end") {
+    TempDir dir;
+    const std::string base = dir.file("run/acme/heartbeat");
+    // Root's job prolog gives it to the job's user; an unprivileged test gives it to itself.
+    const uid_t uid = geteuid() == 0 ? 65534 : getuid();
+    const gid_t gid = geteuid() == 0 ? 65534 : getgid();
+    REQUIRE(prepare_heartbeat_dir(base, 42, uid, gid) == "");
+    CHECK((stat_of(base).st_mode & 07777) == 0755);
+    const auto st = stat_of(heartbeat_job_dir(base, 42));
+    CHECK(S_ISDIR(st.st_mode));
+    CHECK((st.st_mode & 07777) == 0700);
+    CHECK(st.st_uid == uid);
+    CHECK(st.st_gid == gid);
+    // The second node of the job (a shared file system) finds it made and keeps it.
+    std::ofstream(heartbeat_job_dir(base, 42) + "/" + heartbeat_file_name("n1")) << "";
+    REQUIRE(prepare_heartbeat_dir(base, 42, uid, gid) == "");
+    CHECK(std::filesystem::exists(heartbeat_job_dir(base, 42) + "/heartbeat.n1"));
+    remove_heartbeat_dir(base, 42);
+    CHECK_FALSE(std::filesystem::exists(heartbeat_job_dir(base, 42)));
+    remove_heartbeat_dir(base, 42);  // twice: nothing there, nothing said
+}
+
+TEST_CASE("heartbeat directory: a base others may write, or a symlink on the way, is refused and nothing is made") {
+    TempDir dir;
+    const std::string open = dir.file("open");
+    mkdir(open.c_str(), 0777);
+    chmod(open.c_str(), 0777);
+    const auto error = prepare_heartbeat_dir(open, 7, getuid(), getgid());
+    CHECK(error.find("heartbeat_dir " + open + ": writable by group or others (mode 777)") == 0);
+    CHECK_FALSE(std::filesystem::exists(open + "/7"));
+
+    const std::string elsewhere = dir.file("elsewhere");
+    mkdir(elsewhere.c_str(), 0755);
+    REQUIRE(symlink(elsewhere.c_str(), dir.file("link").c_str()) == 0);
+    const auto linked = prepare_heartbeat_dir(dir.file("link") + "/hb", 7, getuid(), getgid());
+    CHECK(linked.find("(a symlink or not a directory)") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(elsewhere + "/hb"));
+
+    CHECK(prepare_heartbeat_dir("relative/hb", 7, getuid(), getgid()) == "heartbeat_dir relative/hb: not an absolute path");
+}
+
+TEST_CASE("heartbeat directory: the epilog removes a user's symlink, never what it points to") {
+    TempDir dir;
+    const std::string base = dir.file("hb");
+    REQUIRE(prepare_heartbeat_dir(base, 9, getuid(), getgid()) == "");
+    const std::string precious = dir.file("precious");
+    std::ofstream(precious) << "keep";
+    REQUIRE(symlink(precious.c_str(), (heartbeat_job_dir(base, 9) + "/heartbeat.n1").c_str()) == 0);
+    remove_heartbeat_dir(base, 9);
+    CHECK(std::filesystem::exists(precious));
+    CHECK_FALSE(std::filesystem::exists(heartbeat_job_dir(base, 9)));
+}
+
+TEST_CASE("the stall watcher's look at the heartbeat: a regular file only, never through a symlink") {
+    TempDir dir;
+    const std::string base = dir.file("hb");
+    REQUIRE(prepare_heartbeat_dir(base, 3, getuid(), getgid()) == "");
+    StallConfig c;
+    c.heartbeat_dir = base;
+    const std::string hb = heartbeat_path(c, 3, "n1");
+    CHECK(hb == heartbeat_job_dir(base, 3) + "/heartbeat.n1");
+    ProbePaths paths{{}, hb, ""};
+    CHECK_FALSE(probe_as_user(paths, getuid(), getgid(), 5).heartbeat_mtime);
+    const std::string target = dir.file("elsewhere");
+    std::ofstream(target) << "";
+    REQUIRE(symlink(target.c_str(), hb.c_str()) == 0);
+    CHECK_FALSE(probe_as_user(paths, getuid(), getgid(), 5).heartbeat_mtime);
+    unlink(hb.c_str());
+    std::ofstream(hb) << "";
+    CHECK(probe_as_user(paths, getuid(), getgid(), 5).heartbeat_mtime);
+}
