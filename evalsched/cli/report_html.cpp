@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <vector>
@@ -80,7 +81,12 @@ std::string render_report_html(const json& report) {
         if (metric.empty() || points.empty()) continue;  // a dataset with no score yet has no line
         double lo = points.front().second, hi = lo;
         for (const auto& [s, v] : points) lo = std::min(lo, v), hi = std::max(hi, v);
-        if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
+        // A little room around the line (scores that do not move get a narrow band, not a
+        // negative accuracy); never below zero when no score is.
+        const bool non_negative = lo >= 0;
+        const double pad = hi - lo < 1e-9 ? std::max(std::abs(hi) * 0.05, 0.01) : (hi - lo) * 0.1;
+        lo -= pad, hi += pad;
+        if (non_negative) lo = std::max(lo, 0.0);
         const double smin = static_cast<double>(points.front().first), smax = static_cast<double>(points.back().first);
         const auto x = [&](long long s) {
             return smax > smin ? kLeft + (static_cast<double>(s) - smin) / (smax - smin) * (kW - kLeft - kRight) : (kLeft + kW - kRight) / 2;

@@ -19,13 +19,13 @@ struct TrialScript {
     std::string stage_dir;        // <stage_dir>/evalsched-<user>/<node>/ holds the cache
     double stage_cache_bytes = 0;
     std::string checkpoint_path;
-    std::string stage_patterns;   // the suite's stage globs, one per line; empty: everything
     std::string attempt_dir;      // stage.json and run.json land here
     std::vector<std::string> result_files;  // removed before the run: a stale one is no result
     // Written when the command succeeds, removed before it runs: the metric jobs' proof that
     // this trial's predictions are complete.
     std::string done_marker;
     std::string command;          // rendered by the core
+    std::string stage_patterns = {};  // the suite's stage globs, one per line; empty: everything
 };
 std::string trial_script(const TrialScript& t);
 
