@@ -4,7 +4,14 @@
 
 #include <cmath>
 
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/window_fit.hpp"
+#include "evalsched/daemon/routes/route.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
 
@@ -55,4 +62,36 @@ TEST_CASE("a measured estimate too long for any window refuses the submission, n
     const auto s = fit_to_window(sharded, 3600, 0.2, 120);
     REQUIRE(s.refusal);
     CHECK(s.refusal->find("even in 8 shards") != std::string::npos);
+}
+
+TEST_CASE("submit: a dataset whose known run time no window holds is refused naming it; a guessed one is capped with a note") {
+    acme::test::TempDir t;
+    auto db = acme::store::open_evalsched_store(t.file("e.db"));
+    DaemonConfig config;
+    config.results_dir = t.file("results");
+    const Caller alice{1001, 1001, "alice", false};
+    ApiCaches caches;
+    const std::function<void()> wake = [] {};
+    RouteMatch match;
+    match.route = Route::submit;
+    auto submit = [&](const std::string& suite) {
+        const std::string body = nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", suite}, {"params_b", 7}}.dump();
+        RouteContext ctx{db, config, alice, match, body, caches, wake, 8, 1000};
+        return route_submit(ctx);
+    };
+    const std::string head = "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\n";
+    const Reply refused = submit(head + "[[dataset]]\nname = \"longbench\"\nkind = \"generation\"\nprior = \"3h\"\n");
+    CHECK(refused.code == 400);
+    CHECK(refused.text.find("dataset longbench needs a") != std::string::npos);
+    auto n = db.prepare("SELECT COUNT(*) FROM evaluations");
+    n.step();
+    CHECK(n.column_int(0) == 0);
+    const Reply capped = submit(head + "[[dataset]]\nname = \"newqa\"\nkind = \"generation\"\n");
+    REQUIRE(capped.code == 201);
+    const auto body = nlohmann::json::parse(capped.text);
+    REQUIRE(body.contains("notes"));
+    CHECK(body["notes"][0].get<std::string>().find("newqa: no measured run time") == 0);
+    auto p90 = db.prepare("SELECT p90_s, startup_s FROM trials");
+    REQUIRE(p90.step());
+    CHECK(std::ceil((p90.column_double(1) + p90.column_double(0) * (1 + config.margin_fraction) + config.margin_s) / 60) * 60 <= config.bf_window_s);
 }
