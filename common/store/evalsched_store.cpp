@@ -247,6 +247,47 @@ CREATE TABLE dataset_samples (
 );
 )sql";
 
+// v9: evalsched follow (issue 21), and staging only what the harness reads. A follow watches
+// a training run's checkpoint directory as its user; follow_checkpoints remembers each complete
+// checkpoint it decided on (submitted, with its evaluation, or skipped, with why), so a
+// restarted daemon never evaluates one twice.
+constexpr std::string_view kEvalschedV9 = R"sql(
+CREATE TABLE follows (
+    id            INTEGER PRIMARY KEY,
+    dir           TEXT NOT NULL,
+    name          TEXT NOT NULL,              -- the training run: its evaluations' name
+    suite         TEXT NOT NULL,              -- the suite's text, as submitted
+    suite_file    TEXT NOT NULL,
+    uid           INTEGER NOT NULL,
+    gid           INTEGER NOT NULL,
+    user          TEXT NOT NULL,
+    priority      INTEGER NOT NULL DEFAULT 0,
+    params_b      REAL NOT NULL DEFAULT 0,   -- 0: from each checkpoint's weight files
+    every         INTEGER NOT NULL DEFAULT 0,
+    keep_up       INTEGER NOT NULL DEFAULT 0,
+    environment   TEXT NOT NULL DEFAULT '',
+    state         TEXT NOT NULL CHECK (state IN ('active', 'cancelled')),
+    problem       TEXT NOT NULL DEFAULT '',  -- the last scan's trouble, '' when it went fine
+    created_at    REAL NOT NULL,
+    scanned_at    REAL,
+    cancelled_at  REAL
+);
+CREATE INDEX follows_by_state ON follows (state, id);
+CREATE TABLE follow_checkpoints (
+    follow        INTEGER NOT NULL REFERENCES follows(id),
+    step          INTEGER NOT NULL,
+    path          TEXT NOT NULL,
+    evaluation    INTEGER,                   -- NULL: skipped
+    reason        TEXT NOT NULL DEFAULT '',
+    decided_at    REAL NOT NULL,
+    PRIMARY KEY (follow, path)
+);
+CREATE INDEX follow_checkpoints_by_step ON follow_checkpoints (follow, step);
+-- The suite's stage globs, one per line, that trials copy of the checkpoint; '' (evaluations
+-- from before v9): the whole checkpoint, as then.
+ALTER TABLE evaluations ADD COLUMN stage TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -256,6 +297,7 @@ constexpr std::array kMigrations = {
     Migration{6, "evalsched v6: running totals for /metrics counters", kEvalschedV6},
     Migration{7, "evalsched v7: the submitter's environment per evaluation", kEvalschedV7},
     Migration{8, "evalsched v8: sample counts per dataset", kEvalschedV8},
+    Migration{9, "evalsched v9: follows of training runs' checkpoint directories", kEvalschedV9},
 };
 
 }  // namespace

@@ -17,6 +17,8 @@
 #include "common/util/install_paths.hpp"
 #include "common/util/version.hpp"
 #include "evalsched/cli/client.hpp"
+#include "evalsched/cli/follow_cmd.hpp"
+#include "evalsched/cli/report_html.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/cli/watch.hpp"
 #include "common/util/table.hpp"
@@ -98,14 +100,28 @@ int main(int argc, char** argv) {
     bool watch_json = false;
     watch->add_flag("--json", watch_json, "one JSON object per change (progress, dataset, trouble, resolved, end)");
 
-    auto* cancel = app.add_subcommand("cancel", "cancel an evaluation: its queued and running trials are killed");
-    long cancel_id = 0;
-    cancel->add_option("ID", cancel_id, "evaluation id")->required();
+    auto* cancel = app.add_subcommand("cancel", "cancel an evaluation (its queued and running trials are killed), or stop a follow (fID)");
+    std::string cancel_id;
+    cancel->add_option("ID", cancel_id, "evaluation id, or f and a follow's id")->required();
+
+    auto* follow = app.add_subcommand("follow", "evaluate every complete checkpoint a training run saves under DIR, as it lands");
+    FollowArgs follow_args;
+    follow->add_option("DIR", follow_args.dir, "the training run's checkpoint directory (its --ckpt-dir)")->required();
+    follow->add_option("--suite", follow_args.suite_path, "suite file (evalsched-suite(5))")->required();
+    follow->add_option("--every", follow_args.every, "evaluate a checkpoint only N or more steps after the last one evaluated")
+        ->check(acme::util::number_between(1, 1e12, true));
+    follow->add_flag("--keep-up", follow_args.keep_up, "when behind, evaluate only the newest complete checkpoint");
+    follow->add_option("--name", follow_args.name, "training run the checkpoints belong to (default: DIR's name)");
+    follow->add_option("--priority", follow_args.priority, "0-1000; higher goes first")->check(acme::util::number_between(0, 1000, true));
+    follow->add_option("--params-b", follow_args.params_b, "model size in billions of parameters (default: from each checkpoint's weight files)")
+        ->check(acme::util::number_between(0.001, 1000000));
+    auto* follows = app.add_subcommand("follows", "your follows (all for admins) and what each did with every checkpoint");
 
     auto* report = app.add_subcommand("report", "scores per dataset and checkpoint of a run (or one evaluation)");
     std::string report_arg, format = "table";
     report->add_option("NAME|ID", report_arg, "training run name or evaluation id")->required();
-    report->add_option("--format", format, "table, csv, json or md")->check(CLI::IsMember({"table", "csv", "json", "md"}));
+    report->add_option("--format", format, "table, csv, json, md, or html (a chart per dataset over steps)")
+        ->check(CLI::IsMember({"table", "csv", "json", "md", "html"}));
 
     auto* priors = app.add_subcommand("priors", "measured run times per dataset");
     std::string prior_dataset;
@@ -149,6 +165,8 @@ int main(int argc, char** argv) {
             if (check(r)) return 1;
             fmt::print("evaluation {} submitted: {}/{}, {} trials\n", r.body["id"].get<long>(), r.body["name"].get<std::string>(),
                        r.body["checkpoint"].get<std::string>(), r.body["trial_list"].size());
+            if (r.body.contains("notes"))
+                for (const auto& n : r.body["notes"]) fmt::print("note: {}\n", n.get<std::string>());
             return 0;
         }
         if (*status) {
@@ -174,15 +192,33 @@ int main(int argc, char** argv) {
             }
         }
         if (*cancel) {
-            const Response r = call(socket, "POST", fmt::format("/v1/evaluations/{}/cancel", cancel_id));
+            const bool of_follow = !cancel_id.empty() && cancel_id[0] == 'f';
+            const std::string digits = of_follow ? cancel_id.substr(1) : cancel_id;
+            if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos)
+                return fail(fmt::format("'{}' is not an evaluation id (a number) or a follow (f and a number): see evalsched status and evalsched follows",
+                                        one_line(cancel_id, 40)));
+            const Response r = call(socket, "POST", fmt::format("/v1/{}/{}/cancel", of_follow ? "follows" : "evaluations", digits));
             if (check(r)) return 1;
-            fmt::print("evaluation {} cancelled\n", cancel_id);
+            if (of_follow) fmt::print("follow {} stopped: its evaluations already submitted go on (evalsched cancel ID stops one)\n", digits);
+            else fmt::print("evaluation {} cancelled\n", digits);
+            return 0;
+        }
+        if (*follow) {
+            const Response r = call(socket, "POST", "/v1/follows", follow_body(follow_args).dump());
+            if (check(r)) return 1;
+            fmt::print("{}", follow_started(r.body));
+            return 0;
+        }
+        if (*follows) {
+            const Response r = call(socket, "GET", "/v1/follows");
+            if (check(r)) return 1;
+            fmt::print("{}", render_follows(r.body));
             return 0;
         }
         if (*report) {
             const Response r = call(socket, "GET", "/v1/report/" + report_arg);
             if (check(r)) return 1;
-            fmt::print("{}", render_report(r.body, format, style));
+            fmt::print("{}", format == "html" ? render_report_html(r.body) : render_report(r.body, format, style));
             return 0;
         }
         if (*priors) {

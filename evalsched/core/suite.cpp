@@ -15,7 +15,7 @@
 namespace acme::evalsched {
 namespace {
 
-constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard", "env", "setup"};
+constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard", "env", "setup", "stage"};
 
 // env names are exported by a shell: a portable identifier, not one of the variables the trial
 // wrapper itself relies on.
@@ -224,6 +224,19 @@ public:
                 if (suite.setup.size() > 4096) fail(line_of(*t->get("setup")), "setup in [suite] is longer than 4096 bytes: put it in a script and source that");
                 if (suite.setup.find_first_of("\n\r") != std::string::npos)
                     fail(line_of(*t->get("setup")), "setup in [suite] must be one line: join the commands with && or source a script");
+            }
+            if (const toml::node* st = t->get("stage")) {
+                const toml::array* a = st->as_array();
+                if (!a || a->empty() || a->size() > 64)
+                    fail(line_of(*st), "stage in [suite] must be a list of 1-64 globs: write stage = [\"*.safetensors\", \"*.json\"]");
+                for (const toml::node& g : *a) {
+                    const auto v = g.value<std::string>();
+                    if (!g.is_string() || !v || v->empty() || v->size() > 256 || v->find_first_of(std::string("\n\r\0", 3)) != std::string::npos ||
+                        (*v)[v->front() == '!' ? 1 : 0] == '/' || v->find("..") != std::string::npos)
+                        fail(line_of(g), "each stage glob in [suite] is a path inside the checkpoint (no leading '/', no '..', one line, "
+                                         "at most 256 bytes): write e.g. \"*.safetensors\" or \"!optimizer*\"");
+                    suite.stage.push_back(*v);
+                }
             }
             if (const toml::node* e = t->get("env")) {
                 const toml::table* et = e->as_table();

@@ -38,6 +38,13 @@ struct Dataset {
     int line = 0;                               // where [[dataset]] starts, for messages
 };
 
+// The weights, config and tokenizer a harness loads; never optimizer or scheduler state, RNG
+// state, training arguments, nor DeepSpeed's global_step*/ (often larger than the weights).
+inline const std::vector<std::string> kDefaultStage = {
+    "*.json", "*.safetensors", "*.bin", "*.pth", "*.pt", "*.gguf", "*.model", "*.tiktoken", "*.txt", "*.py", "tokenizer*",
+    "!optimizer*", "!*/optimizer*", "!scheduler*", "!*/scheduler*", "!rng_state*", "!*/rng_state*", "!training_args*",
+    "!global_step*", "!*/global_step*"};
+
 struct Suite {
     std::string name;
     std::string file;
@@ -50,6 +57,10 @@ struct Suite {
     // (setup = "source /opt/conda/bin/activate lm") whose failure fails the command.
     std::vector<std::pair<std::string, std::string>> env;
     std::string setup;
+    // What a trial copies of the checkpoint into node-local memory (stage = [...]): globs on
+    // each file's path inside the checkpoint ('*' crosses '/'), '!' before one excludes; a file
+    // is copied when an include matches it and no exclude does. Empty: kDefaultStage.
+    std::vector<std::string> stage;
 
     const Dataset* find(std::string_view name) const;
     // `command` preceded by the suite's env and setup (unchanged when it sets neither).

@@ -67,6 +67,14 @@ std::optional<RouteMatch> match_route(std::string_view method, std::string_view 
         return std::nullopt;
     }
     if (path == "/v1/health" && get) return RouteMatch{Route::health, 0, {}};
+    if (path == "/v1/follows" && post) return RouteMatch{Route::follow, 0, {}};
+    if (path == "/v1/follows" && get) return RouteMatch{Route::follows, 0, {}};
+    if (path.starts_with("/v1/follows/") && path.ends_with("/cancel") && post) {
+        const std::string_view rest = path.substr(12, path.size() - 12 - 7);
+        auto id = parse_id(rest);
+        if (!id) throw RequestError(fmt::format("follow id '{}' is not a number: use the ID evalsched follow printed", printable(rest, 40)));
+        return RouteMatch{Route::follow_cancel, *id, {}};
+    }
     if (path.starts_with("/v1/evaluations/")) {
         std::string_view rest = path.substr(evals.size() + 1);
         bool cancel = false;

@@ -28,11 +28,14 @@ enum class Route {
     report,      // GET  /v1/report/<name or id>
     priors,      // GET  /v1/priors[/<dataset>]
     health,      // GET  /v1/health
+    follow,        // POST /v1/follows (evalsched follow)
+    follows,       // GET  /v1/follows
+    follow_cancel, // POST /v1/follows/<id>/cancel
 };
 
 struct RouteMatch {
     Route route;
-    std::int64_t id = 0;   // show, cancel
+    std::int64_t id = 0;   // show, cancel, follow_cancel
     std::string arg;       // report, priors
 };
 

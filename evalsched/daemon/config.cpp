@@ -71,6 +71,13 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
         else if (key == "stage_dir") c.stage_dir = path();
         else if (key == "stage_helper") c.stage_helper = path();
         else if (key == "rules_dir") c.rules_dir = path();
+        else if (key == "checkpoint_rules") c.checkpoint_rules = path();
+        else if (key == "follow_helper") c.follow_helper = path();
+        else if (key == "follow_interval" || key == "follow_scan_timeout") {
+            const double v = seconds();
+            if (v < 1 || v > 3600) fail(fmt::format("{}={} is out of range: use 1s to 1h", key, value));
+            (key == "follow_interval" ? c.follow_interval_s : c.follow_scan_timeout_s) = v;
+        }
         else if (key == "log_file") c.log_file = path();
         else if (key == "admin_group") c.admin_group = value;
         else if (key == "partition") c.partition = value;
@@ -121,7 +128,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
                              "poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
-                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials", key));
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout", key));
         }
     }
     return c;

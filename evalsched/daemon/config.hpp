@@ -40,6 +40,12 @@ struct DaemonConfig {
     int max_connections_per_user = 64;
     int max_datasets = 2000;                             // per evaluation
     int max_trials = 10000;                              // per evaluation
+    // evalsched follow (issue 21): recovery's rules say which checkpoints are complete; the
+    // helper lists them as the follow's user, every follow_interval, within the scan timeout.
+    std::string checkpoint_rules{paths::kCheckpointRules};
+    std::string follow_helper;                           // evalsched-ckpt-scan; default: installed one
+    double follow_interval_s = 60;
+    double follow_scan_timeout_s = 30;
 };
 
 class ConfigError : public std::runtime_error {

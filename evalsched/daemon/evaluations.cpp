@@ -37,6 +37,9 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         const std::int64_t id = db.last_insert_rowid();
         if (!req.environment.empty())
             db.prepare("UPDATE evaluations SET environment = ? WHERE id = ?").bind_all(nlohmann::json(req.environment).dump(), id).run();
+        std::string stage;
+        for (const auto& g : req.suite.stage.empty() ? kDefaultStage : req.suite.stage) stage += (stage.empty() ? "" : "\n") + g;
+        db.prepare("UPDATE evaluations SET stage = ? WHERE id = ?").bind_all(stage, id).run();
         const std::string output_dir = fmt::format("{}/{}", results_dir, id);
         db.prepare("UPDATE evaluations SET output_dir = ? WHERE id = ?").bind_all(output_dir, id).run();
         const TrialSet set = make(output_dir);
@@ -74,6 +77,12 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         }
         return id;
     });
+}
+
+std::string load_stage(Database& db, std::int64_t evaluation) {
+    auto q = db.prepare("SELECT stage FROM evaluations WHERE id = ?");
+    q.bind(1, evaluation);
+    return q.step() ? q.column_text(0) : std::string();
 }
 
 std::vector<std::string> load_environment(Database& db, std::int64_t evaluation) {

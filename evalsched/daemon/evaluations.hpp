@@ -24,6 +24,8 @@ std::int64_t create_evaluation(store::Database& db, const SubmitRequest& req, co
 
 // The environment the evaluation was submitted from (empty for one submitted without).
 std::vector<std::string> load_environment(store::Database& db, std::int64_t evaluation);
+// The stage globs its trials copy (one per line; empty: the whole checkpoint).
+std::string load_stage(store::Database& db, std::int64_t evaluation);
 
 enum class CancelResult { cancelled, not_found, already_finished };
 CancelResult cancel_evaluation(store::Database& db, std::int64_t id, const Caller& caller, double now);

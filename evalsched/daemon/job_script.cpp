@@ -28,7 +28,7 @@ rm -f{rm} {marker}
 # Per user (a user's copy is theirs alone, in a directory checked to be theirs), then per node
 # (nodes may share a host in tests).
 cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
-evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" ||
+evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" {patterns} ||
   {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
 export EVALSCHED_STAGED
 start=$(date +%s.%N)
@@ -41,7 +41,7 @@ exit "$rc"
 )sh",
         fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
         fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
-        fmt::arg("cache", shell_quote(t.stage_dir)),
+        fmt::arg("cache", shell_quote(t.stage_dir)), fmt::arg("patterns", shell_quote(t.stage_patterns)),
         fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
 }
 

@@ -25,6 +25,7 @@ struct TrialScript {
     // this trial's predictions are complete.
     std::string done_marker;
     std::string command;          // rendered by the core
+    std::string stage_patterns = {};  // the suite's stage globs, one per line; empty: everything
 };
 std::string trial_script(const TrialScript& t);
 

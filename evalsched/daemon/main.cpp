@@ -20,6 +20,7 @@
 #include "common/store/evalsched_store.hpp"
 #include "common/util/version.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/follow_watcher.hpp"
 #include "evalsched/daemon/http_api.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/scheduler.hpp"
@@ -69,11 +70,13 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    std::optional<acme::store::Database> api_db, submit_db, sched_db;
+    if (config.follow_helper.empty()) config.follow_helper = std::string(acme::paths::kHelperDir) + "/evalsched-ckpt-scan";
+    std::optional<acme::store::Database> api_db, submit_db, sched_db, follow_db;
     try {
         sched_db.emplace(acme::store::open_evalsched_store(config.database));
         api_db.emplace(acme::store::open_evalsched_store(config.database));
         submit_db.emplace(acme::store::open_evalsched_store(config.database));
+        follow_db.emplace(acme::store::open_evalsched_store(config.database));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "evalschedd: database %s: %s\n", config.database.c_str(), e.what());
         return 2;
@@ -114,6 +117,12 @@ int main(int argc, char** argv) {
     }
     if (!engine) log_line("no diagnosis rules ({}): every failure counts as unknown and is retried", rules_error);
     log_line("listening on {}{}", config.socket, config.metrics_listen.empty() ? "" : ", metrics on " + config.metrics_listen);
+
+    if (access(config.follow_helper.c_str(), X_OK) != 0)
+        log_line("follow_helper {} is not executable: evalsched follow reports every scan as failed until it is installed",
+                 config.follow_helper);
+    FollowWatcher follower(config, std::move(*follow_db), [&] { wakeup.wake(); }, &cluster_gpus);
+    follower.start();
 
     std::thread scheduler_thread([&] {
         Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus, &sched_status);

@@ -30,6 +30,7 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
     ts.stage_dir = config_.stage_dir;
     ts.stage_cache_bytes = config_.stage_cache_bytes;
     ts.checkpoint_path = e.path;
+    ts.stage_patterns = load_stage(db_, e.id);
     ts.attempt_dir = attempt_dir(e, a.tag);
     for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
     ts.done_marker = done_marker(e, t.id);

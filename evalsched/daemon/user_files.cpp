@@ -248,4 +248,30 @@ std::optional<std::string> prepare_user_dirs(const std::string& dir, const std::
                        a.exited ? (a.status == 126 ? "cannot become that user" : "it failed") : "no answer in time (a hung file system?)");
 }
 
+std::optional<HelperAnswer> run_helper_as_user(const std::vector<std::string>& argv, uid_t uid, gid_t gid, std::size_t max_output,
+                                               double timeout_s) {
+    if (argv.empty() || argv[0].empty() || argv[0][0] != '/') return std::nullopt;
+    // Everything the child touches is built before fork: it only dup2s, opens and execs.
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    static char path_env[] = "PATH=/usr/bin:/bin";
+    static char lang_env[] = "LC_ALL=C";
+    char* envp[] = {path_env, lang_env, nullptr};
+    const UserIdentity who = identity_of(uid, gid);
+    ChildAnswer a = run_as(who, -1, max_output, timeout_s, [&]() -> int {
+        if (dup2(kOutFd, STDOUT_FILENO) < 0) return 127;
+        close(kOutFd);
+        const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) dup2(null, STDIN_FILENO);
+        execve(args[0], args.data(), envp);
+        return 127;
+    });
+    if (!a.exited && a.status == -1 && a.output.empty()) {
+        // Killed after its time, or never started: no answer either way.
+        return std::nullopt;
+    }
+    return HelperAnswer{a.exited ? a.status : -1, std::move(a.output)};
+}
+
 }  // namespace acme::evalsched

@@ -37,4 +37,16 @@ std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_
 std::optional<std::string> prepare_user_dirs(const std::string& dir, const std::vector<std::string>& subdirs, uid_t uid, gid_t gid,
                                              double timeout_s = 10);
 
+// Runs a helper program (argv[0] an absolute path, the admin's) as the user, its stdout the
+// answer (at most max_output bytes), stdin /dev/null, a minimal environment. Used where the
+// work needs more than a forked child may do (allocation, std::filesystem): evalsched follow's
+// checkpoint scan. nullopt when it could not start or did not end within timeout_s (killed);
+// otherwise its exit status (-1: killed by a signal) and what it wrote.
+struct HelperAnswer {
+    int status = -1;
+    std::string output;
+};
+std::optional<HelperAnswer> run_helper_as_user(const std::vector<std::string>& argv, uid_t uid, gid_t gid, std::size_t max_output,
+                                               double timeout_s = 30);
+
 }  // namespace acme::evalsched

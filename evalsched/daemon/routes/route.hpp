@@ -56,6 +56,9 @@ Reply route_cancel(RouteContext& ctx);
 Reply route_report(RouteContext& ctx);
 Reply route_priors(RouteContext& ctx);
 Reply route_submit(RouteContext& ctx);
+Reply route_follow(RouteContext& ctx);         // routes/follow.cpp
+Reply route_follows(RouteContext& ctx);
+Reply route_follow_cancel(RouteContext& ctx);
 
 // A read's answer is kept under what decides it (route, argument, admin or uid) and reused
 // while the versions of the evaluations it shows are unchanged (the stamp): the kept text, or

@@ -7,6 +7,7 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/core/trials.hpp"
+#include "evalsched/core/window_fit.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/log.hpp"
@@ -16,8 +17,8 @@
 namespace acme::evalsched {
 namespace {
 
-// An evaluation over max_trials, found once its trials are built (inside the transaction,
-// which it rolls back).
+// An evaluation over max_trials, or with a trial no window can hold, found once its trials
+// are built (inside the transaction, which it rolls back).
 struct TooManyTrials : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -43,6 +44,7 @@ Reply route_submit(RouteContext& ctx) {
     const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
     // The trials' commands name the evaluation's output directory, known once its id is.
     std::int64_t id = 0;
+    std::vector<std::string> notes;  // trials whose --time was capped to fit a window
     try {
         id = create_evaluation(
             ctx.db, sr, ctx.caller, ctx.config.results_dir,
@@ -53,6 +55,10 @@ Reply route_submit(RouteContext& ctx) {
                     throw TooManyTrials(fmt::format("suite {} makes {} trials, more than max_trials={} allows per evaluation: shard "
                                                     "less, split the suite, or raise max_trials in evalsched.conf",
                                                     printable(sr.suite.name), set.trials.size(), ctx.config.max_trials));
+                // No trial held forever: capped to the longest window, or the submission refused.
+                WindowFit fit = fit_to_window(set, ctx.config.bf_window_s, ctx.config.margin_fraction, ctx.config.margin_s);
+                if (fit.refusal) throw TooManyTrials(*fit.refusal);
+                notes = std::move(fit.notes);
                 return set;
             },
             ctx.now);
@@ -61,9 +67,12 @@ Reply route_submit(RouteContext& ctx) {
     }
     log_line("evaluation {} submitted by {}: {} ({} datasets of suite {})", id, ctx.caller.user, printable(sr.checkpoint_path, 200),
              sr.suite.datasets.size(), printable(sr.suite.name));
+    for (const auto& n : notes) log_line("evaluation {}: {}", id, n);
     ctx.wake();
     auto e = evaluation_json(ctx.db, id, ctx.caller);
-    return json_reply(201, e ? *e : nlohmann::json{{"id", id}});
+    nlohmann::json body = e ? *e : nlohmann::json{{"id", id}};
+    if (!notes.empty()) body["notes"] = notes;
+    return json_reply(201, body);
 }
 
 }  // namespace acme::evalsched

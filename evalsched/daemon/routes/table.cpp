@@ -30,6 +30,9 @@ RouteHandler handler_for(Route route) {
     case Route::report: return &route_report;
     case Route::priors: return &route_priors;
     case Route::health: return &route_health;
+    case Route::follow: return &route_follow;
+    case Route::follows: return &route_follows;
+    case Route::follow_cancel: return &route_follow_cancel;
     }
     // match_route makes only the routes above; anything else is this build's bug.
     throw std::logic_error(fmt::format("no handler for route {}", static_cast<int>(route)));

@@ -181,4 +181,53 @@ std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules&
     return std::nullopt;
 }
 
+std::vector<Complete> all_complete(const fs::path& dir, const CheckpointRules& rules, std::size_t max_entries) {
+    struct Candidate {
+        fs::path path;
+        long long step;
+        fs::file_time_type mtime;
+    };
+    std::vector<Candidate> candidates;
+    std::error_code ec;
+    std::size_t budget = max_entries;
+    fs::directory_iterator listing(dir, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot read {}: {}", dir.string(), ec.message()));
+    for (const auto& entry : listing) {
+        if (budget == 0) break;
+        --budget;
+        std::error_code e2;
+        // is_directory follows a symlink; symlink_status does not: a link is never a checkpoint.
+        if (!fs::is_directory(entry.symlink_status(e2))) continue;
+        const auto name = entry.path().filename().string();
+        const long long step = step_of(name);
+        if (step < 0) continue;
+        candidates.push_back({entry.path(), step, entry.last_write_time(e2)});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.step != b.step) return a.step < b.step;
+        return a.mtime < b.mtime;
+    });
+    // The newest step each pointer file vouches for.
+    std::vector<std::pair<long long, std::string>> pointed;  // step, rule
+    for (const auto& p : rules.pointers) {
+        const auto target = pointer_target(dir, p);
+        if (!target) continue;
+        for (const auto& c : candidates)
+            if (c.path.filename().string() == *target) pointed.emplace_back(c.step, p.name);
+    }
+    std::vector<Complete> out;
+    for (const auto& c : candidates) {
+        std::string rule;
+        for (const auto& [step, name] : pointed)
+            if (c.step <= step) {
+                rule = name;
+                break;
+            }
+        for (std::size_t i = 0; rule.empty() && i < rules.markers.size(); ++i)
+            if (has_marker(c.path, rules.markers[i], budget)) rule = rules.markers[i].name;
+        if (!rule.empty()) out.push_back({c.path, c.step, rule});
+    }
+    return out;
+}
+
 }  // namespace acme::recovery

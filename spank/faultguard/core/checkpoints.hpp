@@ -44,4 +44,17 @@ struct Found {
 std::optional<Found> newest_complete(const std::filesystem::path& dir, const CheckpointRules& rules,
                                      std::size_t max_entries = 100000);
 
+// Every complete checkpoint under dir, oldest first (by the last number in its name, then
+// modification time), for evalsched follow, which evaluates each once. Complete by the same
+// rules: a marker file inside it, or a pointer file naming it or a newer one (a framework
+// moves its pointer only after a save finished, so what it has moved past is complete too).
+// Names without a number are left out: they cannot be ordered against steps.
+// Throws std::runtime_error naming the directory when it cannot be read.
+struct Complete {
+    std::filesystem::path path;
+    long long step = 0;
+    std::string rule;
+};
+std::vector<Complete> all_complete(const std::filesystem::path& dir, const CheckpointRules& rules, std::size_t max_entries = 100000);
+
 }  // namespace acme::recovery

@@ -1,0 +1,150 @@
+#include "evalsched/daemon/follow_watcher.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evalsched/daemon/caches.hpp"
+#include "evalsched/daemon/log.hpp"
+#include "evalsched/daemon/routes/route.hpp"
+#include "evalsched/daemon/user_files.hpp"
+
+namespace acme::evalsched {
+namespace {
+
+double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// A scan's answer is bounded: 1 MiB is some 8,000 checkpoints.
+constexpr std::size_t kMaxScanOutput = 1 << 20;
+
+}  // namespace
+
+FollowWatcher::FollowWatcher(const DaemonConfig& config, store::Database db, std::function<void()> wake, const std::atomic<int>* cluster_gpus)
+    : config_(config), db_(std::move(db)), wake_(std::move(wake)), cluster_gpus_(cluster_gpus) {
+    if (pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("follow watcher: cannot make its pipe");
+}
+
+FollowWatcher::~FollowWatcher() {
+    if (thread_.joinable()) {
+        const char c = 1;
+        [[maybe_unused]] const ssize_t n = write(stop_pipe_[1], &c, 1);
+        thread_.join();
+    }
+    close(stop_pipe_[0]);
+    close(stop_pipe_[1]);
+}
+
+void FollowWatcher::start() {
+    thread_ = std::thread([this] {
+        event_base* base = event_base_new();
+        if (!base) {
+            log_line("follow: cannot start its event loop: no checkpoint directory is watched");
+            return;
+        }
+        event* timer = event_new(base, -1, EV_PERSIST, on_timer, this);
+        event* stop = event_new(base, stop_pipe_[0], EV_READ, on_stop, base);
+        const auto us = static_cast<long>(config_.follow_interval_s * 1e6);
+        const timeval every{us / 1000000, us % 1000000};
+        event_add(timer, &every);
+        event_add(stop, nullptr);
+        on_timer(-1, 0, this);  // a first look at once: a follow survives restarts
+        event_base_dispatch(base);
+        event_free(timer);
+        event_free(stop);
+        event_base_free(base);
+    });
+}
+
+void FollowWatcher::on_stop(int, short, void* base) { event_base_loopbreak(static_cast<event_base*>(base)); }
+
+void FollowWatcher::on_timer(int, short, void* self) {
+    auto* w = static_cast<FollowWatcher*>(self);
+    try {
+        w->scan_all(wall_now());
+    } catch (const std::exception& e) {
+        log_line("follow: round failed: {}", e.what());
+    }
+}
+
+void FollowWatcher::scan_all(double now) {
+    for (const FollowRow& f : active_follows(db_)) {
+        try {
+            scan(f, now);
+        } catch (const std::exception& e) {
+            log_line("follow {}: {}", f.id, e.what());
+            record_scan(db_, f.id, e.what(), now);
+        }
+    }
+}
+
+void FollowWatcher::scan(const FollowRow& f, double now) {
+    FollowMemory memory = follow_memory(db_, f.id);
+    const std::vector<std::string> argv{config_.follow_helper, "--dir", f.dir, "--rules", config_.checkpoint_rules, "--after",
+                                        std::to_string(memory.last_step)};
+    const auto answer = run_helper_as_user(argv, f.uid, f.gid, kMaxScanOutput, config_.follow_scan_timeout_s);
+    if (!answer) {
+        record_scan(db_, f.id, fmt::format("no answer from {} within {} s (a hung file system?)", f.dir, config_.follow_scan_timeout_s), now);
+        return;
+    }
+    if (answer->status != 0) {
+        std::string why = answer->output.substr(0, answer->output.find('\n'));
+        if (why.empty()) why = fmt::format("{} failed (exit {})", config_.follow_helper, answer->status);
+        record_scan(db_, f.id, printable(why, 300) + ": fix it, or evalsched cancel the follow", now);
+        return;
+    }
+    const std::vector<ScannedCheckpoint> scanned = parse_scan_output(answer->output, f.dir);
+    std::vector<FollowedCheckpoint> complete;
+    for (const auto& s : scanned) complete.push_back(s.checkpoint);
+    const Caller caller{f.uid, f.gid, f.user, false};
+    ApiCaches caches;
+    for (const FollowDecision& d : plan_follow(complete, memory, f.options)) {
+        if (!d.submit) {
+            record_decision(db_, f.id, d, std::nullopt, now);
+            log_line("follow {}: {} skipped: {}", f.id, printable(d.checkpoint.path, 200), d.reason);
+            continue;
+        }
+        if (const auto orphan = orphaned_evaluation(db_, f, d.checkpoint.path)) {
+            record_decision(db_, f.id, d, *orphan, now);
+            continue;
+        }
+        const ScannedCheckpoint* s = nullptr;
+        for (const auto& x : scanned)
+            if (x.checkpoint.path == d.checkpoint.path) s = &x;
+        nlohmann::json body{{"checkpoint", d.checkpoint.path}, {"name", f.name}, {"suite", f.suite}, {"suite_file", f.suite_file},
+                            {"priority", f.priority}, {"checkpoint_bytes", s ? s->weight_bytes : 0.0}, {"environment", f.environment}};
+        if (f.params_b > 0) body["params_b"] = f.params_b;
+        else if (s && s->parameters > 0) body["params_b"] = std::max(s->parameters / 1e9, 0.001);
+        const std::string text = body.dump();
+        RouteMatch match;
+        match.route = Route::submit;
+        RouteContext ctx{db_, config_, caller, match, text, caches, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now};
+        const Reply reply = route_submit(ctx);
+        const nlohmann::json r = nlohmann::json::parse(reply.text, nullptr, false);
+        if (reply.code == 201 && r.is_object() && r.contains("id")) {
+            record_decision(db_, f.id, d, r["id"].get<std::int64_t>(), now);
+            log_line("follow {}: step {} ({}) is complete: evaluation {}", f.id, d.checkpoint.step, printable(d.checkpoint.path, 200),
+                     r["id"].get<std::int64_t>());
+            continue;
+        }
+        const std::string error = r.is_object() && r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : reply.text;
+        if (reply.code >= 500) {
+            // The daemon's own trouble: try again next round, the checkpoint undecided.
+            record_scan(db_, f.id, printable(error, 300), now);
+            return;
+        }
+        FollowDecision refused = d;
+        refused.reason = "refused: " + printable(error, 300);
+        record_decision(db_, f.id, refused, std::nullopt, now);
+        log_line("follow {}: step {} refused: {}", f.id, d.checkpoint.step, printable(error, 300));
+    }
+    record_scan(db_, f.id, "", now);
+}
+
+}  // namespace acme::evalsched
