@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "acct/gpuacct/report_page.hpp"
+#include "common/util/html.hpp"
 #include "acct/gpuacct/core/eval_timeline.hpp"
 
 namespace acme::gpuacct {
@@ -20,20 +21,6 @@ std::string script_safe(const std::string& json) {
     for (char c : json) {
         if (c == '<') out += "\\u003c";
         else out += c;
-    }
-    return out;
-}
-
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
     }
     return out;
 }
@@ -83,7 +70,7 @@ std::string render_report(const ReportInput& input) {
         for (auto at = page.find(key); at != std::string::npos; at = page.find(key, at + value.size()))
             page.replace(at, key.size(), value);
     };
-    replace("@TITLE@", html_escape("GPU accounting report, generated " + utc(input.generated)));
+    replace("@TITLE@", util::html_escape("GPU accounting report, generated " + utc(input.generated)));
     replace("@DATA@", script_safe(data.dump()));
     return page;
 }

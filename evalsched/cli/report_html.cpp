@@ -9,25 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "common/util/html.hpp"
+
 namespace acme::evalsched {
 namespace {
 
 using nlohmann::json;
 
-std::string esc(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-        }
-    }
-    return out;
-}
+std::string esc(const std::string& s) { return util::html_escape(s); }
 
 struct Column {
     std::string id, label;

@@ -127,15 +127,20 @@ CheckpointRules load_checkpoint_rules(const fs::path& file) {
     return parse_checkpoint_rules(ss.str(), file.string());
 }
 
-std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules& rules, std::size_t max_entries) {
-    struct Candidate {
-        fs::path path;
-        long long step;
-        fs::file_time_type mtime;
-    };
+namespace {
+
+struct Candidate {
+    fs::path path;
+    long long step;
+    fs::file_time_type mtime;
+};
+
+// The directories in dir that may be checkpoints, reading at most `budget` entries (what is left
+// of it goes on to the marker checks). Recovery, running as the job's user, follows a linked
+// checkpoint directory; the evaluation scan (follow) never does.
+std::vector<Candidate> list_candidates(const fs::path& dir, std::size_t& budget, bool follow_links) {
     std::vector<Candidate> candidates;
     std::error_code ec;
-    std::size_t budget = max_entries;
     fs::directory_iterator listing(dir, ec);
     // The directory existed when the job was submitted (sbatch checks): gone or unreadable now
     // is an unmounted file system or a removed directory, never "no checkpoint yet".
@@ -146,10 +151,17 @@ std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules&
         if (budget == 0) break;
         --budget;
         std::error_code e2;
-        if (!entry.is_directory(e2)) continue;
-        const auto name = entry.path().filename().string();
-        candidates.push_back({entry.path(), step_of(name), entry.last_write_time(e2)});
+        if (!(follow_links ? entry.is_directory(e2) : fs::is_directory(entry.symlink_status(e2)))) continue;
+        candidates.push_back({entry.path(), step_of(entry.path().filename().string()), entry.last_write_time(e2)});
     }
+    return candidates;
+}
+
+}  // namespace
+
+std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules& rules, std::size_t max_entries) {
+    std::size_t budget = max_entries;
+    auto candidates = list_candidates(dir, budget, true);
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
         if (a.step != b.step) return a.step > b.step;
         return a.mtime > b.mtime;
@@ -182,27 +194,10 @@ std::optional<Found> newest_complete(const fs::path& dir, const CheckpointRules&
 }
 
 std::vector<Complete> all_complete(const fs::path& dir, const CheckpointRules& rules, std::size_t max_entries) {
-    struct Candidate {
-        fs::path path;
-        long long step;
-        fs::file_time_type mtime;
-    };
-    std::vector<Candidate> candidates;
-    std::error_code ec;
     std::size_t budget = max_entries;
-    fs::directory_iterator listing(dir, ec);
-    if (ec) throw std::runtime_error(fmt::format("cannot read {}: {}", dir.string(), ec.message()));
-    for (const auto& entry : listing) {
-        if (budget == 0) break;
-        --budget;
-        std::error_code e2;
-        // is_directory follows a symlink; symlink_status does not: a link is never a checkpoint.
-        if (!fs::is_directory(entry.symlink_status(e2))) continue;
-        const auto name = entry.path().filename().string();
-        const long long step = step_of(name);
-        if (step < 0) continue;
-        candidates.push_back({entry.path(), step, entry.last_write_time(e2)});
-    }
+    // A link is never a checkpoint here, and neither is a directory without a step number.
+    auto candidates = list_candidates(dir, budget, false);
+    std::erase_if(candidates, [](const Candidate& c) { return c.step < 0; });
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
         if (a.step != b.step) return a.step < b.step;
         return a.mtime < b.mtime;
