@@ -102,8 +102,8 @@ json sacct_jobs_json(const Context& context, const Table& table, const json& row
             }
             j["acme"]["stalls"] = std::move(list);
         }
-        if (const auto slow = job.restarts == 0 ? acct::straggler_scores(node_work(context, job.job_id))
-                                                : std::vector<acct::NodeSlowness>{};
+        if (const auto slow = job.restarts == 0 ? record::straggler_scores(node_work(context, job.job_id))
+                                                : std::vector<record::NodeSlowness>{};
             !slow.empty()) {
             json list = json::array();
             for (const auto& n : slow)

@@ -7,7 +7,7 @@
 
 namespace acme::gpuacct {
 
-std::vector<acct::NodeWork> node_work(const Context& context, std::int64_t job_id) {
+std::vector<record::NodeWork> node_work(const Context& context, std::int64_t job_id) {
     struct Sums {
         double util = 0, sm = 0;
         int n_util = 0, n_sm = 0, gpus = 0;
@@ -26,9 +26,9 @@ std::vector<acct::NodeWork> node_work(const Context& context, std::int64_t job_i
             ++n.n_sm;
         }
     }
-    std::vector<acct::NodeWork> out;
+    std::vector<record::NodeWork> out;
     for (const auto& [node, n] : by_node) {
-        acct::NodeWork w{node, std::nullopt, std::nullopt};
+        record::NodeWork w{node, std::nullopt, std::nullopt};
         if (n.n_util) w.util = n.util / n.n_util;
         if (n.n_sm == n.gpus && n.n_sm) w.sm = n.sm / n.n_sm;
         out.push_back(std::move(w));
@@ -104,7 +104,7 @@ std::string render_details(const Context& context, const acct::DetailThresholds&
         d.stalls = job_stalls(context, job.job_id);
         // A requeued job's nodes may report from different runs (a spool keeps each node's last
         // run): no scores, rather than one run's nodes scored against another's.
-        if (job.restarts == 0) d.slowness = acct::straggler_scores(node_work(context, job.job_id));
+        if (job.restarts == 0) d.slowness = record::straggler_scores(node_work(context, job.job_id));
         for (const auto& e : context.data.events)
             if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
         if (!out.empty()) out += '\n';

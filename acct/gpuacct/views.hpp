@@ -71,7 +71,7 @@ Table summary_view(const Context& context);
 std::string render_details(const Context& context, const acct::DetailThresholds& thresholds);
 // A job's per-node GPU means (the straggler report's input) and its stall verdicts, one per
 // run; the job view and --json's acme part show them.
-std::vector<acct::NodeWork> node_work(const Context& context, std::int64_t job_id);
+std::vector<record::NodeWork> node_work(const Context& context, std::int64_t job_id);
 std::vector<acct::DetailStall> job_stalls(const Context& context, std::int64_t job_id);
 
 }  // namespace acme::gpuacct

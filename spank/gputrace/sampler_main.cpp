@@ -143,13 +143,14 @@ public:
                 }
         }
     }
-    void write(const std::vector<telemetry::Sample>& samples) {
+    // `slowness`: this node's live straggler score (StallWatch::slowness), when there is one.
+    void write(const std::vector<telemetry::Sample>& samples, std::optional<double> slowness) {
         for (auto& g : gpus_) {
             g.sample = nullptr;
             for (const auto& s : samples)
                 if (s.gpu == g.device.minor) g.sample = &s;
         }
-        format_.format(gpus_, text_);
+        format_.format(gpus_, text_, slowness);
         std::string error;
         const bool ok = writer_.write(text_, error);
         for (auto& g : gpus_) g.sample = nullptr;  // `samples` dies after this tick
@@ -264,7 +265,7 @@ int run(const Options& o) {
             auto samples = sampler.sample(wall_now());
             watchdog.disarm();
             writer.write_samples(o.job, samples);
-            if (textfile) textfile->write(samples);
+            if (textfile) textfile->write(samples, stall ? stall->slowness() : std::nullopt);
             if (stall) stall->on_samples(samples, wall_now());
             next_tick += o.interval;
             if (next_tick < now) next_tick = now + o.interval;  // fell behind: skip, never burst

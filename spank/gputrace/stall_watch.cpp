@@ -13,6 +13,7 @@
 #include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
+#include "spank/gputrace/core/live_slowness.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
 #include "spank/faultguard/core/xid_actions.hpp"
 
@@ -64,6 +65,7 @@ void StallWatch::look(double now) {
         tracker_.on_probe(probe_as_user(paths_, static_cast<uid_t>(job_.uid), static_cast<gid_t>(job_.gid),
                                         std::clamp(c_.probe, 1.0, 5.0)),
                           now);
+    tracker_.close_work_window();
     std::vector<NodeState> states;
     if (share_) {
         share_->write(job_.job, tracker_.state());
@@ -71,6 +73,8 @@ void StallWatch::look(double now) {
     }
     if (std::none_of(states.begin(), states.end(), [&](const NodeState& s) { return s.node == job_.node; }))
         states.push_back(tracker_.state());
+    slowness_.reset();
+    if (share_ && nodes_.size() >= 2) slowness_ = live_slowness(states, nodes_, job_.node, now, 3 * c_.probe + 5);
     if (verdict_) {
         // The grace period re-checks: a job whose progress resumed is not cancelled.
         if (cancelled_) return;

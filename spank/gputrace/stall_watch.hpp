@@ -35,6 +35,9 @@ public:
     void on_event(const GpuEvent& e);
     // Between samples: a look when one is due, the verdict, the actions due.
     void tick(double now);
+    // This node's live straggler score (live_slowness.hpp) as of the last look; nullopt without
+    // a share, in a single-node job, or before the job's other nodes are heard from.
+    std::optional<double> slowness() const { return slowness_; }
 
 private:
     void look(double now);
@@ -56,6 +59,7 @@ private:
     std::string job_name_, job_user_, mail_user_;  // from slurmctld, for stall_mail
     bool mailed_ = false;                          // once per run
     double next_look_ = 0, next_job_ask_ = 0;
+    std::optional<double> slowness_;
     std::optional<Verdict> verdict_;
     double verdict_ts_ = 0, signalled_at_ = 0;
     bool cancelled_ = false, withdrawn_ = false;

@@ -2,7 +2,9 @@
 # The straggler report: a 2-node job whose GPUs on n2 work at 38 % while n1's run at 95 % (the
 # fake NVML's scripted utilisation, held for the whole job). gpuacct's job view scores each node
 # against the typical (faster) node, n2 at 95/38 = 2.50, from the spools and from the job's
-# record in slurmdbd, and --json carries the same scores under the job's acme part.
+# record in slurmdbd, and --json carries the same scores under the job's acme part. While the job
+# runs, each node's sampler publishes its own live score, from the work rates the nodes share
+# (stall_share), as acme_job_node_slowness in the site's Prometheus: n1 1, n2 2.5.
 . "$(dirname "$0")/lib.sh"
 gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
@@ -15,10 +17,23 @@ scenario() { # util power_mw
 }
 scenario 95 300000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
 scenario 38 120000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
-trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml' EXIT
+# The samplers look (and share their work rates) every 0.5 s instead of every 30 s.
+small_stall_windows
+trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack' EXIT
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
-id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "sleep 4")
+id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "sleep 12")
+if [ "$(cat "$ACME_MINICLUSTER_DIR/prometheus" 2>/dev/null)" = yes ] && [ -n "${ACME_PROMETHEUS_URL:-}" ]; then
+  got=""
+  for _ in $(seq 1 40); do
+    got=$(prom_query "acme_job_node_slowness{hpc_job=\"$id\"}" Hostname)
+    [ "$got" = $'n1|1\nn2|2.5' ] && break
+    sleep 0.5
+  done
+  assert_eq $'n1|1\nn2|2.5' "$got" "Prometheus' acme_job_node_slowness of job $id (Hostname|value)"
+  assert_eq "$(job_field "$id" UserId | cut -d'(' -f1)" \
+    "$(prom_query "acme_job_node_slowness{hpc_job=\"$id\",Hostname=\"n2\"}" user | cut -d'|' -f1)" "its user label"
+fi
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id's end"
 
 view=$(gpuacct --source spool -j "$id" --detail 2>&1)

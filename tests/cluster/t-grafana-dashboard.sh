@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The shipped Grafana dashboard (etc/grafana/acme-slurm-job-gpus.json, installed under
 # /usr/share/acme-slurm/grafana) works against a real Prometheus: with its variables set to a
-# running traced job, every panel's expression returns that job's data (one series per GPU for
-# the per-GPU panels), and the variables' own queries offer the job, its user and its nodes.
+# running traced 2-node job (one GPU on each), every panel's expression returns that job's data
+# (one series per GPU for the per-GPU panels, per node for the node slowness panel), and the
+# variables' own queries offer the job, its user and its nodes.
 . "$(dirname "$0")/lib.sh"
 need_prometheus
 
@@ -14,22 +15,28 @@ for ((g = 0; g < gpus; g++)); do
   text+=$(printf '[[gpu]]\nminor = %d\nutil = 70\npower_mw = 250000\nmem_used = %d\n' "$g" $((20 * 1024 * 1024 * 1024)))$'\n'
 done
 use_scenario <<<"$text"
-id=$(submit -N1 --gres=gpu:2 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 20')
+# The samplers share their work rates (the node slowness panel) every 0.5 s instead of 30 s.
+small_stall_windows
+trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack' EXIT
+id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 20')
 ok=0
 for _ in $(seq 1 80); do
-  # Both GPUs, each scraped a few times (increase() and the *_over_time panels need two points).
+  # Both GPUs, each scraped a few times (increase() and the *_over_time panels need two points),
+  # and both nodes' slowness.
   [ "$(prom_query "count(count_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=\"$id\"}[1m]) >= 3)" | cut -d'|' -f1)" = 2 ] &&
+    [ "$(prom_query "count(acme_job_node_slowness{hpc_job=\"$id\"})" | cut -d'|' -f1)" = 2 ] &&
     ok=1 && break
   sleep 0.5
 done
-[ "$ok" -eq 1 ] || fail "job $id's two GPUs never appeared in Prometheus"
-node=$(job_nodes "$id")
+[ "$ok" -eq 1 ] || fail "job $id's two GPUs and two nodes' slowness never appeared in Prometheus"
+node=$(job_nodes "$id" | paste -sd,)
 user=$(job_field "$id" UserId)
 user=${user%%(*}
 
 python3 - "$dashboard" "$ACME_PROMETHEUS_URL" "$id" "$node" "$user" <<'PY' || fail "the dashboard's queries (above)"
 import json, re, sys, urllib.parse, urllib.request
 path, url, job, node, user = sys.argv[1:]
+nodes = node.split(",")
 dash = json.load(open(path))
 errors = []
 
@@ -55,7 +62,7 @@ for v in ("datasource", "jobid", "node", "user"):
         errors.append(f"no ${v} variable")
 
 # Variables: label_values(SELECTOR, LABEL) is Grafana's /api/v1/series lookup.
-wanted = {"user": user, "jobid": job, "node": node}
+wanted = {"user": [user], "jobid": [job], "node": nodes}
 for v in dash["templating"]["list"]:
     if v["type"] != "query":
         continue
@@ -66,7 +73,7 @@ for v in dash["templating"]["list"]:
         continue
     series = get("/api/v1/series", {"match[]": expand(m.group(1)), "start": "0"})
     offered = {s.get(m.group(2)) for s in series}
-    if wanted[v["name"]] not in offered:
+    if not set(wanted[v["name"]]) <= offered:
         errors.append(f"variable {v['name']} ({q}) offers {sorted(x for x in offered if x)}, not {wanted[v['name']]}")
 
 ids, titles = set(), 0
@@ -84,18 +91,20 @@ for p in dash["panels"]:
             errors.append(f"panel {p['title']}: {t['expr']}: {e}")
             continue
         per_gpu = "{{Hostname}} GPU {{gpu}}" == t.get("legendFormat") or p["type"] == "table"
-        want = 2 if per_gpu else 1
+        per_node = "{{Hostname}}" == t.get("legendFormat")
+        want = 2 if per_gpu or per_node else 1
         if len(result) != want:
             errors.append(f"panel {p['title']}: {len(result)} series for job {job}, want {want}: {t['expr']}")
             continue
         for s in result:
-            if per_gpu and (s["metric"].get("hpc_job"), s["metric"].get("Hostname")) != (job, node):
+            if (per_gpu or per_node) and (s["metric"].get("hpc_job") != job or s["metric"].get("Hostname") not in nodes):
                 errors.append(f"panel {p['title']}: a series not of job {job} on {node}: {s['metric']}")
         print(f"{p['title']}: {[s['value'][1] for s in result]}")
         if p["title"] == "Job GPUs" and result[0]["value"][1] != "2":
             errors.append(f"Job GPUs shows {result[0]['value'][1]}, want 2")
         shown = [float(s["value"][1]) for s in result]
-        expect = {"GPU utilisation": 70, "Mean GPU utilisation": 70, "Power draw": 250, "GPU memory used": 20480}
+        expect = {"GPU utilisation": 70, "Mean GPU utilisation": 70, "Power draw": 250, "GPU memory used": 20480,
+                  "Node slowness (1: typical)": 1}
         if p["title"] in expect and any(v != expect[p["title"]] for v in shown):
             errors.append(f"{p['title']} shows {shown}, want {expect[p['title']]}")
         if p["title"] in ("Energy in range", "GPU memory used (% of total)") and not all(v > 0 for v in shown):

@@ -7,6 +7,8 @@
 # (log line, spool, the job's record, gpuacct's job view) and leaves the job alone, which then
 # completes. The fourth (--auto-recover) is signalled and answers by logging, then trains on:
 # the verdict is withdrawn during the grace period and the job is not cancelled.
+# With stall_mail=user and slurm.conf's MailProg at a test double of mail(1), the third job's
+# verdict is mailed once, to its --mail-user, as slurmctld mails; the --auto-recover jobs' never.
 . "$(dirname "$0")/lib.sh"
 gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
@@ -16,8 +18,19 @@ for g in 0 1 2 3; do
   text+=$(printf '[[gpu]]\nminor = %d\nutil = [95, 95, 95, 95, 0]\npower_mw = [300000, 300000, 300000, 300000, 60000]\nmem_util = [40, 40, 40, 40, 0]\n' "$g")$'\n'
 done
 use_scenario <<<"$text"
-small_stall_windows stall_spin_window=4 stall_idle_window=4 stall_grace=4
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack' EXIT
+small_stall_windows stall_spin_window=4 stall_idle_window=4 stall_grace=4 stall_mail=user
+# MailProg for this test only: slurmctld re-reads slurm.conf at scontrol reconfigure, and the
+# sampler asks slurmctld for it at a verdict. Restored (and re-read) on the way out.
+conf=${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}
+mkdir -p "$ACME_TEST_TMP/mail"
+cp "$ACME_SRC_DIR/tests/fakes/mail-prog" "$ACME_TEST_TMP/mail/mail"
+cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
+restore_mailprog() { cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf" && scontrol reconfigure >/dev/null 2>&1; }
+trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack; restore_mailprog' EXIT
+sed -i '/^MailProg=/d' "$conf"
+echo "MailProg=$ACME_TEST_TMP/mail/mail" >>"$conf"
+scontrol reconfigure || fail "scontrol reconfigure (MailProg) failed"
+assert_eq "$ACME_TEST_TMP/mail/mail" "$(scontrol show config | sed -n 's/^MailProg *= *//p')" "slurmctld's MailProg"
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
 train='for s in 1 2 3 4 5 6 7 8; do echo "step $s"; sleep 0.5; done'
@@ -39,7 +52,7 @@ mkdir -p $ckpt/step-8
 for i in \$(seq 20); do head -c 65536 /dev/zero >> $ckpt/step-8/model.bin; sleep 0.5; done
 touch $ckpt/step-8/.complete
 echo saved")
-quiet=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/quiet.out" --wrap "
+quiet=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --mail-user=stall-watch@example.org -o "$ACME_TEST_TMP/quiet.out" --wrap "
 $train
 sleep 10")
 # Progress that resumes during the grace period: the verdict is withdrawn, the job not cancelled.
@@ -95,3 +108,11 @@ assert_contains "$row" "1|signalled SIGUSR1, withdrawn after " "the resumed job'
 assert_contains "$row" ": the job's log grew (seen on " "what moved"
 grep -q "job $resume: stall verdict withdrawn: " "$(spool_dir)/$first.sampler.log" || fail "no withdrawal line in $first's sampler log"
 assert_contains "$(gpuacct --source spool -j "$resume" --detail 2>&1)" "Stall withdrawn: no progress since " "gpuacct's withdrawn line"
+
+# stall_mail: one mail, for the quiet job's verdict, none for the --auto-recover jobs (the resumed
+# one had a verdict too). MailProg's argv as slurmctld's: -s SUBJECT RECIPIENT.
+sent=$(cat "$ACME_TEST_TMP/mail/sent" 2>/dev/null || true)
+assert_eq 1 "$(printf '%s' "$sent" | grep -c .)" "mails sent (MailProg calls): $sent"
+assert_contains "$sent" "-s|Slurm Job_id=$quiet Name=wrap Stalled, no progress for " "the quiet job's mail subject"
+assert_contains "$sent" " s, no node named|stall-watch@example.org" "its recipient (the job's --mail-user)"
+grep -q "job $quiet: stall_mail: mailed stall-watch@example.org" "$(spool_dir)"/*.sampler.log || fail "no stall_mail line in the sampler logs"

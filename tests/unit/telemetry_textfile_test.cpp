@@ -411,3 +411,29 @@ TEST_CASE("textfile: the epilog's cleanup removes a crashed sampler's file, and 
     CHECK(expand_textfile_dir("/var/lib/prometheus/node-exporter", "node3") == "/var/lib/prometheus/node-exporter");
     CHECK(expand_textfile_dir("/a/%n%n/%x", "b") == "/a/bb/%x");
 }
+
+TEST_CASE("textfile: the node's live straggler score is one series with the node's and job's labels, only when known") {
+    const TextfileJob job{"n2", 4711, "erin"};
+    Sample s = full_sample(0);
+    std::vector<TextfileGpu> gpus = {{{0, nullptr, "NVIDIA H100", "GPU-0"}, &s, 0, 0}};
+    const TextfileFormat format(job, gpus);
+    std::string text;
+    format.format(gpus, text);
+    CHECK(text.find("acme_job_node_slowness") == std::string::npos);
+    format.format(gpus, text, 2.5);
+    CHECK(text == format_textfile(job, gpus, 2.5));
+    const auto p = parse(text);
+    CHECK(p.bad_lines.empty());
+    CHECK(p.type.at("acme_job_node_slowness") == "gauge");
+    CHECK(p.help_count.at("acme_job_node_slowness") == 1);
+    int found = 0;
+    for (const auto& series : p.series) {
+        if (series.name != "acme_job_node_slowness") continue;
+        ++found;
+        CHECK(series.value == 2.5);
+        CHECK(series.labels == std::map<std::string, std::string>{{"Hostname", "n2"}, {"hpc_job", "4711"}, {"user", "erin"}});
+    }
+    CHECK(found == 1);
+    // HELP never names the job or the node (node_exporter needs it identical across files).
+    CHECK(format_textfile({"n9", 1, "x"}, gpus, 1.0).find(p.help.at("acme_job_node_slowness")) != std::string::npos);
+}

@@ -211,7 +211,7 @@ std::vector<std::string> efficiency_notes(const JobDetail& job, const DetailThre
         }
     }
     for (const auto& n : job.slowness)
-        if (n.score >= kStragglerNote)
+        if (n.score >= record::kStragglerNote)
             notes.push_back(fmt::format("{} was a straggler: slowness {:.2f} ({} {:.0f}% against the typical node's "
                                         "{:.0f}%). Every step of a synchronous job waits for its slowest node: check "
                                         "{}'s GPUs and links (gpucheck), or leave it out (--exclude={}).",
@@ -268,7 +268,7 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
     for (const auto& g : job.gpus) {
         if (g.node != node) {
             node = g.node;
-            const auto slow = std::find_if(job.slowness.begin(), job.slowness.end(), [&](const NodeSlowness& n) { return n.node == node; });
+            const auto slow = std::find_if(job.slowness.begin(), job.slowness.end(), [&](const record::NodeSlowness& n) { return n.node == node; });
             if (slow == job.slowness.end()) out += fmt::format("  {}\n", node);
             else out += fmt::format("  {}  slowness {:.2f} ({} {:.0f}% against the typical node's {:.0f}%)\n", node,
                                     slow->score, slow->signal, slow->work, slow->typical);

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "acct/gpuacct/core/straggler.hpp"
+#include "common/record/straggler.hpp"
 
 namespace acme::acct {
 
@@ -65,7 +65,7 @@ struct JobDetail {
     std::vector<DetailXid> xids;
     std::string telemetry_error;
     std::vector<DetailStall> stalls;     // one per run that had a verdict, oldest first
-    std::vector<NodeSlowness> slowness;  // multi-node jobs: straggler_scores, node order
+    std::vector<record::NodeSlowness> slowness;  // multi-node jobs: straggler_scores, node order
 };
 
 // "no progress since ..., n2 named on GPU evidence: EVIDENCE; action: ACTION" (one line).

@@ -141,10 +141,14 @@ std::optional<Pattern> parse_pattern(std::string_view text) {
     return std::nullopt;
 }
 
+// The work rates are two trailing fields ("-": absent), added after v1's first release: a line
+// without them (an older sampler's) still parses, as a node without a work rate.
 std::string format_state(const NodeState& s) {
-    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f}", s.node, s.ts,
-                       to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at, s.ckpt_changed_at,
-                       s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w, s.mem_util);
+    const auto rate = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
+    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {}", s.node,
+                       s.ts, to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at, s.ckpt_changed_at,
+                       s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w, s.mem_util,
+                       rate(s.work_util), rate(s.work_sm));
 }
 
 std::optional<NodeState> parse_state(std::string_view line) {
@@ -157,7 +161,7 @@ std::optional<NodeState> parse_state(std::string_view line) {
             f.push_back(line.substr(start, i - start));
             start = i + 1;
         }
-    if (f.size() != 14 || f[0] != "acme-stall-v1" || !plain_node(f[1])) return std::nullopt;
+    if ((f.size() != 14 && f.size() != 16) || f[0] != "acme-stall-v1" || !plain_node(f[1])) return std::nullopt;
     NodeState s;
     s.node = std::string(f[1]);
     const auto pattern = parse_pattern(f[3]);
@@ -182,6 +186,13 @@ std::optional<NodeState> parse_state(std::string_view line) {
         if (!v || *v < 0 || *v > 1e7) return std::nullopt;
         *avgs[i] = *v;
     }
+    std::optional<double>* rates[] = {&s.work_util, &s.work_sm};
+    for (std::size_t i = 0; i < 2 && f.size() == 16; ++i) {
+        if (f[14 + i] == "-") continue;
+        const auto v = util::parse_double(f[14 + i]);
+        if (!v || *v < 0 || *v > 100) return std::nullopt;
+        *rates[i] = *v;
+    }
     return s;
 }
 
@@ -201,6 +212,12 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
         }
         const double mw = r.power_mw ? static_cast<double>(*r.power_mw) : -1;
         util += *r.util_gpu;
+        util_sum_ += *r.util_gpu;
+        ++util_n_;
+        if (r.gpm_sm_util) {
+            sm_sum_ += *r.gpm_sm_util;
+            ++sm_n_;
+        }
         power += std::max(0.0, mw) / 1000;
         mem += r.util_mem.value_or(0);
         auto peak = std::find_if(peak_power_.begin(), peak_power_.end(), [&](const auto& p) { return p.first == s.gpu; });
@@ -249,6 +266,15 @@ void NodeTracker::on_probe(const Probe& p, double now) {
 }
 
 void NodeTracker::on_xid(long long) { ++s_.fatal_xids; }
+
+void NodeTracker::close_work_window() {
+    if (util_n_ > 0) {
+        s_.work_util = util_sum_ / static_cast<double>(util_n_);
+        s_.work_sm = sm_n_ == util_n_ ? std::optional<double>(sm_sum_ / static_cast<double>(sm_n_)) : std::nullopt;
+    }
+    util_sum_ = sm_sum_ = 0;
+    util_n_ = sm_n_ = 0;
+}
 
 Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
               double now, const StallConfig& c, bool shared) {

@@ -73,6 +73,10 @@ struct NodeState {
     bool log_seen = false, heartbeat_seen = false;
     int fatal_xids = 0;         // fatal XIDs on the job's GPUs here
     double util = 0, power_w = 0, mem_util = 0;  // the latest sample's averages over the GPUs
+    // The node's GPU work rate over its last look (the mean over its GPUs and the samples since
+    // the previous look, percent): the input of the live straggler score (live_slowness.hpp).
+    // Absent: no sample yet; SM activity only where NVML gave GPM for every reading.
+    std::optional<double> work_util, work_sm;
 };
 std::string format_state(const NodeState& s);
 // nullopt on anything but a line format_state wrote (the share is root's, but a file system
@@ -86,6 +90,9 @@ public:
     void on_samples(const std::vector<Sample>& samples, double now);
     void on_probe(const Probe& p, double now);
     void on_xid(long long code);
+    // Ends the work-rate window: work_util and work_sm become the means since the previous call
+    // (kept as they were when no sample came in between).
+    void close_work_window();
     const NodeState& state() const { return s_; }
 
 private:
@@ -94,6 +101,8 @@ private:
     std::vector<std::pair<int, double>> peak_power_;  // (gpu, mW) over the job so far
     std::optional<long long> log_size_, ckpt_bytes_;
     std::optional<double> heartbeat_, ckpt_mtime_;
+    double util_sum_ = 0, sm_sum_ = 0;
+    long long util_n_ = 0, sm_n_ = 0;
 };
 
 struct Verdict {

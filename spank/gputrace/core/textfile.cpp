@@ -98,6 +98,11 @@ const std::vector<Metric>& metrics() {
     return table;
 }
 
+// The node's live straggler score: per node, not per GPU, so it has its own labels.
+constexpr const char* kSlowness = "acme_job_node_slowness";
+constexpr const char* kSlownessHelp =
+    "How much slower this node's GPUs work than the job's typical node (1: typical; typical node's work rate / this node's).";
+
 }  // namespace
 
 std::string escape_label_value(const std::string& value) {
@@ -129,9 +134,13 @@ TextfileFormat::TextfileFormat(const TextfileJob& job, const std::vector<Textfil
         for (const auto& l : labels) t.prefix.push_back(fmt::format("{}{{{}}} ", m.name, l));
         metrics_.push_back(std::move(t));
     }
+    slowness_.header = fmt::format("# HELP {0} {1}\n# TYPE {0} gauge\n", kSlowness, kSlownessHelp);
+    slowness_.prefix.push_back(fmt::format(R"({}{{Hostname="{}",hpc_job="{}",user="{}"}} )", kSlowness,
+                                           escape_label_value(job.node), job.job_id, escape_label_value(job.user)));
 }
 
-void TextfileFormat::format(const std::vector<TextfileGpu>& gpus, std::string& out) const {
+void TextfileFormat::format(const std::vector<TextfileGpu>& gpus, std::string& out,
+                            std::optional<double> slowness) const {
     out.clear();
     const auto& table = metrics();
     for (std::size_t k = 0; k < table.size(); ++k) {
@@ -150,11 +159,16 @@ void TextfileFormat::format(const std::vector<TextfileGpu>& gpus, std::string& o
         }
         if (!any) out.resize(mark);
     }
+    if (slowness) {
+        out += slowness_.header;
+        out += slowness_.prefix.front();
+        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.3f}\n"), *slowness);
+    }
 }
 
-std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
+std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus, std::optional<double> slowness) {
     std::string out;
-    TextfileFormat(job, gpus).format(gpus, out);
+    TextfileFormat(job, gpus).format(gpus, out, slowness);
     return out;
 }
 

@@ -4,6 +4,7 @@
 // Pure: the writer (textfile_writer.hpp) puts the text on disk.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,11 @@ struct TextfileJob {
 };
 
 // The exposition text: # HELP and # TYPE once per metric (identical in every file, as
-// node_exporter requires across files), one series per GPU, absent readings omitted.
-std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus);
+// node_exporter requires across files), one series per GPU, absent readings omitted; then,
+// when given, the node's live straggler score (live_slowness.hpp) as one series without GPU
+// labels: acme_job_node_slowness{Hostname,hpc_job,user}.
+std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus,
+                            std::optional<double> slowness = std::nullopt);
 
 // The same text, for a sampler that writes it at every tick: the job's and GPUs' labels never
 // change within a job, so each series' "NAME{labels} " is built once here and a tick only
@@ -39,7 +43,8 @@ public:
     TextfileFormat(const TextfileJob& job, const std::vector<TextfileGpu>& gpus);
     // Replaces `out` with the text for `gpus`: the same GPUs, in the same order, as given to
     // the constructor (anything else is a programming error; the extra or missing are skipped).
-    void format(const std::vector<TextfileGpu>& gpus, std::string& out) const;
+    void format(const std::vector<TextfileGpu>& gpus, std::string& out,
+                std::optional<double> slowness = std::nullopt) const;
 
 private:
     struct MetricText {
@@ -47,6 +52,7 @@ private:
         std::vector<std::string> prefix;  // per GPU: "NAME{labels} "
     };
     std::vector<MetricText> metrics_;  // in metrics() order
+    MetricText slowness_;              // one prefix: the node's, not a GPU's
 };
 
 // A label value escaped per the exposition format: backslash, double quote, newline.

@@ -1,8 +1,8 @@
-#include "acct/gpuacct/core/straggler.hpp"
+#include "common/record/straggler.hpp"
 
 #include <algorithm>
 
-namespace acme::acct {
+namespace acme::record {
 
 std::vector<NodeSlowness> straggler_scores(const std::vector<NodeWork>& nodes) {
     std::vector<NodeSlowness> out;
@@ -25,4 +25,4 @@ std::vector<NodeSlowness> straggler_scores(const std::vector<NodeWork>& nodes) {
     return out;
 }
 
-}  // namespace acme::acct
+}  // namespace acme::record

@@ -1,5 +1,6 @@
-// The straggler report of a multi-node job (gpuacct -l / --detail, --json): per node, how much
-// slower its GPUs worked than the job's typical node. In synchronous training every step waits
+// The straggler score of a multi-node job: per node, how much slower its GPUs work than the job's
+// typical node. One formula for both places it shows: gpuacct's job view and --json (over the
+// run) and the sampler's live Prometheus gauge acme_job_node_slowness (over its last look). In synchronous training every step waits
 // for the slowest rank, so one slow node (throttled, a degraded link, a noisy neighbour) slows
 // the whole job; this names it.
 //
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace acme::acct {
+namespace acme::record {
 
 // One node's GPU means over the run (percent), from its per-GPU summaries.
 struct NodeWork {
@@ -39,4 +40,4 @@ std::vector<NodeSlowness> straggler_scores(const std::vector<NodeWork>& nodes);
 // A node this much slower than the typical one is called out in the notes.
 inline constexpr double kStragglerNote = 1.25;
 
-}  // namespace acme::acct
+}  // namespace acme::record

@@ -1,9 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "acct/gpuacct/core/job_detail.hpp"
-#include "acct/gpuacct/core/straggler.hpp"
+#include "common/record/straggler.hpp"
 
 using namespace acme::acct;
+using namespace acme::record;
 
 TEST_CASE("straggler score: 1.00 is the typical node, a node doing half its work scores 2.00") {
     const auto s = straggler_scores({{"n1", 90, std::nullopt}, {"n2", 45, std::nullopt}, {"n3", 88, std::nullopt}});
