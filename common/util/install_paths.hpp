@@ -9,7 +9,7 @@
 #include <string_view>
 
 #if !defined(ACME_SPOOL_DIR) || !defined(ACME_STATE_DIR) || !defined(ACME_CONF_DIR) || \
-    !defined(ACME_SLURM_CONF_DIR) || !defined(ACME_HELPER_DIR)
+    !defined(ACME_SLURM_CONF_DIR) || !defined(ACME_HELPER_DIR) || !defined(ACME_HEARTBEAT_DIR)
 #error "ACME_*_DIR are not defined: build through the Makefile (ACME_PATH_DEFS), not by hand"
 #endif
 
@@ -32,6 +32,8 @@ inline constexpr std::string_view kGpucheckConfig = ACME_CONF_DIR "/gpucheck.tom
 inline constexpr std::string_view kEvalschedConf = ACME_CONF_DIR "/evalsched.conf";
 // The node-side helpers the plugins start (sampler, epilog, health gate, checkpoint finder).
 inline constexpr std::string_view kHelperDir = ACME_HELPER_DIR;
+// The base of the per-job directories ACME_HEARTBEAT_FILE lives in (gputrace heartbeat_dir=).
+inline constexpr std::string_view kHeartbeatDir = ACME_HEARTBEAT_DIR;
 // evalschedd's socket: systemd's RuntimeDirectory=evalschedd, so /run whatever the prefix.
 inline constexpr std::string_view kEvalschedSocket = "/run/evalschedd/evalschedd.sock";
 

@@ -220,7 +220,7 @@ TEST_CASE("stall keys in plugstack.conf: documented names, bad values named, sam
     CHECK(back.spin_window == 5);
     CHECK(back.signal == 15);
     CHECK(back.share == "/shared/acme");
-    CHECK(heartbeat_path(back, 42, "n2") == "/run/acme/heartbeat/42/heartbeat.n2");
+    CHECK(heartbeat_path(back, 42, "n2") == std::string(acme::paths::kHeartbeatDir) + "/42/heartbeat.n2");
 }
 
 TEST_CASE("the share: a state written is read back by node; a directory others may write is refused") {

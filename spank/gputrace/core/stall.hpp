@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/util/install_paths.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 
 namespace acme::telemetry {
@@ -36,7 +37,7 @@ struct StallConfig {
     std::string share;          // directory every node of a job sees (state files); empty: none
     std::string mail;           // stall_mail: empty (off), "user" or an address: MailProg on a verdict without --auto-recover
     // Root's base of the per-job private directories ACME_HEARTBEAT_FILE lives in (heartbeat_dir.hpp).
-    std::string heartbeat_dir = "/run/acme/heartbeat";
+    std::string heartbeat_dir{paths::kHeartbeatDir};
 };
 
 // Sets one stall key (plugstack word or sampler argument). Returns false when `key` is not a
