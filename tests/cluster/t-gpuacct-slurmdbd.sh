@@ -177,7 +177,10 @@ if python3 -c 'import jsonschema' 2>/dev/null; then
 fi
 # The job view: per node and GPU, the time limit against the run time, the notes.
 out=$("$G" -j "$id" --detail 2>&1) || fail "gpuacct -j $id --detail: $out"
-for n in $(tr ';' '\n' <<<"$want_ids" | cut -d: -f1); do assert_contains "$out" "  $n"$'\n'"    GPU " "--detail: node $n"; done
+# Each node's line (with its straggler score on a multi-node job), then its GPUs' lines.
+for n in $(tr ';' '\n' <<<"$want_ids" | cut -d: -f1); do
+  grep -A1 -E "^  $n(\$|  slowness [0-9.]+ )" <<<"$out" | grep -q '^    GPU ' || fail "--detail: node $n and its GPU lines missing: $out"
+done
 assert_contains "$out" "util 70.0% mean" "--detail: the GPUs' utilisation"
 limit=$(sacct -X -n -P -o Timelimit -j "$id")
 assert_contains "$out" "Time Limit: $limit (" "--detail: the time limit"
