@@ -138,6 +138,7 @@ PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const Node
         int trials = 0;
         double shortest = std::numeric_limits<double>::infinity();
         std::vector<std::string> ids;
+        double longest = 0;  // the longest in-pilot limit
     };
     std::vector<Class> classes;
     for (const auto* t : order) {
@@ -149,6 +150,7 @@ PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const Node
         if (it == classes.end()) it = classes.insert(classes.end(), Class{key, t, 0, std::numeric_limits<double>::infinity(), {}});
         ++it->trials;
         it->shortest = std::min(it->shortest, pilot_trial_limit(*t, options.trial));
+        it->longest = std::max(it->longest, pilot_trial_limit(*t, options.trial));
         it->ids.push_back(t->id);
     }
 
@@ -187,7 +189,11 @@ PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const Node
             }
             if (!best) break;
             const bool stages = !has(best->staged);
-            const double limit = std::max(best_min, std::min(best->w->window_s, options.max_s));
+            // The cap stretches to the class's longest trial (issue 18: at 70B most trials are
+            // longer than max_s; capped pilots skipped them until the end, so the longest ran
+            // last and the makespan doubled). The window still bounds it.
+            const double cap = std::max(options.max_s, best_min - c.shortest + c.longest);
+            const double limit = std::max(best_min, std::min(best->w->window_s, cap));
             out.submit.push_back({best->w->node, t.checkpoint, t.gpus, best_min, limit, slurm_time(best_min), slurm_time(limit), stages});
             best->free -= t.gpus;
             if (!has(best->local)) best->local.push_back(t.checkpoint);

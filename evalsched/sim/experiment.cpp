@@ -22,7 +22,8 @@ double lower_bound(const Suite& suite, const Scenario& sc, const World& world, d
     const CostModel& cost = truth.cost();
     double work = 0, min_metric = std::numeric_limits<double>::infinity(), chain = 0;
     const double stage = sc.model.checkpoint_bytes / std::min(sc.nic_bytes_per_s, sc.storage_bytes_per_s);
-    const double startup = cost.trial_startup_seconds(sc.model.checkpoint_bytes);
+    // Every policy pays at least one job launch and one load of the weights.
+    const double startup = sc.launch_cost_s + truth.startup_s(sc.model.checkpoint_bytes);
     for (const auto& d : suite.datasets) {
         const double run = truth.mean_run_s(d.name);
         work += run + truth.preprocess_s(d.name);
@@ -74,7 +75,7 @@ ScenarioResult run_scenario(const Suite& suite, const Scenario& sc, const std::v
     out.scenario = sc;
     for (const auto& name : policies) {
         auto policy = make_policy(name);
-        if (!policy) throw std::invalid_argument(fmt::format("unknown policy \"{}\": use sequential, opencompass, evalsched or evalsched-trials", name));
+        if (!policy) throw std::invalid_argument(fmt::format("unknown policy \"{}\": use sequential, opencompass, opencompass-time, evalsched or evalsched-trials", name));
         World w(suite, sc, sc.background_load > 0);
         w.expect_scorecards(sc.checkpoints);
         for (int i = 0; i < sc.checkpoints; ++i) {

@@ -4,6 +4,7 @@
 // node, learn from every finished trial, and start each dataset's CPU metric job when its last
 // trial ends.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,8 +21,9 @@
 namespace acme::evalsched::sim {
 namespace {
 
-// evalschedd re-plans on every trial end and at least this often (Slurm's bf_interval).
-constexpr double kPollInterval = 30;
+// evalschedd re-plans on every trial end and at least every bf_interval (30 s when backfill
+// is modelled as an oracle).
+double poll_interval(const Scenario& sc) { return sc.bf_interval_s > 0 ? sc.bf_interval_s : 30; }
 
 class Evalsched : public Policy {
 public:
@@ -91,18 +93,18 @@ private:
         std::map<std::string, Metric> metrics;
     };
 
-    // Earlier checkpoints of this pretraining run have been scored before: their trials are
-    // what the priors learned from.
     void seed_history(World& w) {
         seeded_ = true;
-        const std::string cls = size_class(w.scenario().model.params_b);
-        for (const auto& d : w.suite().datasets)
-            for (int i = 0; i < w.scenario().history_runs; ++i)
-                book_.add_run({d.name, cls, d.gpus}, w.truth().sample_run_s(d.name, 1.0, d.gpus, w.rng()) + w.truth().preprocess_s(d.name));
+        sim::seed_history(book_, w);
+    }
+
+    // A job end reaches evalschedd and its next round after the replanning latency.
+    void poll_later(World& w) {
+        w.at(w.now() + w.scenario().replan_latency_s, [this, &w] { poll(w); });
     }
 
     void tick(World& w) {
-        w.at(w.now() + kPollInterval, [this, &w] {
+        w.at(w.now() + poll_interval(w.scenario()), [this, &w] {
             poll(w);
             if (!pending_.empty()) tick(w);
             else timer_ = false;
@@ -200,7 +202,7 @@ private:
                 it = cache.emplace(p.checkpoint, now + d).first;
             }
             const double wait = std::max(0.0, it->second - now);
-            const double startup = w.truth().cost().trial_startup_seconds(sc.model.checkpoint_bytes);
+            const double startup = w.truth().startup_s(sc.model.checkpoint_bytes);
             w.stats().load_gpu_s += p.gpus * (wait + startup);
             w.at(now + wait + startup, [this, &w, serial] { pilot_pull(w, serial); });
             return granted;
@@ -219,7 +221,7 @@ private:
                 t.p90_boost += t.trial.prior.p90_s + 600;
                 p.current.clear();
             }
-            poll(w);
+            poll_later(w);
         };
         w.submit_gpu_job(std::move(job));
     }
@@ -257,7 +259,8 @@ private:
             if (!q.alive || q.current != id) return;  // killed at its limit before this
             q.current.clear();
             finished(w, id, *q.parts);
-            pilot_pull(w, serial);
+            // The pilot asks evalschedd for its next trial: one round trip.
+            w.at(w.now() + w.scenario().replan_latency_s, [this, &w, serial] { pilot_pull(w, serial); });
         });
     }
 
@@ -351,7 +354,7 @@ private:
                 it = cache.emplace(p.checkpoint, now + d).first;
             }
             const double wait = std::max(0.0, it->second - now);
-            const double startup = w.truth().cost().trial_startup_seconds(sc.model.checkpoint_bytes);
+            const double startup = w.truth().startup_s(sc.model.checkpoint_bytes);
             w.stats().load_gpu_s += p.trial.gpus * (wait + startup);
             double total = wait + startup;
             parts->clear();
@@ -370,11 +373,11 @@ private:
                 ++w.stats().timeouts;
                 p.submitted = false;
                 p.p90_boost += p.trial.prior.p90_s + 600;
-                poll(w);
+                poll_later(w);
                 return;
             }
             finished(w, id, *parts);
-            poll(w);
+            poll_later(w);
         };
         w.submit_gpu_job(std::move(job));
     }
@@ -393,6 +396,15 @@ private:
 };
 
 }  // namespace
+
+void seed_history(PriorBook& book, World& w) {
+    const Scenario& sc = w.scenario();
+    const std::string cls = size_class(sc.model.params_b);
+    std::normal_distribution<double> drift(0, sc.history_drift);
+    for (int i = 0; i < sc.history_runs; ++i)
+        for (const auto& d : w.suite().datasets)
+            book.add_run({d.name, cls, d.gpus}, std::exp(drift(w.rng())) * w.truth().sample_run_s(d.name, 1.0, d.gpus, w.rng()) + w.truth().preprocess_s(d.name));
+}
 
 std::unique_ptr<Policy> make_evalsched() { return std::make_unique<Evalsched>(true); }
 std::unique_ptr<Policy> make_evalsched_trials() { return std::make_unique<Evalsched>(false); }

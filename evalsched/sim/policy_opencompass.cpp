@@ -1,15 +1,19 @@
-// OpenCompass as its code runs it on Slurm (open-compass/opencompass @ a5acc4bb, see
-// shared/reference/eval-scheduling.md section 1):
-//  - infer: SizePartitioner at its code defaults: cost = factor x samples, factor =
-//    gen_task_coef (20) for generation templates, the number of labels for PPL templates, x10
-//    for bbh*, gsm8k*, math*, strategyqa*, *professional_law ...; a dataset costing more than
-//    max_task_size (40000) is cut into even slices of about max_task_size // factor samples;
-//    strategy 'heuristic' sorts chunks by cost, descending, and packs consecutive chunks into a
-//    task until the next would pass max_task_size (next-fit decreasing).
-//  - SlurmRunner: max_num_workers (default 32) concurrent `srun --gres=gpu:1 -N1`, each after
-//    sleep(randint(0, 10)); no --time, so the job gets
-//    the partition's DefaultTime; retry 2; every task builds the model and loads the weights
-//    from shared storage.
+// OpenCompass as its code runs it on Slurm at its defaults (open-compass/opencompass @ a5acc4bb,
+// see shared/reference/eval-scheduling.md section 1):
+//  - infer: NumWorkerPartitioner(num_worker = --max-num-workers, min_task_size 16, strategy
+//    'heuristic'), what fill_infer_cfg builds when the config has no infer block: every dataset
+//    with more than min_task_size samples is cut into num_worker slices of
+//    max(ceil(size / num_worker), min_task_size) samples, and the chunks, in config order, are
+//    dealt round-robin into num_worker tasks ("intentionally avoid any sort").
+//  - SlurmRunner(max_num_workers = --max-num-workers): that many concurrent `srun
+//    --gres=gpu:1 -N1`, each after sleep(randint(0, 10)); no --time, so the job gets the
+//    partition's DefaultTime; retry 2, a retried task resuming at sample level (GenInferencer's
+//    tmp_ file); every task builds the model and loads the weights from shared storage.
+//    --max-num-workers 32: the reference's worked example and SlurmRunner's own default (the
+//    CLI's default of 1 would make it one task on one GPU).
+//  - opencompass-time: the same with `--time` added through SlurmRunner's extra_command, one
+//    limit for every task, sized as a user would from an earlier run: 1.5 x its longest task,
+//    rounded up to 10 minutes. Such tasks can be backfilled.
 //  - eval: after every infer task has finished, NaivePartitioner makes one CPU task per
 //    dataset, run through the same runner (srun without GPUs).
 #include <algorithm>
@@ -28,24 +32,12 @@
 namespace acme::evalsched::sim {
 namespace {
 
-constexpr int kMaxTaskSize = 40000;
-constexpr int kGenTaskCoef = 20;
+constexpr int kMinTaskSize = 16;
 constexpr int kRetry = 2;
-// SlurmRunner's max_num_workers default. A fixed count, whatever the cluster: that is the knob
-// users complain about (issue #427), and what a config that does not set it gets.
+// --max-num-workers: a fixed count, whatever the cluster: that is the knob users complain about
+// (issue #427).
 constexpr int kMaxNumWorkers = 32;
-
-// Labels of the PPL templates OpenCompass's configs use for these datasets (the answer
-// options scored); 4 for anything not listed, the most common case (A-D).
-int ppl_labels(const std::string& name) {
-    static const std::map<std::string, int, std::less<>> labels = {
-        {"winogrande", 2}, {"piqa", 2}, {"siqa", 3}, {"boolq", 2}, {"commonsenseqa", 5}, {"storycloze", 2},
-        {"copa", 2}, {"rte", 2}, {"wic", 2}, {"wsc", 2}, {"cb", 3}, {"multirc", 2}, {"anli_r1", 3},
-        {"anli_r2", 3}, {"anli_r3", 3}, {"crows_pairs", 2}, {"toxigen", 2}, {"mathqa", 5}, {"pubmedqa", 3},
-        {"musr", 2}, {"lambada_openai", 1}, {"record", 1}, {"truthfulqa_mc", 4}};
-    auto it = labels.find(name);
-    return it == labels.end() ? 4 : it->second;
-}
+constexpr double kUserMargin = 1.5;
 
 // OpenCompass's dataset configs list these benchmarks as one dataset per subset (configs/datasets/
 // mmlu: mmlu_all_sets, 57 subjects as 'lukaemon_mmlu_<subject>'; bbh: 27 tasks as 'bbh-<task>';
@@ -133,77 +125,53 @@ std::vector<OcDataset> opencompass_datasets(const Suite& suite) {
     return out;
 }
 
-int cost_factor(const OcDataset& od) {
-    const Dataset& d = *od.parent;
-    int factor = d.kind == TaskKind::multiple_choice ? ppl_labels(d.name) : kGenTaskCoef;
-    for (const char* p : {"bbh*", "gsm8k*", "math*", "strategyqa*", "agieval-jec*", "agieval-gaokao-mathcloze", "agieval-math", "*professional_law"})
-        if (fnmatch(p, od.abbr.c_str(), 0) == 0) {
-            factor *= 10;
-            break;
-        }
-    return factor;
-}
-
 struct Chunk {
-    std::string dataset;     // the suite dataset it belongs to
-    int subset = 0;          // index into opencompass_datasets()
+    std::string dataset;       // the suite dataset it belongs to
     int index = 0, count = 1;  // piece index / pieces of the suite dataset (conservation)
-    double fraction = 1;     // of the suite dataset's samples
-    long samples = 0;        // its own (test_range slice): what the task tokenizes
-    long cost = 0;
+    double fraction = 1;       // of the suite dataset's samples
+    long samples = 0;          // its own (test_range slice): what the task tokenizes
 };
 using Task = std::vector<Chunk>;
 
-std::vector<Task> size_partition(const std::vector<OcDataset>& datasets) {
+std::vector<Task> num_worker_partition(const std::vector<OcDataset>& datasets, int num_worker) {
     std::vector<Chunk> chunks;
     std::map<std::string, int> pieces;  // suite dataset -> chunks made of it
-    for (std::size_t k = 0; k < datasets.size(); ++k) {
-        const OcDataset& d = datasets[k];
-        const long size = d.samples;
-        const long factor = cost_factor(d);
-        const long cost = factor * size;
+    for (const OcDataset& d : datasets) {
         const std::string& parent = d.parent->name;
-        if (cost > kMaxTaskSize) {
-            // split_dataset: step = max_task_size // factor, evened out over the parts.
-            long step = std::max<long>(kMaxTaskSize / factor, 1);
-            const long parts = (size + step - 1) / step;
-            step = (size + parts - 1) / parts;
-            const long n = (size + step - 1) / step;
-            for (long i = 0; i < n; ++i) {
-                const long len = std::min(step, size - i * step);
-                chunks.push_back({parent, static_cast<int>(k), pieces[parent]++, 0, d.fraction * static_cast<double>(len) / static_cast<double>(size), len, factor * len});
-            }
-        } else {
-            chunks.push_back({parent, static_cast<int>(k), pieces[parent]++, 0, d.fraction, size, cost});
+        if (num_worker <= 1 || d.samples <= kMinTaskSize) {
+            chunks.push_back({parent, pieces[parent]++, 0, d.fraction, d.samples});
+            continue;
+        }
+        // split_dataset: step = max(ceil(size / num_split), min_task_size), test_range slices.
+        const long step = std::max<long>((d.samples + num_worker - 1) / num_worker, kMinTaskSize);
+        for (long at = 0; at < d.samples; at += step) {
+            const long len = std::min(step, d.samples - at);
+            chunks.push_back({parent, pieces[parent]++, 0, d.fraction * static_cast<double>(len) / static_cast<double>(d.samples), len});
         }
     }
     for (auto& c : chunks) c.count = pieces[c.dataset];
-    std::stable_sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) { return a.cost > b.cost; });
+    std::vector<Task> buckets(static_cast<std::size_t>(std::max(num_worker, 1)));
+    for (std::size_t i = 0; i < chunks.size(); ++i) buckets[i % buckets.size()].push_back(chunks[i]);
     std::vector<Task> tasks;
-    Task current;
-    long size = 0;
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-        size += chunks[i].cost;
-        current.push_back(chunks[i]);
-        if (i + 1 == chunks.size() || size + chunks[i + 1].cost > kMaxTaskSize) {
-            tasks.push_back(std::move(current));
-            current.clear();
-            size = 0;
-        }
-    }
+    for (auto& b : buckets)
+        if (!b.empty()) tasks.push_back(std::move(b));
     return tasks;
 }
 
 class OpenCompass : public Policy {
 public:
-    std::string name() const override { return "opencompass"; }
+    explicit OpenCompass(bool with_time) : with_time_(with_time) {}
+
+    std::string name() const override { return with_time_ ? "opencompass-time" : "opencompass"; }
 
     std::string parameters(const Scenario& sc) const override {
-        return fmt::format("SizePartitioner(max_task_size={}, gen_task_coef={}, strategy=heuristic) + SlurmRunner(max_num_workers={}, "
-                           "retry={}, num_gpus=1, no --time -> DefaultTime {}h); weights from shared storage per task; "
+        return fmt::format("NumWorkerPartitioner(num_worker={}, min_task_size={}, strategy=heuristic) + SlurmRunner(max_num_workers={}, "
+                           "retry={}, num_gpus=1, {}); weights from shared storage per task; "
                            "eval stage (NaivePartitioner, CPU, one task per dataset) after all infer tasks; "
                            "mmlu/bbh/cmmlu/ceval/mmlu_pro/mgsm as their configs' 57/27/67/52/14/11 subsets",
-                           kMaxTaskSize, kGenTaskCoef, kMaxNumWorkers, kRetry, sc.default_time_s / 3600);
+                           kMaxNumWorkers, kMinTaskSize, kMaxNumWorkers, kRetry,
+                           with_time_ ? fmt::format("extra_command --time = {:.1f} x the longest task of an earlier run, rounded up to 10 min", kUserMargin)
+                                      : fmt::format("no --time -> DefaultTime {:g}h", sc.default_time_s / 3600));
     }
 
     void on_checkpoint(World& w, const CheckpointArrival& ckpt) override {
@@ -212,55 +180,83 @@ public:
         run->ckpt = ckpt;
         run->datasets = opencompass_datasets(w.suite());
         for (const auto& d : run->datasets) ++run->subsets_left[d.parent->name];
-        for (auto& t : size_partition(run->datasets)) run->queue.push_back(std::move(t));
+        for (auto& t : num_worker_partition(run->datasets, kMaxNumWorkers)) run->queue.push_back(TaskRun{std::move(t)});
         run->infer_left = static_cast<int>(run->queue.size());
+        run->time_limit = with_time_ ? user_time_limit(w, *run) : w.scenario().default_time_s;
         for (int i = 0; i < kMaxNumWorkers; ++i) next_task(w, run);
     }
 
 private:
+    struct TaskRun {
+        Task chunks;
+        double work_s = -1;  // inference + preprocessing, drawn at its first start
+        double done_s = 0;   // what earlier attempts finished (kept in GenInferencer's tmp_ file)
+    };
     struct Run {
         CheckpointArrival ckpt;
         std::vector<OcDataset> datasets;
         std::map<std::string, int> subsets_left;  // a suite dataset is scored when all its subsets are
-        std::vector<Task> queue;
+        std::vector<TaskRun> queue;
         std::size_t next = 0;
         int infer_left = 0;
         std::size_t next_eval = 0;
+        double time_limit = 0;
     };
+
+    // What the user writes into extra_command: an earlier run's longest task (its mean run
+    // times and a full-speed load) with a margin, in whole 10 minutes.
+    static double user_time_limit(const World& w, const Run& run) {
+        const Scenario& sc = w.scenario();
+        const double load = sc.model.checkpoint_bytes / std::min(sc.nic_bytes_per_s, sc.storage_bytes_per_s) +
+                            w.truth().startup_s(sc.model.checkpoint_bytes) + sc.launch_cost_s;
+        double longest = 0;
+        for (const TaskRun& t : run.queue) {
+            double s = load;
+            for (const Chunk& c : t.chunks) s += w.truth().preprocess_s(c.dataset, c.fraction) + w.truth().mean_run_s(c.dataset) * c.fraction;
+            longest = std::max(longest, s);
+        }
+        return std::ceil(kUserMargin * longest / 600) * 600;
+    }
 
     // One of max_num_workers worker processes takes the next task (track_parallel_progress).
     void next_task(World& w, const std::shared_ptr<Run>& run) {
         if (run->next >= run->queue.size()) return;
-        const Task* task = &run->queue[run->next++];
+        TaskRun* task = &run->queue[run->next++];
         launch(w, run, task, 0);
     }
 
-    void launch(World& w, const std::shared_ptr<Run>& run, const Task* task, int attempt) {
+    void launch(World& w, const std::shared_ptr<Run>& run, TaskRun* task, int attempt) {
         std::uniform_int_distribution<int> jitter(0, 10);  // "to avoid cluster error"
         w.at(w.now() + jitter(w.rng()), [this, &w, run, task, attempt] {
             const Scenario& sc = w.scenario();
             JobSpec job;
             job.eval = true;
             job.gpus_per_node = 1;
-            job.time_limit = sc.default_time_s;
+            job.time_limit = run->time_limit;
             job.priority_time = w.now() + sc.eval_nice_s;
-            job.on_start = [&w, task](double now, int node) {
-                const double load = w.storage().read(now, node, w.scenario().model.checkpoint_bytes) + w.truth().cost().framework_init_s;
-                w.stats().load_gpu_s += load;
-                double total = load;
-                for (const Chunk& c : *task)
-                    total += w.truth().cost().preprocess_seconds(static_cast<double>(c.samples)) + w.truth().sample_run_s(c.dataset, c.fraction, 1, w.rng());
-                return total;
+            auto load = std::make_shared<double>(0);
+            job.on_start = [&w, task, load](double now, int node) {
+                const double bytes = w.scenario().model.checkpoint_bytes;
+                *load = w.storage().read(now, node, bytes) + w.truth().startup_s(bytes);
+                w.stats().load_gpu_s += *load;
+                if (task->work_s < 0) {
+                    task->work_s = 0;
+                    for (const Chunk& c : task->chunks)
+                        task->work_s += w.truth().preprocess_s(c.dataset, c.fraction) + w.truth().sample_run_s(c.dataset, c.fraction, 1, w.rng());
+                }
+                return *load + task->work_s - task->done_s;
             };
-            job.on_end = [this, &w, run, task, attempt](double, bool timed_out) {
+            job.on_end = [this, &w, run, task, attempt, load](double, bool timed_out) {
                 if (timed_out) {
                     ++w.stats().timeouts;
-                    if (attempt < kRetry) {
-                        launch(w, run, task, attempt + 1);
-                        return;
-                    }
+                    // The samples it finished are kept; a retry (and, past retry 2, the user's
+                    // rerun with -r) does the rest.
+                    task->done_s += std::max(0.0, run->time_limit - w.scenario().launch_cost_s - *load);
+                    if (attempt >= kRetry) ++w.stats().gave_up;
+                    launch(w, run, task, attempt + 1);
+                    return;
                 }
-                for (const Chunk& c : *task) ++w.stats().pieces_done[piece_key(run->ckpt.name, c.dataset, c.index, c.count)];
+                for (const Chunk& c : task->chunks) ++w.stats().pieces_done[piece_key(run->ckpt.name, c.dataset, c.index, c.count)];
                 if (--run->infer_left == 0) eval_stage(w, run);
                 next_task(w, run);
             };
@@ -284,10 +280,12 @@ private:
             next_eval(w, run);
         });
     }
+
+    bool with_time_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> make_opencompass() { return std::make_unique<OpenCompass>(); }
+std::unique_ptr<Policy> make_opencompass(bool with_time) { return std::make_unique<OpenCompass>(with_time); }
 
 }  // namespace acme::evalsched::sim

@@ -47,9 +47,11 @@ void SlurmModel::start(int id, JobSpec spec, std::vector<int> nodes, double now,
         const double room = std::floor((fence - now) / 60) * 60;
         spec.time_limit = std::max(spec.time_min, std::min(spec.time_limit, room));
     }
+    // Background durations come from the trace and already hold their own launch cost.
+    const double launch = spec.eval ? std::min(launch_s_, spec.time_limit) : 0;
     double run = 0;
-    if (spec.on_granted) run = spec.on_granted(now, nodes.front(), id, spec.time_limit);
-    else if (spec.on_start) run = spec.on_start(now, nodes.front());
+    if (spec.on_granted) run = launch + spec.on_granted(now + launch, nodes.front(), id, spec.time_limit - launch);
+    else if (spec.on_start) run = launch + spec.on_start(now + launch, nodes.front());
     const bool timed_out = run > spec.time_limit;
     Running r{std::move(spec), std::move(nodes), now, 0};
     r.limit_end = now + r.spec.time_limit;
@@ -57,11 +59,11 @@ void SlurmModel::start(int id, JobSpec spec, std::vector<int> nodes, double now,
     running_.emplace(id, std::move(r));
 }
 
-std::vector<Started> SlurmModel::schedule(double now) {
+std::vector<Started> SlurmModel::schedule(double now, bool backfill) {
     std::vector<Started> out;
     const int n_nodes = nodes();
     std::vector<double> fence(static_cast<std::size_t>(n_nodes), kInf);
-    std::fill(bg_fence_.begin(), bg_fence_.end(), kInf);
+    if (backfill) std::fill(bg_fence_.begin(), bg_fence_.end(), kInf);
 
     std::vector<std::pair<double, int>> order;
     for (const auto& [id, spec] : pending_) order.emplace_back(spec.priority_time, id);
@@ -72,7 +74,7 @@ std::vector<Started> SlurmModel::schedule(double now) {
         if (++tested > kMaxJobTest) break;
         JobSpec& spec = pending_.at(id);
         auto fits_now = [&](int n, int gpus) {
-            const double limit = spec.time_min > 0 ? spec.time_min : spec.time_limit;
+            const double limit = backfill && spec.time_min > 0 ? spec.time_min : spec.time_limit;
             return free_[static_cast<std::size_t>(n)] >= gpus && now + limit <= fence[static_cast<std::size_t>(n)];
         };
         std::vector<int> chosen;
@@ -95,9 +97,12 @@ std::vector<Started> SlurmModel::schedule(double now) {
             pending_.erase(id);
             double f = kInf;
             for (int n : chosen) f = std::min(f, fence[static_cast<std::size_t>(n)]);
+            // Only backfill applies --time-min; the main scheduler starts a job at its --time.
+            if (!backfill) s.time_min = 0;
             start(id, std::move(s), std::move(chosen), now, f, out);
             continue;
         }
+        if (!backfill) break;
         // Reserve: the earliest start on nodes no higher-priority job has fenced yet.
         std::vector<std::pair<double, int>> when;
         for (int n = 0; n < n_nodes; ++n) {

@@ -49,7 +49,18 @@ public:
 
     int submit(JobSpec spec);
     // One scheduling pass at `now`: returns the jobs it started, with when they end.
-    std::vector<Started> schedule(double now);
+    // backfill = true: a backfill pass (every bf_interval): reservations for jobs that cannot
+    // start, lower-priority jobs started only where they end before those reservations,
+    // --time-min shrinking, and the published plan (windows()) refreshed. backfill = false:
+    // the main scheduler, which runs at submit and job end: jobs in priority order at their
+    // full --time, stopping at the first one that cannot start (job_scheduler.c marks the
+    // partition blocked), with no --time-min shrink and no plan published.
+    std::vector<Started> schedule(double now, bool backfill = true);
+    // Per eval job: seconds from the allocation to its command running plus from its end to its
+    // GPUs free again (scheduling latency, prolog, health gate, epilog). The job holds its GPUs
+    // for it; the command starts that much after the allocation.
+    void set_launch_cost(double seconds) { launch_s_ = seconds; }
+    double launch_cost() const { return launch_s_; }
     // Frees the job's GPUs and calls its on_end.
     void finish(int job, double now, bool timed_out);
 
@@ -84,7 +95,8 @@ private:
     std::vector<int> free_;
     std::map<int, JobSpec> pending_;
     std::map<int, Running> running_;
-    std::vector<double> bg_fence_;  // last pass: fences set by non-eval pending jobs
+    std::vector<double> bg_fence_;  // last backfill pass: fences set by non-eval pending jobs
+    double launch_s_ = 0;
     int background_gpus_ = 0;
 };
 

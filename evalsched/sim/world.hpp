@@ -33,7 +33,25 @@ struct Scenario {
     double cpu_submit_latency_s = 5;
     int checkpoints = 1;                   // continuous mode: > 1
     double checkpoint_interval_s = 1800;
-    int history_runs = 8;                  // earlier checkpoints' runs evalsched's priors have seen
+    // Earlier evaluations of this pretraining run whose trials evalsched's priors learned from
+    // (0: the suite's priors and the cost model alone). Those runs were of earlier checkpoints,
+    // so each one strays from today's truth by history_drift (log sd) besides run noise.
+    int history_runs = 4;
+    double history_drift = 0.15;
+    // The daemon's real loop (issue 18): Slurm's backfill runs every bf_interval_s (0: at every
+    // event, an oracle) and only there applies --time-min and publishes planned starts; each
+    // eval job pays launch_cost_s (submit to command running plus end to GPUs free, measured
+    // on the minicluster: prolog, health gate, sampler, epilog); evalschedd reacts to a job
+    // end replan_latency_s later.
+    double bf_interval_s = 30;
+    double launch_cost_s = 2.7;
+    double replan_latency_s = 0.5;
+    // Loading the weights inside a trial: bytes / load_bytes_per_s when > 0, else the cost
+    // model's framework init + PCIe copy.
+    double load_bytes_per_s = 0;
+    // Ground-truth inference seconds of each whole dataset on one GPU (--durations), replacing
+    // the cost model and its hidden spread; no preprocessing, no run noise.
+    std::map<std::string, double> durations;
     double truth_spread = 0.35;            // how far real per-dataset cost strays from the guess (log sd)
     double run_noise = 0.08;               // run-to-run noise (log sd)
     std::uint64_t seed = 1;
@@ -51,6 +69,8 @@ public:
     double preprocess_s(const std::string& dataset, double fraction = 1.0) const;
     double metric_s(const std::string& dataset) const;
     double sample_run_s(const std::string& dataset, double fraction, int gpus, std::mt19937_64& rng) const;
+    // From a trial's command start to its first sample: loading the weights.
+    double startup_s(double checkpoint_bytes) const;
     const CostModel& cost() const { return cost_; }
 
 private:
@@ -61,6 +81,8 @@ private:
     std::map<std::string, Row, std::less<>> rows_;
     CostModel cost_;
     double noise_;
+    bool measured_ = false;    // durations from a file: no preprocessing
+    double load_bps_ = 0;
 };
 
 struct CheckpointArrival {
@@ -72,6 +94,7 @@ struct Stats {
     double load_gpu_s = 0;        // GPU-seconds spent loading weights (staging waits included)
     double gpu_busy_s = 0;        // GPU-seconds held by eval jobs
     int timeouts = 0;
+    int gave_up = 0;              // OpenCompass tasks past their retries (the user reruns -r)
     int splits = 0;               // trials re-sharded before they started (tail-aware)
     int gpu_jobs = 0;
     std::map<std::string, int> pieces_done;  // "<ckpt>/<dataset>#i/n" -> completions
@@ -123,7 +146,8 @@ private:
         std::function<void()> fn;
         bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
-    void schedule_pass();
+    void schedule_pass(bool backfill);
+    void backfill_tick();
     void start_cpu_jobs();
 
     Suite suite_;
@@ -136,6 +160,7 @@ private:
     double now_ = 0;
     std::uint64_t seq_ = 0;
     bool dirty_ = false;
+    bool backfill_due_ = false;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
     std::vector<std::pair<double, std::function<void()>>> cpu_queue_;
     int cpu_running_ = 0;
