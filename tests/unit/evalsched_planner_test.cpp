@@ -296,3 +296,20 @@ TEST_CASE("tail-aware splitting: whole while there is plenty left, halves and qu
     CHECK(tail_split_factor(trial("short", 100), 0, 10) == 1);     // 50 s pieces would be below it
     CHECK(tail_split_factor(t, 1000, 0) == 1);                     // no pilot serving: nothing to balance
 }
+
+TEST_CASE("a pilot's --time stretches past max_s to its longest trial where the window allows (the 70B weakness)") {
+    // Trials longer than the 2 h cap: capped pilots could take only the short ones, so the
+    // longest ran last, alone, and doubled the makespan.
+    const std::vector<PendingTrial> ts = {trial("long", 3 * 3600), trial("short", 600)};
+    const double longest = pilot_trial_limit(ts[0], PlanOptions{});
+    PilotPlan p = plan_pilots(ts, std::vector<NodeWindow>{node("n1", 2)});
+    REQUIRE(p.submit.size() == 2);
+    for (const auto& x : p.submit) {
+        CHECK(x.time_limit_s > PilotOptions{}.max_s);
+        CHECK(x.time_limit_s >= longest);  // plus startup and staging
+        REQUIRE(pilot_next(ts, "c1", 1, x.time_limit_s - (x.time_min_s - pilot_trial_limit(ts[1], PlanOptions{}))).has_value());
+    }
+    // A window still bounds it.
+    p = plan_pilots(ts, std::vector<NodeWindow>{node("n1", 2, 5000)});
+    for (const auto& x : p.submit) CHECK(x.time_limit_s <= 5000);
+}
