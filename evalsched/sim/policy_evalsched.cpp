@@ -37,7 +37,7 @@ public:
         const TailOptions to;
         if (pilots_)
             return fmt::format("per-dataset trials (shards, no bundles: a pilot loads once), priors from {} earlier runs per dataset; pilot jobs "
-                               "(one per free GPU of a window, --time-min = startup [+ staging] + shortest trial, --time = window <= {}) "
+                               "(one per free GPU of a window, --time-min = startup [+ staging] + shortest trial, --time = window, <= {} or the longest trial, + the launch cost) "
                                "load the checkpoint once and pull trials longest-first while p90 x {:.2f} + {:.0f}s fits their granted "
                                "time; a trial longer than {:.2f} x the work left per serving GPU is re-sharded (x2, x4 .. x{}, pieces >= {:.0f}s) "
                                "before it starts; checkpoint staged once per node, metrics as CPU jobs",
@@ -184,8 +184,13 @@ private:
         job.eval = true;
         job.gpus_per_node = x.gpus;
         job.pinned_node = node;
-        job.time_min = std::ceil(x.time_min_s / 60) * 60;
-        job.time_limit = std::max(job.time_min, std::ceil(x.time_limit_s / 60) * 60);
+        // The planner sizes a pilot by its own work; Slurm counts the limit from the allocation,
+        // before the prolog and the job's start-up (the launch cost the daemon measures), so both
+        // bounds carry it. Without it a trial sized to the planner's --time missed by seconds
+        // and waited for a later pilot (issue 18: bbh ran last).
+        const double launch = w.scenario().launch_cost_s;
+        job.time_min = std::ceil((x.time_min_s + launch) / 60) * 60;
+        job.time_limit = std::max(job.time_min, std::ceil((x.time_limit_s + launch) / 60) * 60);
         job.priority_time = w.now() + w.scenario().eval_nice_s;
         job.on_granted = [this, &w, serial](double now, int n, int id, double granted) {
             PilotRun& p = pilots_run_.at(serial);
@@ -338,7 +343,8 @@ private:
         job.eval = true;
         job.gpus_per_node = x.gpus;
         job.pinned_node = node;
-        job.time_limit = std::ceil(x.time_limit_s / 60) * 60;  // Slurm's minute resolution
+        // Slurm's minute resolution; the limit runs from the allocation, so it carries the launch cost.
+        job.time_limit = std::ceil((x.time_limit_s + w.scenario().launch_cost_s) / 60) * 60;
         job.priority_time = w.now() + w.scenario().eval_nice_s;
         auto parts = std::make_shared<std::vector<double>>();
         const std::string id = x.trial;
