@@ -7,7 +7,6 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/job_script.hpp"
-#include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/stage_jobs.hpp"
 #include "evalsched/daemon/stage_kind.hpp"
 #include "evalsched/daemon/state.hpp"
@@ -130,22 +129,4 @@ TEST_CASE("a stage job is CPU-only staging with an honest --time") {
     CHECK(text.find(fmt::format("exit {}", kStageFailedExit)) != std::string::npos);
     CHECK(stage_time_limit_s(0) == 120);
     CHECK(stage_time_limit_s(300) == 660);
-}
-
-TEST_CASE("the refill histogram: cumulative buckets, sum and count of how long freed GPUs stayed idle") {
-    SchedulerStatus status;
-    const std::string empty = status.refill_metrics();
-    CHECK(empty.find("# TYPE evalsched_gpu_refill_seconds histogram") != std::string::npos);
-    CHECK(empty.find("evalsched_gpu_refill_seconds_count 0\n") != std::string::npos);
-    status.observe_refill(0.2);
-    status.observe_refill(0.3);
-    status.observe_refill(90);
-    const std::string text = status.refill_metrics();
-    CHECK(text.find("evalsched_gpu_refill_seconds_bucket{le=\"0.1\"} 0\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_bucket{le=\"0.25\"} 1\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_bucket{le=\"0.5\"} 2\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_bucket{le=\"60\"} 2\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_bucket{le=\"+Inf\"} 3\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_count 3\n") != std::string::npos);
-    CHECK(text.find("evalsched_gpu_refill_seconds_sum 90.5\n") != std::string::npos);
 }
