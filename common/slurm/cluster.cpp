@@ -89,13 +89,9 @@ bool JobView::pending() const { return state == JOB_PENDING; }
 bool JobView::active() const { return state == JOB_PENDING || state == JOB_RUNNING || state == JOB_SUSPENDED; }
 bool JobView::succeeded() const { return state == JOB_COMPLETE && exit_code == 0; }
 
-std::optional<std::vector<JobView>> load_jobs(std::string& error) {
-    init_once();
-    job_info_msg_t* msg = nullptr;
-    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-        error = last_error("slurm_load_jobs");
-        return std::nullopt;
-    }
+namespace {
+
+std::vector<JobView> views_of(const job_info_msg_t* msg) {
     std::vector<JobView> out;
     for (uint32_t i = 0; msg && i < msg->record_count; ++i) {
         const job_info_t& j = msg->job_array[i];
@@ -112,10 +108,39 @@ std::optional<std::vector<JobView>> load_jobs(std::string& error) {
         v.cancelled = v.state == JOB_CANCELLED || v.state == JOB_PREEMPTED;
         v.node_fail = v.state == JOB_NODE_FAIL || v.state == JOB_BOOT_FAIL;
         v.oom = v.state == JOB_OOM;
+        v.completing = (j.job_state & JOB_COMPLETING) != 0;
+        v.dependency_never = v.state == JOB_PENDING && j.state_reason == WAIT_DEP_INVALID;
         v.start_time = j.start_time;
         v.end_time = j.end_time;
         out.push_back(std::move(v));
     }
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<JobView>> load_jobs(std::string& error) {
+    init_once();
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        error = last_error("slurm_load_jobs");
+        return std::nullopt;
+    }
+    std::vector<JobView> out = views_of(msg);
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
+std::optional<JobsChange> load_jobs_since(std::time_t& since, std::string& error) {
+    init_once();
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_jobs(since, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return JobsChange{};
+        error = last_error("slurm_load_jobs");
+        return std::nullopt;
+    }
+    JobsChange out{true, views_of(msg)};
+    if (msg) since = msg->last_update;
     slurm_free_job_info_msg(msg);
     return out;
 }

@@ -46,6 +46,11 @@ struct JobView {
     std::time_t start_time = 0;      // actual, or the backfill plan's expected start when pending
     std::time_t end_time = 0;
     bool timeout = false, cancelled = false, node_fail = false, oom = false;  // how it ended
+    // Pending on a dependency that can no longer be met (state reason DependencyNeverSatisfied):
+    // Slurm 22.05 leaves such a job pending forever unless kill_invalid_depend is set.
+    bool dependency_never = false;
+    // Ended, but its epilog still runs: slurmctld frees its GPUs only when that is over.
+    bool completing = false;
     bool pending() const;
     bool active() const;             // pending, running, suspended or completing
     bool succeeded() const;          // COMPLETED with exit status 0
@@ -53,6 +58,15 @@ struct JobView {
 
 // slurm_load_jobs(SHOW_ALL): every job slurmctld still remembers (MinJobAge after it ended).
 std::optional<std::vector<JobView>> load_jobs(std::string& error);
+// The same, only when slurmctld's job data changed since `since` (its last_update, updated
+// here; 0 the first time): what `squeue -i` does. Unchanged, slurmctld answers
+// SLURM_NO_CHANGE_IN_DATA without sending a job, so asking several times a second is cheap.
+// nullopt: slurmctld cannot be asked; an empty `changed` vector with changed=false: no change.
+struct JobsChange {
+    bool changed = false;
+    std::vector<JobView> jobs;
+};
+std::optional<JobsChange> load_jobs_since(std::time_t& since, std::string& error);
 
 struct BatchJob {
     std::string name, comment;

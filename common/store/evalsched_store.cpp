@@ -288,6 +288,36 @@ CREATE INDEX follow_checkpoints_by_step ON follow_checkpoints (follow, step);
 ALTER TABLE evaluations ADD COLUMN stage TEXT NOT NULL DEFAULT '';
 )sql";
 
+// v10 is the pilot allocations' (issue 18, branch i18p). Held here by a no-op so this branch's
+// v11 applies in order; the merge puts the pilots' migration in its place.
+constexpr std::string_view kEvalschedV10 = R"sql(
+-- reserved: pilot allocations (issue 18)
+)sql";
+
+// v11: precursor staging (issue 18). One CPU-only stage job per (evaluation, node) copies the
+// checkpoint into the node-local cache before GPU trials land there; trials depend on it
+// (afterok). number 2 is its one retry; after that the node's trials stage themselves.
+constexpr std::string_view kEvalschedV11 = R"sql(
+CREATE TABLE stage_jobs (
+    id            INTEGER PRIMARY KEY,
+    evaluation    INTEGER NOT NULL REFERENCES evaluations (id),
+    node          TEXT NOT NULL,
+    number        INTEGER NOT NULL CHECK (number >= 1),
+    state         TEXT NOT NULL CHECK (state IN ('submitting', 'queued', 'running', 'done', 'failed', 'cancelled')),
+    tag           TEXT NOT NULL UNIQUE,
+    job_id        INTEGER,
+    reason        TEXT NOT NULL DEFAULT '',
+    submitted_at  REAL NOT NULL,
+    ended_at      REAL,
+    UNIQUE (evaluation, node, number)
+);
+CREATE INDEX stage_jobs_by_state ON stage_jobs (state, evaluation);
+CREATE TRIGGER stage_jobs_insert_version AFTER INSERT ON stage_jobs
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER stage_jobs_update_version AFTER UPDATE ON stage_jobs
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -298,6 +328,8 @@ constexpr std::array kMigrations = {
     Migration{7, "evalsched v7: the submitter's environment per evaluation", kEvalschedV7},
     Migration{8, "evalsched v8: sample counts per dataset", kEvalschedV8},
     Migration{9, "evalsched v9: follows of training runs' checkpoint directories", kEvalschedV9},
+    Migration{10, "evalsched v10: reserved for pilot allocations", kEvalschedV10},
+    Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
 };
 
 }  // namespace

@@ -84,6 +84,16 @@ void attempt_never_submitted(Database& db, const AttemptRow& a, const std::strin
     });
 }
 
+void attempt_withdrawn(Database& db, const AttemptRow& a, const std::string& why) {
+    db.transaction([&] {
+        db.prepare("DELETE FROM attempts WHERE id = ? AND state IN ('submitting', 'queued')").bind(1, a.id).run();
+        if (db.changes() == 0) return;
+        db.prepare("UPDATE trials SET state = 'pending', attempts = attempts - 1, reason = ? WHERE id = ? AND state IN ('submitting', 'queued')")
+            .bind_all(why, a.trial)
+            .run();
+    });
+}
+
 void trial_cannot_start(Database& db, const TrialRow& t, const std::string& why, double now) {
     db.transaction([&] {
         db.prepare("UPDATE trials SET state = 'failed', reason = ? WHERE id = ? AND state = 'pending'").bind_all(why, t.id).run();

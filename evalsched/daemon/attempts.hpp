@@ -35,6 +35,9 @@ void attempt_never_submitted(store::Database& db, const AttemptRow& a, const std
 // symlink where logs/ belongs): failed with that reason, the evaluation closed if it was the last.
 void trial_cannot_start(store::Database& db, const TrialRow& t, const std::string& why, double now);
 void attempt_running(store::Database& db, const AttemptRow& a, const std::string& node);
+// Its queued job was cancelled before it started (it waited on a stage job that failed:
+// Slurm would keep it pending forever): the attempt is forgotten and the trial pending again.
+void attempt_withdrawn(store::Database& db, const AttemptRow& a, const std::string& why);
 
 struct Outcome {
     bool success = false;
@@ -50,6 +53,9 @@ struct Outcome {
     std::optional<double> run_s;     // inference seconds, for the priors
     struct Stage { bool copied; double bytes, seconds; };
     std::optional<Stage> stage;
+    // When its GPUs were freed (Unix seconds): the later of the wrapper's end (run.json,
+    // sub-second) and Slurm's end time (whole seconds); 0 when the job never ran.
+    double ended_at = 0;
 };
 
 // Ends an attempt and moves its trial on (done, pending for a retry, failed, cancelled), stores

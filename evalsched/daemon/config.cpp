@@ -89,6 +89,21 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             if (!b) fail(fmt::format("stage_cache_bytes={} is not a size: use e.g. 64G, 500M", value));
             c.stage_cache_bytes = *b;
         } else if (key == "poll_interval") c.poll_interval_s = seconds();
+        else if (key == "change_poll_interval") {
+            // Fractions of a second are the point here; parse_duration would round them to whole ones.
+            double v = -1;
+            std::size_t used = 0;
+            std::string number = value;
+            if (number.size() > 1 && number.back() == 's') number.pop_back();
+            try {
+                v = std::stod(number, &used);
+            } catch (...) {
+                used = 0;
+            }
+            if (used == 0 || used != number.size() || !(v == 0 || (v >= 0.05 && v <= 60)))
+                fail(fmt::format("change_poll_interval={} is out of range: use 0 (off) or 0.05 to 60 seconds, e.g. 0.25", value.substr(0, 40)));
+            c.change_poll_interval_s = v;
+        }
         else if (key == "bf_window") c.bf_window_s = seconds();
         else if (key == "margin") c.margin_s = seconds();
         else if (key == "request_timeout") {
@@ -127,7 +142,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
         } else {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
-                             "poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
+                             "poll_interval, change_poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
                              "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout", key));
         }
     }

@@ -28,6 +28,10 @@ struct DaemonConfig {
     std::string metrics_listen;                          // "127.0.0.1:9817": /metrics only
     std::string log_file;                                // empty: stderr
     double poll_interval_s = 5;
+    // Between rounds, how often the scheduler asks slurmctld whether its jobs changed (cheap:
+    // no data when nothing did); a change runs a round at once, so a GPU freed by a trial's end
+    // gets the next trial within about this long. 0: the timer alone (poll_interval).
+    double change_poll_interval_s = 0.25;
     double bf_window_s = 3600;                           // caps a node's "free until" horizon
     int max_attempts = 3;
     double margin_fraction = 0.2;

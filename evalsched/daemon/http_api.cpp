@@ -277,7 +277,8 @@ void HttpApi::on_metrics(evhttp_request* req, void* self) {
         return;
     }
     try {
-        const std::string text = metrics_text(api->db_);
+        std::string text = metrics_text(api->db_);
+        if (api->status_) text += api->status_->refill_metrics();
         evbuffer* out = evbuffer_new();
         evbuffer_add(out, text.data(), text.size());
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");

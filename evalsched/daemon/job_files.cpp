@@ -65,6 +65,7 @@ RunRecord read_run(const std::string& dir, const EvalInfo& e) {
     if (auto run = read_user_json(dir + "/run.json", e)) {
         r.exit_code = run->value("exit_code", -1);
         r.seconds = run->value("end", 0.0) - run->value("start", 0.0);
+        if (run->value("end", 0.0) > 0) r.end = run->value("end", 0.0);
     }
     return r;
 }

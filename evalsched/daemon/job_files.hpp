@@ -51,6 +51,7 @@ std::optional<nlohmann::json> read_user_json(const std::string& path, const Eval
 struct RunRecord {
     std::optional<int> exit_code;
     std::optional<double> seconds;
+    std::optional<double> end;       // Unix seconds, when the command ended
 };
 RunRecord read_run(const std::string& dir, const EvalInfo& e);
 

@@ -45,6 +45,25 @@ exit "$rc"
         fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
 }
 
+std::string stage_script(const StageScript& s) {
+    return fmt::format(
+        R"sh(#!/bin/bash
+# Submitted by evalschedd: copies the checkpoint into this node's cache before the GPU trials
+# placed here start (they depend on this job). CPU only. Runs as the evaluation's owner.
+set -u
+attempt_dir={attempt}
+mkdir -p "$attempt_dir" || exit 1
+. {helper} || exit {stage_exit}
+cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
+evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" {patterns} ||
+  {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
+)sh",
+        fmt::arg("attempt", shell_quote(s.attempt_dir)), fmt::arg("helper", shell_quote(s.stage_helper)),
+        fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(s.checkpoint_path)),
+        fmt::arg("cache", shell_quote(s.stage_dir)), fmt::arg("patterns", shell_quote(s.stage_patterns)),
+        fmt::arg("max_bytes", static_cast<long long>(s.stage_cache_bytes)));
+}
+
 std::string metric_script(const MetricScript& m) {
     std::string checks;
     for (const auto& [marker, trial] : m.done_markers)

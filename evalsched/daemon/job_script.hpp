@@ -29,6 +29,17 @@ struct TrialScript {
 };
 std::string trial_script(const TrialScript& t);
 
+// A precursor stage job (stage_kind.hpp): the trial script's staging alone, CPU only, so the
+// node's trials find a complete copy and take only a shared lock.
+struct StageScript {
+    std::string stage_helper, stage_dir;
+    double stage_cache_bytes = 0;
+    std::string checkpoint_path;
+    std::string attempt_dir;      // stage.json lands here
+    std::string stage_patterns;
+};
+std::string stage_script(const StageScript& s);
+
 struct MetricScript {
     std::string attempt_dir;      // run.json lands here
     std::string output_dir;       // the dataset's: every shard's or the bundle's predictions

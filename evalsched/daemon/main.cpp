@@ -1,6 +1,7 @@
 // evalschedd: the evaluation scheduler daemon (man evalschedd(8)). The event loop serves the
 // API; a second thread runs the scheduler, which alone talks to slurmctld. Both keep their
 // state in one SQLite file, so kill -9 at any moment loses nothing (see state.hpp).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -132,7 +133,24 @@ int main(int argc, char** argv) {
             lock.unlock();
             scheduler.tick();
             lock.lock();
-            wakeup.cv.wait_for(lock, std::chrono::duration<double>(config.poll_interval_s), [&] { return wakeup.pending || wakeup.stop; });
+            // The full round runs every poll_interval; between rounds, a cheap look every
+            // change_poll_interval runs one at once when a job of ours changed state (a trial
+            // ended: its GPU gets the next trial now, not at the timer).
+            using Clock = std::chrono::steady_clock;
+            const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+            const Clock::time_point next_round = Clock::now() + seconds(config.poll_interval_s);
+            while (!wakeup.pending && !wakeup.stop) {
+                const Clock::time_point now = Clock::now();
+                if (now >= next_round) break;
+                Clock::time_point until = next_round;
+                if (config.change_poll_interval_s > 0) until = std::min(next_round, now + seconds(config.change_poll_interval_s));
+                if (wakeup.cv.wait_until(lock, until, [&] { return wakeup.pending || wakeup.stop; })) break;
+                if (config.change_poll_interval_s <= 0 || Clock::now() >= next_round) continue;
+                lock.unlock();
+                const bool changed = scheduler.jobs_changed();
+                lock.lock();
+                if (changed) break;
+            }
         }
     });
 

@@ -2,9 +2,36 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace acme::evalsched {
 
 using nlohmann::json;
+
+void SchedulerStatus::observe_refill(double seconds) {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < std::size(kRefillBuckets); ++i)
+        if (seconds <= kRefillBuckets[i]) {
+            ++refill_buckets_[i];
+            break;
+        }
+    ++refill_count_;
+    refill_sum_ += seconds;
+}
+
+std::string SchedulerStatus::refill_metrics() const {
+    std::lock_guard lock(mutex_);
+    std::string out = "# HELP evalsched_gpu_refill_seconds From a trial job's end (its GPUs freed) to the submission of the next trial.\n"
+                      "# TYPE evalsched_gpu_refill_seconds histogram\n";
+    std::uint64_t below = 0;
+    for (std::size_t i = 0; i < std::size(kRefillBuckets); ++i) {
+        below += refill_buckets_[i];
+        out += fmt::format("evalsched_gpu_refill_seconds_bucket{{le=\"{}\"}} {}\n", kRefillBuckets[i], below);
+    }
+    out += fmt::format("evalsched_gpu_refill_seconds_bucket{{le=\"+Inf\"}} {}\n", refill_count_);
+    out += fmt::format("evalsched_gpu_refill_seconds_sum {}\nevalsched_gpu_refill_seconds_count {}\n", refill_sum_, refill_count_);
+    return out;
+}
 
 void SchedulerStatus::controller_failed(const std::string& error, double now) {
     std::lock_guard lock(mutex_);

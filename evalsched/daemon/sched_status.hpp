@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,13 @@ public:
     nlohmann::json of_evaluation(std::int64_t id) const;
     std::uint64_t generation() const;
 
+    // How long a GPU freed by a trial's end stayed idle until the daemon submitted the next
+    // trial (scheduler thread); /metrics serves it as the histogram
+    // evalsched_gpu_refill_seconds (API thread, refill_metrics()). Since the daemon started.
+    void observe_refill(double seconds);
+    std::string refill_metrics() const;
+    static constexpr double kRefillBuckets[] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60};
+
 private:
     struct Held {
         std::string reason;
@@ -49,6 +57,9 @@ private:
     std::map<std::int64_t, EvalForecast> forecasts_;
     std::map<std::int64_t, Held> held_;
     std::map<std::int64_t, double> waiting_since_;  // since when each waiting evaluation has waited
+    std::uint64_t refill_buckets_[std::size(kRefillBuckets)] = {};  // not cumulative
+    std::uint64_t refill_count_ = 0;
+    double refill_sum_ = 0;
 };
 
 }  // namespace acme::evalsched

@@ -1,7 +1,9 @@
 #include "evalsched/daemon/scheduler.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <map>
+#include <set>
 
 #include "common/store/evalsched_store.hpp"
 #include <limits>
@@ -17,6 +19,7 @@
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/metric_jobs.hpp"
+#include "evalsched/daemon/stage_jobs.hpp"
 
 namespace acme::evalsched {
 
@@ -28,7 +31,8 @@ Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::option
       cluster_gpus_(cluster_gpus),
       status_(status),
       trials_(config_, db_, engine_ ? &*engine_ : nullptr),
-      metrics_(config_, db_, engine_ ? &*engine_ : nullptr) {}
+      metrics_(config_, db_, engine_ ? &*engine_ : nullptr),
+      stages_(config_, db_) {}
 
 void Scheduler::tick() noexcept {
     try {
@@ -44,10 +48,14 @@ void Scheduler::tick() noexcept {
             return;
         }
         const TagIndex by_tag = index_by_tag(*jobs);
+        // Stage jobs first: a trial's dependency is judged against their newest state.
+        reconcile(stages_, by_tag);
         reconcile(trials_, by_tag);
         reconcile(metrics_, by_tag);
+        withdraw_orphans(by_tag);
         kill_cancelled(trials_, by_tag);
         kill_cancelled(metrics_, by_tag);
+        kill_cancelled(stages_, by_tag);
         auto nodes = slurm::load_node_gpus(error);
         if (!nodes) {
             log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
@@ -67,17 +75,94 @@ void Scheduler::tick() noexcept {
     }
 }
 
+bool Scheduler::jobs_changed() noexcept {
+    try {
+        std::string error;
+        auto change = slurm::load_jobs_since(jobs_since_, error);
+        if (!change || !change->changed) return false;
+        std::map<std::uint32_t, std::uint32_t> ours;
+        for (const auto& j : change->jobs)
+            // Completing too: a node's GPUs come free when the epilog is over, not at the job's end.
+            if (j.name.starts_with("evalsched-") && carries_own_token(j)) ours[j.job_id] = j.state | (j.completing ? 0x10000u : 0u);
+        if (ours == our_jobs_) return false;
+        our_jobs_ = std::move(ours);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+std::optional<std::string> Scheduler::stage_dependency(const EvalInfo& e, const std::string& node) {
+    const StagePlan plan = stage_plan(newest_stage(db_, e.id, node));
+    switch (plan.kind) {
+    case StagePlan::Kind::none: return std::string();
+    case StagePlan::Kind::wait: return fmt::format("afterok:{}", plan.job_id);
+    case StagePlan::Kind::unavailable: return std::nullopt;
+    case StagePlan::Kind::submit: break;
+    }
+    const auto id = stages_.start(e, node, plan.number, priors_.stage_seconds(node, e.checkpoint_bytes));
+    if (id) return fmt::format("afterok:{}", *id);
+    // Refused: recorded as a failed try, so the node is not blocked by a refusal that repeats.
+    return std::nullopt;
+}
+
+void Scheduler::withdraw_orphans(const TagIndex& by_tag) {
+    for (const AttemptRow& a : open_attempts(db_)) {
+        if (a.state != "queued") continue;
+        const auto t = load_trial(db_, a.trial);
+        const auto e = t ? load_evaluation(db_, t->evaluation) : std::nullopt;
+        if (!e) continue;
+        const slurm::JobView* job = find_tag(by_tag, a.tag, e->uid);
+        if (!job || !job->dependency_never || job->job_id != a.job_id.value_or(0)) continue;
+        std::string error;
+        if (!slurm::cancel_job(job->job_id, error)) {
+            log_line("cannot cancel job {} of trial {} (its stage job failed): {}; trying again next round", job->job_id, t->trial_key, error);
+            continue;
+        }
+        attempt_withdrawn(db_, a, "its stage job failed; placed again");
+        log_line("trial {} attempt {}: job {} waited on a stage job that failed; cancelled, placed again next round", t->trial_key,
+                 a.number, job->job_id);
+    }
+}
+
+void Scheduler::note_refill(int trials) {
+    auto& freed = trials_.freed_at();
+    const double now = wall_clock_s();
+    for (; trials > 0 && !freed.empty(); --trials) {
+        const double idle = std::max(0.0, now - freed.front());
+        freed.erase(freed.begin());
+        if (status_) status_->observe_refill(idle);
+        log_line("a freed GPU got its next trial {:.3f} s after the job before it ended", idle);
+    }
+}
+
 void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes) {
     const auto evals = active_evaluations(db_);
-    if (evals.empty()) return;
+    // A GPU freed while nothing waits is not a GPU left idle by the scheduler.
+    if (evals.empty()) {
+        trials_.freed_at().clear();
+        return;
+    }
     std::map<std::int64_t, EvalInfo> by_id;
     for (const auto& e : evals) by_id[e.id] = e;
     last_holds_.clear();
     auto pending = trials_in_state(db_, {"pending"});
     std::erase_if(pending, [&](const TrialRow& t) { return !by_id.count(t.evaluation); });
-    if (pending.empty()) return;
+    if (pending.empty()) {
+        trials_.freed_at().clear();
+        return;
+    }
 
     std::map<std::string, NodeWindow> windows = windows_of(jobs, nodes, config_.bf_window_s);
+    // A precursor stages the checkpoint before a trial starts: no trial's --time pays for the
+    // copy, except where the precursor gave up and trials stage themselves.
+    {
+        std::set<std::pair<std::int64_t, std::string>> given_up;
+        for (const auto& g : stage_given_up(db_)) given_up.insert(g);
+        for (auto& [name, w] : windows)
+            for (const auto& e : evals)
+                if (!given_up.count({e.id, name})) w.staged.push_back(e.key());
+    }
     std::map<std::string, const TrialRow*> trial_of;
     auto pending_of = [&](const TrialRow& t) {
         PendingTrial p = to_pending(t, by_id[t.evaluation]);
@@ -97,10 +182,18 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
     for (const auto& [name, w] : windows) all.push_back(w);
     const Plan round = plan_round(trials, avoid, std::move(all), options);
     for (const auto& h : round.hold) last_holds_[h.trial] = h.reason;
+    int started = 0;
     for (const auto& p : round.submit) {
         const TrialRow& t = *trial_of[p.trial];
-        trials_.start(t, by_id[t.evaluation], p.node, p.time_limit_s);
+        const EvalInfo& e = by_id[t.evaluation];
+        const auto after = stage_dependency(e, p.node);
+        if (!after) {
+            log_line("trial {} not placed on {} this round: its checkpoint cannot be staged there now", t.trial_key, p.node);
+            continue;
+        }
+        if (trials_.start(t, e, p.node, p.time_limit_s, *after)) ++started;
     }
+    note_refill(started);
 }
 
 PendingTrial Scheduler::to_pending(const TrialRow& t, const EvalInfo& e) const {

@@ -20,7 +20,9 @@
 #include "common/store/database.hpp"
 #include "evalsched/core/priors.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/metric_kind.hpp"
+#include "evalsched/daemon/stage_kind.hpp"
 #include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
 
@@ -39,8 +41,23 @@ public:
     Scheduler& operator=(const Scheduler&) = delete;
     // One round. Never throws: a failed round is logged and the next one tries again.
     void tick() noexcept;
+    // The cheap look between rounds (change_poll_interval): true when slurmctld's view of the
+    // daemon's own jobs (tagged, carrying their token) changed since the last look, a job
+    // ended or started, so a round should run now rather than at the next poll_interval.
+    // False when nothing changed or slurmctld cannot be asked (the timer's round reports that).
+    bool jobs_changed() noexcept;
+
+    // Precursor staging: what GPU work of `e` placed on `node` waits for. "" when the node holds
+    // a complete copy of e's checkpoint (or its stage job failed twice: trials stage themselves
+    // there); "afterok:<job>" for the stage job queued or running there, submitting one when
+    // there is none yet; nullopt when staging there cannot be done now (place no GPU work of
+    // `e` on that node this round).
+    std::optional<std::string> stage_dependency(const EvalInfo& e, const std::string& node);
 
 private:
+    // Trials whose job waits on a stage job that failed (Slurm: DependencyNeverSatisfied, pending
+    // forever): cancelled and pending again, so the next round places them anew.
+    void withdraw_orphans(const TagIndex& by_tag);
     void plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
     void submit_metrics();
     // The forecast of every active evaluation (core/forecast.hpp), published to status_.
@@ -56,10 +73,15 @@ private:
     PriorBook priors_;
     std::atomic<int>* cluster_gpus_;
     SchedulerStatus* status_;
-    std::map<std::string, std::string> last_holds_;  // trial id -> the planner's reason, last round
-    // The two kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
+    std::map<std::string, std::string> last_holds_;
+    std::time_t jobs_since_ = 0;                      // slurmctld's last_update at the last look
+    std::map<std::uint32_t, std::uint32_t> our_jobs_; // job id -> state at the last look
+    // Submitted trials, one freed GPU each: how long it stayed idle (TrialKind::freed_at).
+    void note_refill(int trials);  // trial id -> the planner's reason, last round
+    // The kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
     TrialKind trials_;
     MetricKind metrics_;
+    StageKind stages_;
 };
 
 }  // namespace acme::evalsched

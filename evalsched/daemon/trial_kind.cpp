@@ -1,5 +1,6 @@
 #include "evalsched/daemon/trial_kind.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -18,7 +19,7 @@ namespace acme::evalsched {
 
 static_assert(JobKind<TrialKind>);
 
-bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s) {
+bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s, const std::string& dependency) {
     if (const auto refused = ensure_dirs(e)) {
         trial_cannot_start(db_, t, *refused, wall_clock_s());
         log_line("trial {} not started: {}", t.trial_key, *refused);
@@ -42,8 +43,11 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
     job.gpus_per_node = t.gpus;
     job.required_node = node;
     job.excluded_nodes = t.excluded_nodes;
+    job.dependency = dependency;
     const auto id = submit_job(*this, a, job);
-    if (id) log_line("trial {} attempt {}: job {} on {} with --time {}", t.trial_key, a.number, *id, node, job.time_limit_min);
+    if (id)
+        log_line("trial {} attempt {}: job {} on {} with --time {}{}", t.trial_key, a.number, *id, node, job.time_limit_min,
+                 dependency.empty() ? "" : " after " + dependency);
     return id.has_value();
 }
 
@@ -76,6 +80,7 @@ void TrialKind::finish(const AttemptRow& a, const slurm::JobView* job) {
     if (!e) return;
     const Outcome o = judge(a, *t, *e, job);
     finish_attempt(db_, a, o, size_class(e->params_b), wall_clock_s());
+    if (o.ended_at > 0) freed_at_.push_back(o.ended_at);
     if (o.success) log_line("trial {} done on {} ({} scores)", t->trial_key, o.node, o.scores.size());
     else if (o.cancelled) log_line("trial {} cancelled", t->trial_key);
     else log_line("trial {} attempt {} failed on {}: {} ({}){}", t->trial_key, a.number, o.node, o.reason, o.category,
@@ -92,6 +97,7 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
     const RunRecord run = read_run(dir, e);
     o.exit_code = run.exit_code;
     o.run_s = run.seconds;
+    if (job && job->start_time > 0) o.ended_at = std::max(static_cast<double>(job->end_time), run.end.value_or(0));
     if (t.state == "cancelled") {
         o.cancelled = true;
         return o;

@@ -27,7 +27,8 @@ public:
         : config_(config), db_(db), engine_(engine) {}
 
     // A new attempt of `t` on `node` with --time time_limit_s, submitted; false when slurmctld refused it.
-    bool start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s);
+    // `dependency`: Slurm's --dependency ("afterok:<stage job>"), "" for none.
+    bool start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s, const std::string& dependency = "");
 
     // The JobKind interface (lifecycle.hpp).
     std::vector<AttemptRow> open();
@@ -42,12 +43,18 @@ public:
     std::vector<AttemptRow> to_kill();
     void killed(const AttemptRow& a);
 
+    // When the GPUs of finished attempts were freed (Outcome::ended_at), oldest first, not yet
+    // given to a next trial: the scheduler pops one per submission to measure how long a freed
+    // GPU stayed idle, and forgets them when nothing is left to start.
+    std::vector<double>& freed_at() { return freed_at_; }
+
 private:
     Outcome judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job);
 
     const DaemonConfig& config_;
     store::Database& db_;
     const diagnose::Engine* engine_;
+    std::vector<double> freed_at_;
 };
 
 }  // namespace acme::evalsched

@@ -22,14 +22,18 @@ for moment in 0 6 14; do
 done
 assert_eq done "$(es_wait "$id" 150)" "evaluation state"
 assert_eq 20 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
-# Slurm remembers every job (MinJobAge=300): one per tag, 20 tags.
+# Slurm remembers every job (MinJobAge=300): one per tag, 20 trial tags, and one precursor stage
+# job per node the trials ran on (issue 18), each once too.
 jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$id-" | sort)
-assert_eq 20 "$(echo "$jobs" | wc -l)" "jobs submitted"
-assert_eq 20 "$(echo "$jobs" | uniq | wc -l)" "distinct trial tags"
+stage_nodes=$(es_sql "SELECT COUNT(DISTINCT a.node) FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $id")
+assert_eq "$stage_nodes" "$(es_sql "SELECT COUNT(*) FROM stage_jobs WHERE evaluation = $id")" "stage jobs (one per node with trials)"
+assert_eq "$stage_nodes" "$(echo "$jobs" | grep -c -- '-stage[0-9]*$')" "stage jobs in Slurm"
+assert_eq $((20 + stage_nodes)) "$(echo "$jobs" | wc -l)" "jobs submitted (20 trials and the stage jobs)"
+assert_eq $((20 + stage_nodes)) "$(echo "$jobs" | uniq | wc -l)" "distinct tags"
 # The metric evaluation: its trials (shards, one bundle) and two metric jobs, each once.
 assert_eq done "$(es_wait "$metrics_id" 90)" "metric evaluation state"
 assert_eq 4 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $metrics_id")" "scores of the metric evaluation"
-expected=$(( $(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $metrics_id") + 2 ))
+expected=$(( $(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $metrics_id") + 2 + $(es_sql "SELECT COUNT(*) FROM stage_jobs WHERE evaluation = $metrics_id") ))
 jobs=$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-$metrics_id-" | sort)
-assert_eq "$expected" "$(echo "$jobs" | wc -l)" "jobs of the metric evaluation (its trials and 2 metric jobs)"
+assert_eq "$expected" "$(echo "$jobs" | wc -l)" "jobs of the metric evaluation (its trials, 2 metric jobs and its stage jobs)"
 assert_eq "$expected" "$(echo "$jobs" | uniq | wc -l)" "distinct tags of the metric evaluation"

@@ -22,3 +22,13 @@ TEST_CASE("evalsched.conf: a typo is refused with file:line and the keys to use"
     CHECK_THROWS_WITH_AS(parse_config("max_attempts=0\n", "e.conf"), doctest::Contains("a whole number 1-20"), ConfigError);
     CHECK_THROWS_AS(parse_config("stage_cache_bytes=lots\n", "e.conf"), ConfigError);
 }
+
+TEST_CASE("evalsched.conf: change_poll_interval takes fractions of a second, 0 turns it off") {
+    CHECK(parse_config("", "e.conf").change_poll_interval_s == 0.25);
+    CHECK(parse_config("change_poll_interval=0.1\n", "e.conf").change_poll_interval_s == doctest::Approx(0.1));
+    CHECK(parse_config("change_poll_interval=0.5s\n", "e.conf").change_poll_interval_s == doctest::Approx(0.5));
+    CHECK(parse_config("change_poll_interval=0\n", "e.conf").change_poll_interval_s == 0);
+    for (const char* bad : {"change_poll_interval=0.01\n", "change_poll_interval=fast\n", "change_poll_interval=61\n", "change_poll_interval=\n",
+                            "change_poll_interval=-1\n"})
+        CHECK_THROWS_WITH_AS(parse_config(bad, "e.conf"), doctest::Contains("e.conf:1: change_poll_interval="), ConfigError);
+}

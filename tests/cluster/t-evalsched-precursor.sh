@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Precursor staging (issue 18): the checkpoint is copied into each node's cache by one CPU-only
+# stage job per (evaluation, node), and the GPU trials placed there depend on it (afterok), so
+# no trial holds a GPU while a copy is made. Then a node whose cache cannot be written: its
+# stage job fails, is retried once, the trials waiting on it (Slurm: DependencyNeverSatisfied,
+# pending forever) are withdrawn and placed again, and the evaluation still ends done.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evalsched-lib.sh"
+es_setup
+# Six 1-GPU trials: more than one node's four GPUs, so two nodes get a copy.
+awk '/^\[\[dataset\]\]/ { n++ } n <= 6' "$ES"/suite.toml >"$ES"/six.toml
+chmod 644 "$ES"/six.toml
+es_start
+id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/six.toml)
+assert_eq done "$(es_wait "$id" 150)" "the evaluation's state"
+
+trial_nodes=$(es_sql "SELECT DISTINCT a.node FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $id ORDER BY a.node")
+stage_nodes=$(es_sql "SELECT node FROM stage_jobs WHERE evaluation = $id AND state = 'done' ORDER BY node")
+assert_eq "$trial_nodes" "$stage_nodes" "the nodes with a finished stage job (one per node the trials ran on)"
+[ "$(echo "$trial_nodes" | wc -l)" -ge 2 ] || fail "the six trials ran on one node only: $trial_nodes"
+assert_eq "$(echo "$trial_nodes" | wc -l)" "$(es_sql "SELECT COUNT(*) FROM stage_jobs WHERE evaluation = $id")" "stage jobs (one per node, none retried)"
+
+for sid in $(es_sql "SELECT job_id FROM stage_jobs WHERE evaluation = $id"); do
+  snode=$(job_field "$sid" NodeList)
+  tres=$(job_field "$sid" TRES)
+  [ -n "$tres" ] || fail "slurmctld forgot stage job $sid"
+  case $tres in *gpu*) fail "stage job $sid on $snode held GPUs: TRES=$tres" ;; esac
+  send=$(job_field "$sid" EndTime)
+  # Every trial on that node depended on it and started after it ended.
+  for tid in $(es_sql "SELECT a.job_id FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $id AND a.node = '$snode'"); do
+    grep -q "job $tid on $snode with --time [0-9]* after afterok:$sid\$" "$ES"/daemon.log ||
+      fail "trial job $tid on $snode was not submitted after afterok:$sid: $(grep "job $tid " "$ES"/daemon.log)"
+    tstart=$(job_field "$tid" StartTime)
+    [[ ! "$tstart" < "$send" ]] || fail "trial job $tid started at $tstart, before stage job $sid ended at $send"
+  done
+done
+
+# The copy happened once per node, by the stage job: no trial's stage.json says it copied.
+copied_by_trials=$(cd "$ES"/results && grep -l '"copied": 1' $(find . -name stage.json) | grep -v -- '-stage[0-9]*/' || true)
+assert_eq "" "$copied_by_trials" "trials that copied the checkpoint themselves"
+assert_eq "$(echo "$trial_nodes" | wc -l)" "$(es_sql "SELECT COUNT(*) FROM stagings WHERE evaluation = $id AND copied = 1")" "copies from shared storage"
+
+# A node whose cache cannot be written (a file where the node's cache directory belongs).
+mkdir -p "$ES"/ckpt/run7/step-200
+cp "$ES"/ckpt/run7/step-100/model.bin "$ES"/ckpt/run7/step-200/
+chmod -R a+rX "$ES"/ckpt/run7/step-200
+cache=$ES/stage/evalsched-$(id -un)
+mv "$cache"/n1 "$cache"/n1.was
+: >"$cache"/n1
+awk '/^\[\[dataset\]\]/ { n++ } n <= 2' "$ES"/suite.toml >"$ES"/two.toml
+chmod 644 "$ES"/two.toml
+id2=$(es_submit "$ES"/ckpt/run7/step-200 --suite "$ES"/two.toml)
+assert_eq done "$(es_wait "$id2" 200)" "the state of an evaluation whose first node cannot stage"
+assert_eq "failed failed" "$(es_sql "SELECT group_concat(state, ' ') FROM (SELECT state FROM stage_jobs WHERE evaluation = $id2 AND node = 'n1' ORDER BY number)")" \
+  "the stage job on n1 and its one retry"
+grep -q "waited on a stage job that failed; cancelled, placed again" "$ES"/daemon.log ||
+  fail "no trial was withdrawn from the failed stage job: $(grep -i stage "$ES"/daemon.log | tail -20)"
+assert_eq "" "$(squeue -h -t PD -o '%i %r' | grep -i dependency)" "jobs left pending on a dependency"
+rm -f "$cache"/n1
+mv "$cache"/n1.was "$cache"/n1
+exit 0
