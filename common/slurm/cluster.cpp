@@ -114,10 +114,20 @@ std::optional<std::vector<JobView>> load_jobs(std::string& error) {
         v.oom = v.state == JOB_OOM;
         v.start_time = j.start_time;
         v.end_time = j.end_time;
+        v.time_limit_min = j.time_limit == NO_VAL || j.time_limit == INFINITE ? 0 : j.time_limit;
         out.push_back(std::move(v));
     }
     slurm_free_job_info_msg(msg);
     return out;
+}
+
+JobView step_view(std::uint32_t job_id, int wait_status, const std::string& nodes) {
+    JobView v;
+    v.job_id = job_id;
+    v.nodes = nodes;
+    v.exit_code = static_cast<std::uint32_t>(wait_status);
+    v.state = wait_status == 0 ? JOB_COMPLETE : JOB_FAILED;
+    return v;
 }
 
 std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& error) {
@@ -137,6 +147,7 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
     desc.user_id = job.user_id;
     desc.group_id = job.group_id;
     if (job.time_limit_min) desc.time_limit = job.time_limit_min;
+    if (job.time_min_min) desc.time_min = job.time_min_min;
     const std::string tres = job.gpus_per_node > 0 ? "gres:gpu:" + std::to_string(job.gpus_per_node) : "";
     desc.tres_per_node = c(tres);
     desc.req_nodes = c(job.required_node);
@@ -167,5 +178,13 @@ bool cancel_job(std::uint32_t job_id, std::string& error) {
     return false;
 }
 
+bool signal_batch(std::uint32_t job_id, int signal, std::string& error) {
+    init_once();
+    if (slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_JOB_BATCH) == SLURM_SUCCESS) return true;
+    const int err = slurm_get_errno();
+    if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return true;
+    error = last_error("slurm_kill_job");
+    return false;
+}
 
 }  // namespace acme::slurm

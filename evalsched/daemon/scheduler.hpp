@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "evalsched/core/priors.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/metric_kind.hpp"
+#include "evalsched/daemon/pilot_kind.hpp"
 #include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
 
@@ -32,8 +34,9 @@ public:
     // controller's trouble and each active evaluation's forecast (sched_status.hpp).
     // `cluster_gpus`, when given, receives the GPUs of the usable nodes after every round: the
     // API sizes new evaluations' shards and bundles to it (options_for).
+    // `wake`, when given, makes the scheduler's thread run a round now: a pilot's step ended.
     Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
-              std::atomic<int>* cluster_gpus = nullptr, SchedulerStatus* status = nullptr);
+              std::atomic<int>* cluster_gpus = nullptr, SchedulerStatus* status = nullptr, std::function<void()> wake = {});
     // Its kinds hold references to its configuration and connection.
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -42,6 +45,9 @@ public:
 
 private:
     void plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
+    // mode = pilots: the pilots plan_pilots asks for in the nodes' windows, submitted.
+    void submit_pilots(const std::vector<TrialRow>& pending, const std::map<std::int64_t, EvalInfo>& by_id, const PlanOptions& options,
+                       const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
     void submit_metrics();
     // The forecast of every active evaluation (core/forecast.hpp), published to status_.
     void publish_forecast(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
@@ -57,9 +63,10 @@ private:
     std::atomic<int>* cluster_gpus_;
     SchedulerStatus* status_;
     std::map<std::string, std::string> last_holds_;  // trial id -> the planner's reason, last round
-    // The two kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
+    // The kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
     TrialKind trials_;
     MetricKind metrics_;
+    PilotKind pilots_;
 };
 
 }  // namespace acme::evalsched
