@@ -88,6 +88,7 @@ bool PilotKind::start_step(const PilotRow& p, const TrialRow& t, const EvalInfo&
                                            "--ntasks=1",
                                            // The batch script holds the allocation's CPUs; one step runs at a time.
                                            "--overlap",
+                                           "--mpi=none",
                                            fmt::format("--gres=gpu:{}", p.gpus),
                                            "--job-name=" + a.tag,
                                            "--quiet",

@@ -14,14 +14,15 @@ fake="$ACME_SRC_DIR/scripts/fake-eval --checkpoint {checkpoint} --task {dataset}
 {
   printf '[suite]\nname = "pilots"\ncommand = "%s"\ngpus = 4\n' "$fake"
   # The longest first: "slow" is the first step of a pilot, long enough to be cancelled mid-run.
-  printf '\n[[dataset]]\nname = "slow"\nprior = "20s"\ncommand = "%s --seconds 20"\n' "$fake"
-  for d in mmlu cmmlu ceval arc_c arc_e gsm8k; do printf '\n[[dataset]]\nname = "%s"\nprior = "3s"\n' "$d"; done
+  printf '\n[[dataset]]\nname = "slow"\nkind = "generation"\nprior = "20s"\ncommand = "%s --seconds 20"\n' "$fake"
+  for d in mmlu cmmlu ceval arc_c arc_e gsm8k; do printf '\n[[dataset]]\nname = "%s"\nkind = "generation"\nprior = "3s"\n' "$d"; done
 } >"$ES"/pilots.toml
 chmod 644 "$ES"/pilots.toml
 : >"$ES"/fail/arc_c.infra
 chmod 666 "$ES"/fail/*
 es_start
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/pilots.toml)
+[ -n "$id" ] || fail "the evaluation was not submitted"
 
 # scancel the pilot that runs "slow" while its step runs.
 deadline=$((SECONDS + 60))
@@ -66,7 +67,7 @@ done
 table=$(acct)
 echo "$table"
 for j in $pilots; do
-  state=$(echo "$table" | awk -F'|' -v j="$j" '$1 == j { print $2 }')
+  state=$(echo "$table" | awk -F'|' -v j="$j" '$1 "" == j "" { print $2 }')
   ran=$(es_sql "SELECT COUNT(*) FROM attempts WHERE job_id = $j AND pilot IS NOT NULL")
   if [ "$ran" = 0 ]; then
     # Asked for while work was left, it found none when it started (released) or never started
@@ -80,6 +81,6 @@ for j in $pilots; do
   steps=$(echo "$table" | grep -cE "^$j\.[0-9]+\|")
   assert_eq "$ran" "$steps" "steps of pilot $j in sacct"
 done
-ecc_exit=$(echo "$table" | awk -F'|' -v s="$ecc_job.$ecc_step" '$1 == s { print $3 }')
+ecc_exit=$(echo "$table" | awk -F'|' -v s="$ecc_job.$ecc_step" '$1 "" == s "" { print $3 }')
 [ -n "$ecc_exit" ] && [ "$ecc_exit" != "0:0" ] || fail "the ECC step $ecc_job.$ecc_step has exit code '$ecc_exit' in sacct"
-assert_eq COMPLETED "$(echo "$table" | awk -F'|' -v j="$ecc_job" '$1 == j { print $2 }')" "the pilot whose step failed (it lives on)"
+assert_eq COMPLETED "$(echo "$table" | awk -F'|' -v j="$ecc_job" '$1 "" == j "" { print $2 }')" "the pilot whose step failed (it lives on)"
