@@ -4,7 +4,7 @@
 # by SIGUSR1 to its batch script) with one step per trial it ran, each with its own exit code;
 # a dataset that fails with an ECC error fails in its step, is retried on another node, and its
 # pilot lives on; scancel of a pilot mid-trial loses nothing (the trial reruns in another
-# pilot, its lost attempt not counted).
+# pilot, its lost attempt not counted); kill -9 of the daemon mid-step loses nothing either.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
@@ -36,10 +36,21 @@ done
 sleep 2
 scancel "$victim"
 echo "cancelled pilot job $victim mid-trial"
+# kill -9 of the daemon while steps run: after the restart it adopts them (their srun gone)
+# and judges each from what it leaves; no trial runs twice.
+deadline=$((SECONDS + 60))
+until [ -n "$(es_sql "SELECT id FROM attempts WHERE state = 'running' AND pilot IS NOT NULL LIMIT 1")" ]; do
+  ((SECONDS < deadline)) || fail "no step running to kill the daemon under"
+  sleep 0.2
+done
+kill -9 "$ES_PID"
+wait "$ES_PID" 2>/dev/null
+es_start
 
 assert_eq done "$(es_wait "$id" 180)" "evaluation state"
 assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
 assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM attempts WHERE pilot IS NULL")" "trial jobs of their own in pilots mode"
+assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM attempts WHERE state = 'done'")" "trials done (each once, across the restart)"
 # The lease: the cancelled step is 'lost', not counted; the trial's one counted attempt is its rerun.
 assert_eq 1 "$(es_sql "SELECT COUNT(*) FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.datasets = 'slow' AND a.state = 'lost'")" "lost attempts of slow"
 assert_eq 1 "$(es_sql "SELECT attempts FROM trials WHERE datasets = 'slow'")" "attempts counted for slow"
