@@ -95,3 +95,27 @@ done
 ecc_exit=$(echo "$table" | awk -F'|' -v s="$ecc_job.$ecc_step" '$1 "" == s "" { print $3 }')
 [ -n "$ecc_exit" ] && [ "$ecc_exit" != "0:0" ] || fail "the ECC step $ecc_job.$ecc_step has exit code '$ecc_exit' in sacct"
 assert_eq COMPLETED "$(echo "$table" | awk -F'|' -v j="$ecc_job" '$1 "" == j "" { print $2 }')" "the pilot whose step failed (it lives on)"
+
+# Cancelling an evaluation releases its pilots (they end COMPLETED) and cancels the trials
+# running in them.
+id2=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/pilots.toml --name run9)
+[ -n "$id2" ] || fail "the second evaluation was not submitted"
+deadline=$((SECONDS + 60))
+until [ -n "$(es_sql "SELECT a.id FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $id2 AND a.state = 'running' LIMIT 1")" ]; do
+  ((SECONDS < deadline)) || fail "no step of evaluation $id2 started"
+  sleep 0.2
+done
+evalsched cancel "$id2" >/dev/null || fail "evalsched cancel $id2 refused"
+deadline=$((SECONDS + 60))
+until [ "$(es_sql "SELECT COUNT(*) FROM pilots WHERE evaluation = $id2 AND state != 'ended'")" = 0 ]; do
+  ((SECONDS < deadline)) || fail "pilots of the cancelled evaluation still open: $(es_sql "SELECT tag, state FROM pilots WHERE evaluation = $id2")"
+  sleep 0.5
+done
+assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $id2 AND a.state = 'running'")" \
+  "steps still running after the cancel"
+assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id2 AND state NOT IN ('cancelled', 'done')")" "trials of the cancelled evaluation left"
+for j in $(es_sql "SELECT p.job_id FROM pilots p WHERE p.evaluation = $id2 AND p.started_at IS NOT NULL"); do
+  deadline=$((SECONDS + 30))
+  while [ "$(squeue -h -t all -j "$j" -o %T 2>/dev/null)" = COMPLETING ] && ((SECONDS < deadline)); do sleep 0.5; done
+  assert_eq COMPLETED "$(squeue -h -t all -j "$j" -o %T 2>/dev/null)" "state of released pilot job $j"
+done
