@@ -178,6 +178,22 @@ bool cancel_job(std::uint32_t job_id, std::string& error) {
     return false;
 }
 
+std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, std::string& error) {
+    init_once();
+    job_step_info_response_msg_t* msg = nullptr;
+    if (slurm_get_job_steps(0, job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        const int err = slurm_get_errno();
+        if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return false;
+        error = last_error("slurm_get_job_steps");
+        return std::nullopt;
+    }
+    bool running = false;
+    for (uint32_t i = 0; msg && i < msg->job_step_count; ++i)
+        if (msg->job_steps[i].step_id.step_id == step_id) running = true;
+    slurm_free_job_step_info_response_msg(msg);
+    return running;
+}
+
 bool signal_batch(std::uint32_t job_id, int signal, std::string& error) {
     init_once();
     if (slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_JOB_BATCH) == SLURM_SUCCESS) return true;

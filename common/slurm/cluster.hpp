@@ -77,6 +77,10 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
 // slurm_kill_job(SIGKILL): true when it is gone or was never known.
 bool cancel_job(std::uint32_t job_id, std::string& error);
 
+// slurm_get_job_steps: whether step `step_id` of job `job_id` still runs. nullopt when
+// slurmctld cannot be asked (error names why).
+std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, std::string& error);
+
 // slurm_kill_job(signal, KILL_JOB_BATCH): the signal to the batch script only (scancel --batch),
 // so a job whose script traps it ends COMPLETED, not CANCELLED; its steps end with it. True
 // when it was sent or the job is already gone.

@@ -118,11 +118,19 @@ void PilotKind::judge_steps() {
         const std::optional<int> status = steps_.exited(a.id);
         if (known && !status) continue;  // srun still runs
         const RunRecord run = read_run(attempt_dir(*e, a.tag), *e);
-        // Adopted after a restart: over once the wrapper wrote run.json; while it has not and
-        // the pilot lives, the step is still running.
-        if (!known && !run.exit_code) continue;
+        std::optional<std::int64_t> step_id;
         if (auto s = read_user_json(attempt_dir(*e, a.tag) + "/step.json", *e); s && s->contains("step") && (*s)["step"].is_number_integer())
-            step_id_recorded(db_, a, (*s)["step"].get<std::int64_t>());
+            step_id = (*s)["step"].get<std::int64_t>();
+        // Adopted after a restart: over once the wrapper wrote run.json, or once slurmctld no
+        // longer runs its step (killed before the wrapper could write it); while neither, and
+        // while the pilot lives, it still runs.
+        if (!known && !run.exit_code) {
+            if (!step_id || !alive(*p)) continue;
+            std::string error;
+            const auto running = slurm::step_running(static_cast<std::uint32_t>(a.job_id.value_or(0)), static_cast<std::uint32_t>(*step_id), error);
+            if (!running || *running) continue;
+        }
+        if (step_id) step_id_recorded(db_, a, *step_id);
         const bool ok = run.exit_code && *run.exit_code == 0;
         if (!ok && !alive(*p) && t->state != "cancelled") {
             // It failed because its pilot ended under it: the trial's lease ends, not its chances.
