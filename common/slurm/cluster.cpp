@@ -112,6 +112,7 @@ std::vector<JobView> views_of(const job_info_msg_t* msg) {
         v.dependency_never = v.state == JOB_PENDING && j.state_reason == WAIT_DEP_INVALID;
         v.start_time = j.start_time;
         v.end_time = j.end_time;
+        v.time_limit_min = j.time_limit == NO_VAL || j.time_limit == INFINITE ? 0 : j.time_limit;
         out.push_back(std::move(v));
     }
     return out;
@@ -145,6 +146,15 @@ std::optional<JobsChange> load_jobs_since(std::time_t& since, std::string& error
     return out;
 }
 
+JobView step_view(std::uint32_t job_id, int wait_status, const std::string& nodes) {
+    JobView v;
+    v.job_id = job_id;
+    v.nodes = nodes;
+    v.exit_code = static_cast<std::uint32_t>(wait_status);
+    v.state = wait_status == 0 ? JOB_COMPLETE : JOB_FAILED;
+    return v;
+}
+
 std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& error) {
     init_once();
     job_desc_msg_t desc;
@@ -162,6 +172,7 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
     desc.user_id = job.user_id;
     desc.group_id = job.group_id;
     if (job.time_limit_min) desc.time_limit = job.time_limit_min;
+    if (job.time_min_min) desc.time_min = job.time_min_min;
     const std::string tres = job.gpus_per_node > 0 ? "gres:gpu:" + std::to_string(job.gpus_per_node) : "";
     desc.tres_per_node = c(tres);
     desc.req_nodes = c(job.required_node);
@@ -192,5 +203,29 @@ bool cancel_job(std::uint32_t job_id, std::string& error) {
     return false;
 }
 
+std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, std::string& error) {
+    init_once();
+    job_step_info_response_msg_t* msg = nullptr;
+    if (slurm_get_job_steps(0, job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        const int err = slurm_get_errno();
+        if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return false;
+        error = last_error("slurm_get_job_steps");
+        return std::nullopt;
+    }
+    bool running = false;
+    for (uint32_t i = 0; msg && i < msg->job_step_count; ++i)
+        if (msg->job_steps[i].step_id.step_id == step_id) running = true;
+    slurm_free_job_step_info_response_msg(msg);
+    return running;
+}
+
+bool signal_batch(std::uint32_t job_id, int signal, std::string& error) {
+    init_once();
+    if (slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_JOB_BATCH) == SLURM_SUCCESS) return true;
+    const int err = slurm_get_errno();
+    if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return true;
+    error = last_error("slurm_kill_job");
+    return false;
+}
 
 }  // namespace acme::slurm

@@ -45,6 +45,7 @@ struct JobView {
     std::uint32_t exit_code = 0;     // raw wait status
     std::time_t start_time = 0;      // actual, or the backfill plan's expected start when pending
     std::time_t end_time = 0;
+    std::uint32_t time_limit_min = 0;  // the granted limit (backfill may have cut it toward --time-min)
     bool timeout = false, cancelled = false, node_fail = false, oom = false;  // how it ended
     // Pending on a dependency that can no longer be met (state reason DependencyNeverSatisfied):
     // Slurm 22.05 leaves such a job pending forever unless kill_invalid_depend is set.
@@ -55,6 +56,10 @@ struct JobView {
     bool active() const;             // pending, running, suspended or completing
     bool succeeded() const;          // COMPLETED with exit status 0
 };
+
+// How a finished job step looks to code that judges jobs: COMPLETED with its exit status when
+// `wait_status` (as waitpid returns it, of srun) is a clean exit 0, FAILED otherwise.
+JobView step_view(std::uint32_t job_id, int wait_status, const std::string& nodes);
 
 // slurm_load_jobs(SHOW_ALL): every job slurmctld still remembers (MinJobAge after it ended).
 std::optional<std::vector<JobView>> load_jobs(std::string& error);
@@ -74,6 +79,7 @@ struct BatchJob {
     std::vector<std::string> environment;  // "KEY=value"
     std::uint32_t user_id = 0, group_id = 0;
     std::uint32_t time_limit_min = 0;      // 0: the partition's default
+    std::uint32_t time_min_min = 0;        // --time-min; 0: none (the limit is fixed)
     int gpus_per_node = 0;                 // 0: CPU-only
     std::string required_node, excluded_nodes, partition, dependency;
     std::string work_dir, std_out;
@@ -84,5 +90,14 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
 
 // slurm_kill_job(SIGKILL): true when it is gone or was never known.
 bool cancel_job(std::uint32_t job_id, std::string& error);
+
+// slurm_get_job_steps: whether step `step_id` of job `job_id` still runs. nullopt when
+// slurmctld cannot be asked (error names why).
+std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, std::string& error);
+
+// slurm_kill_job(signal, KILL_JOB_BATCH): the signal to the batch script only (scancel --batch),
+// so a job whose script traps it ends COMPLETED, not CANCELLED; its steps end with it. True
+// when it was sent or the job is already gone.
+bool signal_batch(std::uint32_t job_id, int signal, std::string& error);
 
 }  // namespace acme::slurm

@@ -288,10 +288,36 @@ CREATE INDEX follow_checkpoints_by_step ON follow_checkpoints (follow, step);
 ALTER TABLE evaluations ADD COLUMN stage TEXT NOT NULL DEFAULT '';
 )sql";
 
-// v10 is the pilot allocations' (issue 18, branch i18p). Held here by a no-op so this branch's
-// v11 applies in order; the merge puts the pilots' migration in its place.
+// v10: pilot allocations (issue 18, evalsched.conf mode = pilots). A pilot is one batch job on
+// one node that holds GPUs for one evaluation at one trial GPU count; the trials run inside it
+// as job steps, each an attempt row with the pilot and its step id. A trial whose pilot ends
+// mid-step goes back to pending (its attempt 'lost', not counted against max_attempts).
 constexpr std::string_view kEvalschedV10 = R"sql(
--- reserved: pilot allocations (issue 18)
+CREATE TABLE pilots (
+    id            INTEGER PRIMARY KEY,
+    evaluation    INTEGER NOT NULL REFERENCES evaluations (id),
+    gpus          INTEGER NOT NULL CHECK (gpus > 0),
+    node          TEXT NOT NULL,
+    tag           TEXT NOT NULL UNIQUE,          -- the Slurm job name; reconciliation key
+    job_id        INTEGER,
+    state         TEXT NOT NULL CHECK (state IN ('submitting', 'queued', 'running', 'releasing', 'ended')),
+    time_min_s    REAL NOT NULL,                 -- --time-min asked
+    time_limit_s  REAL NOT NULL,                 -- --time asked
+    granted_s     REAL,                          -- the limit slurmctld granted (backfill may shrink it)
+    submitted_at  REAL NOT NULL,
+    started_at    REAL,
+    ended_at      REAL,
+    steps         INTEGER NOT NULL DEFAULT 0,    -- trials it ran
+    reason        TEXT NOT NULL DEFAULT ''       -- how it ended
+);
+CREATE INDEX pilots_by_state ON pilots (state, evaluation);
+ALTER TABLE attempts ADD COLUMN pilot INTEGER REFERENCES pilots (id);
+ALTER TABLE attempts ADD COLUMN step_id INTEGER;
+CREATE INDEX attempts_by_pilot ON attempts (pilot, state);
+CREATE TRIGGER pilots_insert_version AFTER INSERT ON pilots
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
+CREATE TRIGGER pilots_update_version AFTER UPDATE ON pilots
+BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
 )sql";
 
 // v11: precursor staging (issue 18). One CPU-only stage job per (evaluation, node) copies the
@@ -328,7 +354,7 @@ constexpr std::array kMigrations = {
     Migration{7, "evalsched v7: the submitter's environment per evaluation", kEvalschedV7},
     Migration{8, "evalsched v8: sample counts per dataset", kEvalschedV8},
     Migration{9, "evalsched v9: follows of training runs' checkpoint directories", kEvalschedV9},
-    Migration{10, "evalsched v10: reserved for pilot allocations", kEvalschedV10},
+    Migration{10, "evalsched v10: pilot allocations, trials as their job steps", kEvalschedV10},
     Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
 };
 

@@ -33,7 +33,7 @@ std::optional<TrialRow> load_trial(Database& db, std::int64_t id) {
 
 std::vector<AttemptRow> open_attempts(Database& db) {
     std::vector<AttemptRow> out;
-    auto q = db.prepare(fmt::format("SELECT {} FROM attempts WHERE state IN ('submitting', 'queued', 'running') ORDER BY id", attempt_columns()));
+    auto q = db.prepare(fmt::format("SELECT {} FROM attempts WHERE state IN ('submitting', 'queued', 'running') AND pilot IS NULL ORDER BY id", attempt_columns()));
     while (q.step()) out.push_back(attempt_from(q));
     return out;
 }
@@ -166,7 +166,7 @@ std::vector<AttemptRow> attempts_to_cancel(Database& db) {
     std::vector<AttemptRow> out;
     auto q = db.prepare(
         "SELECT " + attempt_columns("a") +
-        " FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.state = 'cancelled' AND a.state IN ('submitting', 'queued', 'running')");
+        " FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.state = 'cancelled' AND a.state IN ('submitting', 'queued', 'running') AND a.pilot IS NULL");
     while (q.step()) out.push_back(attempt_from(q));
     return out;
 }

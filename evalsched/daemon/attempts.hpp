@@ -16,7 +16,8 @@ namespace acme::evalsched {
 
 std::vector<TrialRow> trials_in_state(store::Database& db, const std::vector<std::string>& states);
 std::optional<TrialRow> load_trial(store::Database& db, std::int64_t id);
-// Attempts Slurm may still hold a job for: submitting, queued, running.
+// Attempts Slurm may still hold a job for: submitting, queued, running (jobs of their own, not
+// the job steps of pilots: pilot_store.hpp).
 std::vector<AttemptRow> open_attempts(store::Database& db);
 // Nodes holding (or copying) each evaluation's checkpoint: finished stagings and open attempts.
 std::vector<std::pair<std::int64_t, std::string>> staged_nodes(store::Database& db);
@@ -63,7 +64,7 @@ struct Outcome {
 // transaction.
 void finish_attempt(store::Database& db, const AttemptRow& a, const Outcome& o, const std::string& size_class, double now);
 
-// Attempts of cancelled trials whose jobs may still run.
+// Attempts of cancelled trials whose jobs (not pilot steps) may still run.
 std::vector<AttemptRow> attempts_to_cancel(store::Database& db);
 void attempt_cancelled(store::Database& db, const AttemptRow& a, double now);
 

@@ -81,6 +81,10 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
         else if (key == "log_file") c.log_file = path();
         else if (key == "admin_group") c.admin_group = value;
         else if (key == "partition") c.partition = value;
+        else if (key == "mode") {
+            if (value != "trials" && value != "pilots") fail(fmt::format("mode={} is not a mode: use trials or pilots", value));
+            c.pilots = value == "pilots";
+        } else if (key == "pilot_max_time") c.pilot_max_s = seconds();
         else if (key == "metrics_listen") {
             if (value.find(':') == std::string::npos) fail(fmt::format("metrics_listen={} lacks a port: use host:port, e.g. 127.0.0.1:9817", value));
             c.metrics_listen = value;
@@ -143,7 +147,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
                              "poll_interval, change_poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
-                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout", key));
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time", key));
         }
     }
     return c;

@@ -50,6 +50,10 @@ struct DaemonConfig {
     std::string follow_helper;                           // evalsched-ckpt-scan; default: installed one
     double follow_interval_s = 60;
     double follow_scan_timeout_s = 30;
+    // mode = pilots (issue 18): per-node pilot allocations whose job steps run the trials;
+    // mode = trials (the default): one batch job per trial.
+    bool pilots = false;
+    double pilot_max_s = 2 * 3600;                       // a pilot's --time at most
 };
 
 class ConfigError : public std::runtime_error {

@@ -22,7 +22,7 @@ std::string trial_script(const TrialScript& t) {
 set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
-rm -f{rm} {marker}
+{step}rm -f{rm} {marker}
 . {helper} || exit {stage_exit}
 # The first trial on a node copies the checkpoint; the others wait for that copy and reuse it.
 # Per user (a user's copy is theirs alone, in a directory checked to be theirs), then per node
@@ -39,7 +39,8 @@ printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "
 [ "$rc" -eq 0 ] && : > {marker}
 exit "$rc"
 )sh",
-        fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
+        fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm),
+        fmt::arg("step", t.record_step ? "printf '{\"job\": %s, \"step\": %s}\\n' \"${SLURM_JOB_ID:-null}\" \"${SLURM_STEP_ID:-null}\" > \"$attempt_dir/step.json\"\n" : ""), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
         fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
         fmt::arg("cache", shell_quote(t.stage_dir)), fmt::arg("patterns", shell_quote(t.stage_patterns)),
         fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
@@ -62,6 +63,15 @@ evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes}
         fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(s.checkpoint_path)),
         fmt::arg("cache", shell_quote(s.stage_dir)), fmt::arg("patterns", shell_quote(s.stage_patterns)),
         fmt::arg("max_bytes", static_cast<long long>(s.stage_cache_bytes)));
+}
+
+std::string pilot_script() {
+    return R"sh(#!/bin/bash
+# Submitted by evalschedd: a pilot allocation (mode = pilots). It only holds the GPUs; evalschedd
+# runs the evaluation's trials in it as job steps and releases it with SIGUSR1 to this script.
+trap 'exit 0' USR1 TERM
+while :; do sleep 30 & wait $!; done
+)sh";
 }
 
 std::string metric_script(const MetricScript& m) {

@@ -26,6 +26,9 @@ struct TrialScript {
     std::string done_marker;
     std::string command;          // rendered by the core
     std::string stage_patterns = {};  // the suite's stage globs, one per line; empty: everything
+    // A job step in a pilot (mode = pilots): the script records its step id in step.json, so
+    // the attempt names the step sacct and gpuacct show.
+    bool record_step = false;
 };
 std::string trial_script(const TrialScript& t);
 
@@ -39,6 +42,11 @@ struct StageScript {
     std::string stage_patterns;
 };
 std::string stage_script(const StageScript& s);
+
+// A pilot's batch script (mode = pilots): it only holds the allocation while evalschedd runs
+// trials in it as job steps. SIGUSR1 (evalschedd releasing it: scancel --batch -s USR1) or
+// SIGTERM ends it with exit 0, so a released pilot ends COMPLETED, not CANCELLED.
+std::string pilot_script();
 
 struct MetricScript {
     std::string attempt_dir;      // run.json lands here

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     follower.start();
 
     std::thread scheduler_thread([&] {
-        Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus, &sched_status);
+        Scheduler scheduler(config, std::move(*sched_db), std::move(engine), &cluster_gpus, &sched_status, [&] { wakeup.wake(); });
         std::unique_lock lock(wakeup.mutex);
         while (!wakeup.stop) {
             wakeup.pending = false;

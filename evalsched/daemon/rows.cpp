@@ -54,6 +54,7 @@ const Column<AttemptRow> kAttempt[] = {
     {"state", [](AttemptRow& a, const Statement& q, int i) { a.state = q.column_text(i); }},
     {"job_id", [](AttemptRow& a, const Statement& q, int i) { a.job_id = q.column_optional_int(i); }},
     {"submitted_at", [](AttemptRow& a, const Statement& q, int i) { a.submitted_at = q.column_optional_double(i).value_or(0); }},
+    {"pilot", [](AttemptRow& a, const Statement& q, int i) { a.pilot = q.column_optional_int(i); }},
 };
 
 const Column<MetricRow> kMetric[] = {

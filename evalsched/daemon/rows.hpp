@@ -52,6 +52,7 @@ struct AttemptRow {
     std::string tag, node, state;
     std::optional<std::int64_t> job_id;
     double submitted_at = 0;
+    std::optional<std::int64_t> pilot;  // set: a job step of that pilot (mode = pilots), not a job of its own
 };
 
 struct MetricRow {

@@ -24,7 +24,7 @@
 namespace acme::evalsched {
 
 Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
-                     std::atomic<int>* cluster_gpus, SchedulerStatus* status)
+                     std::atomic<int>* cluster_gpus, SchedulerStatus* status, std::function<void()> wake)
     : config_(config),
       db_(std::move(db)),
       engine_(std::move(engine)),
@@ -32,7 +32,8 @@ Scheduler::Scheduler(const DaemonConfig& config, store::Database db, std::option
       status_(status),
       trials_(config_, db_, engine_ ? &*engine_ : nullptr),
       metrics_(config_, db_, engine_ ? &*engine_ : nullptr),
-      stages_(config_, db_) {}
+      stages_(config_, db_),
+      pilots_(config_, db_, trials_, std::move(wake)) {}
 
 void Scheduler::tick() noexcept {
     try {
@@ -53,9 +54,16 @@ void Scheduler::tick() noexcept {
         reconcile(trials_, by_tag);
         reconcile(metrics_, by_tag);
         withdraw_orphans(by_tag);
+        // Pilots' steps before the pilots: a step that ended with its trial done keeps it; one
+        // that its pilot's end killed is lost, and the pilot's end loses the rest.
+        pilots_.observe(by_tag);
+        pilots_.judge_steps();
+        reconcile(pilots_, by_tag);
         kill_cancelled(trials_, by_tag);
         kill_cancelled(metrics_, by_tag);
         kill_cancelled(stages_, by_tag);
+        kill_cancelled(pilots_, by_tag);
+        pilots_.release_inactive(active_evaluations(db_));
         auto nodes = slurm::load_node_gpus(error);
         if (!nodes) {
             log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
@@ -148,8 +156,18 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
     last_holds_.clear();
     auto pending = trials_in_state(db_, {"pending"});
     std::erase_if(pending, [&](const TrialRow& t) { return !by_id.count(t.evaluation); });
+    PlanOptions options;
+    options.margin_fraction = config_.margin_fraction;
+    options.margin_s = config_.margin_s;
+    // Running pilots take their next trial first, in either mode (after a switch to trials,
+    // a pilot still running finishes the work that fits it), and idle ones are released.
+    pilots_.feed(pending, evals, options, [&](const TrialRow& t, const EvalInfo& e) { return to_pending(t, e); });
     if (pending.empty()) {
         trials_.freed_at().clear();
+        return;
+    }
+    if (config_.pilots) {
+        submit_pilots(pending, by_id, options, jobs, nodes);
         return;
     }
 
@@ -169,9 +187,6 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
         trial_of[p.id] = &t;
         return p;
     };
-    PlanOptions options;
-    options.margin_fraction = config_.margin_fraction;
-    options.margin_s = config_.margin_s;
     std::vector<PendingTrial> trials;
     std::map<std::string, std::string> avoid;
     for (const auto& t : pending) {
@@ -194,6 +209,37 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
         if (trials_.start(t, e, p.node, p.time_limit_s, *after)) ++started;
     }
     note_refill(started);
+}
+
+void Scheduler::submit_pilots(const std::vector<TrialRow>& pending, const std::map<std::int64_t, EvalInfo>& by_id, const PlanOptions& options,
+                              const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes) {
+    std::map<std::string, NodeWindow> windows = windows_of(jobs, nodes, config_.bf_window_s);
+    for (const auto& [eval, node] : staged_nodes(db_))
+        if (auto it = windows.find(node); it != windows.end() && by_id.count(eval)) it->second.staged.push_back(by_id.at(eval).key());
+    std::vector<PendingTrial> trials;
+    for (const auto& t : pending) trials.push_back(to_pending(t, by_id.at(t.evaluation)));
+    // Pilots already asked for (queued, or running: they take these trials as their steps end).
+    std::map<std::string, int> serving;
+    for (const PilotRow& p : pilots_.open())
+        if (p.state != "releasing" && by_id.count(p.evaluation)) ++serving[pilot_key(by_id.at(p.evaluation).key(), p.gpus)];
+    PilotOptions po;
+    po.trial = options;
+    po.max_s = config_.pilot_max_s;
+    std::vector<NodeWindow> all;
+    for (const auto& [name, w] : windows) all.push_back(w);
+    const PilotPlan round = plan_pilots(trials, all, serving, po);
+    for (const auto& h : round.hold) last_holds_[h.trial] = h.reason;
+    for (const PilotRequest& r : round.submit) {
+        auto e = std::find_if(by_id.begin(), by_id.end(), [&](const auto& x) { return x.second.key() == r.checkpoint; });
+        if (e == by_id.end()) continue;
+        // Precursor staging: the pilot's GPUs are allocated only once the node holds the copy.
+        const auto after = stage_dependency(e->second, r.node);
+        if (!after) {
+            log_line("pilot for {} not placed on {} this round: its checkpoint cannot be staged there now", e->second.key(), r.node);
+            continue;
+        }
+        pilots_.start(e->second, r, *after);
+    }
 }
 
 PendingTrial Scheduler::to_pending(const TrialRow& t, const EvalInfo& e) const {
@@ -238,6 +284,10 @@ std::map<std::string, NodeWindow> Scheduler::windows_of(const std::vector<slurm:
         auto t = load_trial(db_, a.trial);
         if (auto it = windows.find(a.node); t && it != windows.end()) it->second.free_gpus = std::max(0, it->second.free_gpus - t->gpus);
     }
+    // So do pilots not running yet.
+    for (const PilotRow& p : open_pilots(db_))
+        if (p.state == "submitting" || p.state == "queued")
+            if (auto it = windows.find(p.node); it != windows.end()) it->second.free_gpus = std::max(0, it->second.free_gpus - p.gpus);
     return windows;
 }
 
@@ -254,6 +304,7 @@ void Scheduler::publish_forecast(const std::vector<slurm::JobView>& jobs, const 
         if (auto it = windows.find(node); it != windows.end() && key_of.count(eval)) it->second.staged.push_back(key_of[eval]);
     std::map<std::int64_t, AttemptRow> open_of;
     for (const auto& a : open_attempts(db_)) open_of[a.trial] = a;
+    for (const auto& a : open_steps(db_)) open_of[a.trial] = a;
     const TagIndex by_tag = index_by_tag(jobs);
 
     std::vector<PendingTrial> pending;

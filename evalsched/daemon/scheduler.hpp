@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/metric_kind.hpp"
+#include "evalsched/daemon/pilot_kind.hpp"
 #include "evalsched/daemon/stage_kind.hpp"
 #include "evalsched/daemon/sched_status.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
@@ -34,8 +36,9 @@ public:
     // controller's trouble and each active evaluation's forecast (sched_status.hpp).
     // `cluster_gpus`, when given, receives the GPUs of the usable nodes after every round: the
     // API sizes new evaluations' shards and bundles to it (options_for).
+    // `wake`, when given, makes the scheduler's thread run a round now: a pilot's step ended.
     Scheduler(const DaemonConfig& config, store::Database db, std::optional<diagnose::Engine> engine,
-              std::atomic<int>* cluster_gpus = nullptr, SchedulerStatus* status = nullptr);
+              std::atomic<int>* cluster_gpus = nullptr, SchedulerStatus* status = nullptr, std::function<void()> wake = {});
     // Its kinds hold references to its configuration and connection.
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -59,6 +62,9 @@ private:
     // forever): cancelled and pending again, so the next round places them anew.
     void withdraw_orphans(const TagIndex& by_tag);
     void plan_and_submit(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
+    // mode = pilots: the pilots plan_pilots asks for in the nodes' windows, submitted.
+    void submit_pilots(const std::vector<TrialRow>& pending, const std::map<std::int64_t, EvalInfo>& by_id, const PlanOptions& options,
+                       const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
     void submit_metrics();
     // The forecast of every active evaluation (core/forecast.hpp), published to status_.
     void publish_forecast(const std::vector<slurm::JobView>& jobs, const std::vector<slurm::NodeGpus>& nodes);
@@ -73,15 +79,16 @@ private:
     PriorBook priors_;
     std::atomic<int>* cluster_gpus_;
     SchedulerStatus* status_;
-    std::map<std::string, std::string> last_holds_;
+    std::map<std::string, std::string> last_holds_;  // trial id -> the planner's reason, last round
     std::time_t jobs_since_ = 0;                      // slurmctld's last_update at the last look
     std::map<std::uint32_t, std::uint32_t> our_jobs_; // job id -> state at the last look
     // Submitted trials, one freed GPU each: how long it stayed idle (TrialKind::freed_at).
-    void note_refill(int trials);  // trial id -> the planner's reason, last round
+    void note_refill(int trials);
     // The kinds of job it submits, each through the one lifecycle (lifecycle.hpp).
     TrialKind trials_;
     MetricKind metrics_;
     StageKind stages_;
+    PilotKind pilots_;
 };
 
 }  // namespace acme::evalsched

@@ -19,6 +19,39 @@ namespace acme::evalsched {
 
 static_assert(JobKind<TrialKind>);
 
+TrialScript trial_script_for(const DaemonConfig& config, store::Database& db, const EvalInfo& e, const TrialRow& t, const std::string& tag) {
+    TrialScript ts;
+    ts.stage_helper = config.stage_helper;
+    ts.stage_dir = config.stage_dir;
+    ts.stage_cache_bytes = config.stage_cache_bytes;
+    ts.checkpoint_path = e.path;
+    ts.stage_patterns = load_stage(db, e.id);
+    ts.attempt_dir = attempt_dir(e, tag);
+    for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
+    ts.done_marker = done_marker(e, t.id);
+    ts.command = t.command;
+    return ts;
+}
+
+void TrialKind::finish_step(const AttemptRow& a, std::optional<int> wait_status) {
+    auto t = load_trial(db_, a.trial);
+    if (!t) return;
+    auto e = load_evaluation(db_, t->evaluation);
+    if (!e) return;
+    if (!wait_status) {
+        // Adopted after a restart: the wrapper's run.json is all that says how it went.
+        const RunRecord run = read_run(attempt_dir(*e, a.tag), *e);
+        wait_status = run.exit_code ? (*run.exit_code & 0xff) << 8 : 1 << 8;
+    }
+    const slurm::JobView step = slurm::step_view(static_cast<std::uint32_t>(a.job_id.value_or(0)), *wait_status, a.node);
+    const Outcome o = judge(a, *t, *e, &step);
+    finish_attempt(db_, a, o, size_class(e->params_b), wall_clock_s());
+    if (o.success) log_line("trial {} done in a step of job {} on {} ({} scores)", t->trial_key, a.job_id.value_or(0), o.node, o.scores.size());
+    else if (o.cancelled) log_line("trial {} cancelled", t->trial_key);
+    else log_line("trial {} attempt {} failed in a step of job {} on {}: {} ({}){}", t->trial_key, a.number, a.job_id.value_or(0), o.node, o.reason,
+                  o.category, o.retry ? fmt::format(", retrying{}", o.exclude_node.empty() ? "" : " without " + o.exclude_node) : ", not retried");
+}
+
 bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s, const std::string& dependency) {
     if (const auto refused = ensure_dirs(e)) {
         trial_cannot_start(db_, t, *refused, wall_clock_s());
@@ -26,16 +59,7 @@ bool TrialKind::start(const TrialRow& t, const EvalInfo& e, const std::string& n
         return false;
     }
     const AttemptRow a = begin_attempt(db_, t, node, time_limit_s, wall_clock_s());
-    TrialScript ts;
-    ts.stage_helper = config_.stage_helper;
-    ts.stage_dir = config_.stage_dir;
-    ts.stage_cache_bytes = config_.stage_cache_bytes;
-    ts.checkpoint_path = e.path;
-    ts.stage_patterns = load_stage(db_, e.id);
-    ts.attempt_dir = attempt_dir(e, a.tag);
-    for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
-    ts.done_marker = done_marker(e, t.id);
-    ts.command = t.command;
+    const TrialScript ts = trial_script_for(config_, db_, e, t, a.tag);
     slurm::BatchJob job = job_for(e, a.tag, config_.partition, {"EVALSCHED_TRIAL=" + t.trial_key}, load_environment(db_, e.id));
     job.comment = job_comment("evalsched trial " + t.trial_key, a.tag);
     job.script = trial_script(ts);

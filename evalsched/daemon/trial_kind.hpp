@@ -15,9 +15,13 @@
 #include "common/store/database.hpp"
 #include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/rows.hpp"
 
 namespace acme::evalsched {
+
+// The trial script's inputs for attempt `tag` of `t`: a trial job's and a pilot step's alike.
+TrialScript trial_script_for(const DaemonConfig& config, store::Database& db, const EvalInfo& e, const TrialRow& t, const std::string& tag);
 
 class TrialKind {
 public:
@@ -29,6 +33,11 @@ public:
     // A new attempt of `t` on `node` with --time time_limit_s, submitted; false when slurmctld refused it.
     // `dependency`: Slurm's --dependency ("afterok:<stage job>"), "" for none.
     bool start(const TrialRow& t, const EvalInfo& e, const std::string& node, double time_limit_s, const std::string& dependency = "");
+
+    // A job step of a pilot ended (mode = pilots): judged as a trial job is, from srun's wait
+    // status (nullopt: the step was adopted after a restart; run.json's exit code then) and
+    // the files it left, then stored (scores, retry, diagnosis) like a job's attempt.
+    void finish_step(const AttemptRow& a, std::optional<int> wait_status);
 
     // The JobKind interface (lifecycle.hpp).
     std::vector<AttemptRow> open();

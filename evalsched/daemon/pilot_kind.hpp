@@ -1,0 +1,81 @@
+// Pilots (mode = pilots, issue 18) as a fourth kind of job in the lifecycle (lifecycle.hpp):
+// one batch job per (evaluation, node, trial GPU count) that the core's plan_pilots asked
+// for, sized by --time-min/--time to the node's backfill window, whose script only holds the
+// allocation. The trials run inside it as job steps, one at a time, the longest that fits the
+// granted time left first (pilot_next): `srun --jobid` as the evaluation's user, each step an
+// attempt with its own exit code, log, telemetry, diagnosis and retry (TrialKind::finish_step).
+// A step is leased to its pilot: when the pilot ends under it (killed, preempted, timed out,
+// node failure) the trial is pending again and the attempt does not count. A pilot with
+// nothing left that fits its remaining time is released at once (SIGUSR1 to its batch
+// script: it ends COMPLETED), as are the pilots of a cancelled evaluation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/slurm/cluster.hpp"
+#include "common/store/database.hpp"
+#include "evalsched/core/planner.hpp"
+#include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/lifecycle.hpp"
+#include "evalsched/daemon/pilot_steps.hpp"
+#include "evalsched/daemon/pilot_store.hpp"
+#include "evalsched/daemon/rows.hpp"
+#include "evalsched/daemon/trial_kind.hpp"
+
+namespace acme::evalsched {
+
+class PilotKind {
+public:
+    using Row = PilotRow;
+    // `trials` judges the steps; `wake` is called the moment a step's srun exits.
+    PilotKind(const DaemonConfig& config, store::Database& db, TrialKind& trials, std::function<void()> wake)
+        : config_(config), db_(db), trials_(trials), steps_(std::move(wake)) {}
+
+    // What slurmctld shows this round; running() and finish() read the pilots' jobs from it.
+    void observe(const TagIndex& by_tag) { by_tag_ = &by_tag; }
+
+    // Submits the pilot plan_pilots asked for. `dependency`: "" or "afterok:<job>" (the
+    // precursor stage job on that node, when one is wired in). False when it was not submitted.
+    bool start(const EvalInfo& e, const PilotRequest& r, const std::string& dependency = "");
+
+    // Steps whose srun exited (or, adopted after a restart, whose run.json appeared): judged.
+    // A step that failed because its pilot ended under it is lost instead (not counted).
+    void judge_steps();
+    // Every running pilot without a step gets its next trial (pilot_next over `pending`, which
+    // loses the trials given out), or is released when none fits its time left.
+    void feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>& active, const PlanOptions& options,
+              const std::function<PendingTrial(const TrialRow&, const EvalInfo&)>& to_pending);
+    // Running pilots of evaluations no longer active: released (their steps end with them).
+    void release_inactive(const std::vector<EvalInfo>& active);
+
+    // The JobKind interface (lifecycle.hpp).
+    std::vector<PilotRow> open();
+    std::string describe(const PilotRow& p);
+    std::optional<std::uint32_t> owner(const PilotRow& p);
+    void adopted(const PilotRow& p, std::int64_t job_id);
+    void lost(const PilotRow& p);
+    void refused(const PilotRow& p, const std::string& error);
+    void submitted(const PilotRow& p, std::int64_t job_id);
+    void running(const PilotRow& p, const std::string& nodes);
+    void finish(const PilotRow& p, const slurm::JobView* job);
+    std::vector<PilotRow> to_kill();   // not yet running pilots of evaluations no longer active
+    void killed(const PilotRow& p);
+
+private:
+    bool start_step(const PilotRow& p, const TrialRow& t, const EvalInfo& e, double limit_s);
+    void release(const PilotRow& p, const std::string& why);
+    const slurm::JobView* job_of(const PilotRow& p);
+    bool alive(const PilotRow& p);
+
+    const DaemonConfig& config_;
+    store::Database& db_;
+    TrialKind& trials_;
+    StepRunner steps_;
+    const TagIndex* by_tag_ = nullptr;
+};
+
+}  // namespace acme::evalsched
