@@ -182,12 +182,33 @@ void PilotKind::release(const PilotRow& p, const std::string& why) {
         return;
     }
     pilot_releasing(db_, p, why);
+    released_at_.emplace(p.id, wall_clock_s());
     log_line("pilot {} (job {}) released after {} step{}: {}", p.tag, p.job_id.value_or(0), p.steps, p.steps == 1 ? "" : "s", why);
 }
 
 void PilotKind::release_inactive(const std::vector<EvalInfo>& active) {
     (void)active;
     for (const PilotRow& p : pilots_of_inactive(db_, {"running"})) release(p, "its evaluation is no longer active");
+}
+
+void PilotKind::chase_released() {
+    const double now = wall_clock_s();
+    for (const PilotRow& p : open()) {
+        if (p.state != "releasing" || !p.job_id) continue;
+        const slurm::JobView* j = job_of(p);
+        if (!j || !j->active()) continue;  // ended: reconcile judges it
+        const auto first = released_at_.emplace(p.id, now).first->second;
+        std::string error;
+        const auto id = static_cast<std::uint32_t>(*p.job_id);
+        if (now - first < kReleaseGraceS) {
+            if (!slurm::signal_batch(id, SIGUSR1, error)) log_line("cannot signal released pilot {} (job {}): {}", p.tag, id, error);
+        } else if (slurm::cancel_job(id, error)) {
+            log_line("pilot {} (job {}) still ran {:.0f} s after its release: cancelled", p.tag, id, now - first);
+            released_at_.erase(p.id);
+        } else {
+            log_line("cannot cancel released pilot {} (job {}): {}; trying again next round", p.tag, id, error);
+        }
+    }
 }
 
 std::vector<PilotRow> PilotKind::open() { return open_pilots(db_); }
@@ -228,6 +249,7 @@ void PilotKind::finish(const PilotRow& p, const slurm::JobView* job) {
     judge_steps();
     const std::string how = how_it_ended(job);
     pilot_ended(db_, p, how, wall_clock_s());
+    released_at_.erase(p.id);
     log_line("pilot {} (job {}) ended: {}{}", p.tag, p.job_id.value_or(0), how, p.state == "releasing" ? " (released)" : "");
 }
 

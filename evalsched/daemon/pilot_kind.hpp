@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ public:
               const std::function<PendingTrial(const TrialRow&, const EvalInfo&)>& to_pending);
     // Running pilots of evaluations no longer active: released (their steps end with them).
     void release_inactive(const std::vector<EvalInfo>& active);
+    // Released pilots whose job still runs: the signal is sent again every round (one sent as
+    // the batch step was still being launched is lost: slurmstepd had no script to signal yet),
+    // and a pilot still running release_grace_s after its first release is cancelled, so a
+    // lost signal never holds GPUs until the pilot's time limit.
+    void chase_released();
 
     // The JobKind interface (lifecycle.hpp).
     std::vector<PilotRow> open();
@@ -76,6 +82,10 @@ private:
     TrialKind& trials_;
     StepRunner steps_;
     const TagIndex* by_tag_ = nullptr;
+    std::map<std::int64_t, double> released_at_;  // pilot id -> first release (this daemon's run)
 };
+
+// How long a released pilot may take to end on its own before it is cancelled.
+inline constexpr double kReleaseGraceS = 20;
 
 }  // namespace acme::evalsched

@@ -64,6 +64,7 @@ void Scheduler::tick() noexcept {
         kill_cancelled(stages_, by_tag);
         kill_cancelled(pilots_, by_tag);
         pilots_.release_inactive(active_evaluations(db_));
+        pilots_.chase_released();
         auto nodes = slurm::load_node_gpus(error);
         if (!nodes) {
             log_line("cannot ask slurmctld for nodes ({}); trying again next round", error);
