@@ -13,6 +13,27 @@ std::string shell_quote(std::string_view s) {
     return out + "'";
 }
 
+namespace {
+
+// The staging lines both scripts run: source the helper, check the user's cache directory,
+// copy (or find) the checkpoint there, record stage.json in $attempt_dir. Per user (a user's
+// copy is theirs alone, in a directory checked to be theirs), then per node (nodes may share
+// a host in tests).
+template <class S>
+std::string staging_lines(const S& s) {
+    return fmt::format(
+        R"sh(. {helper} || exit {stage_exit}
+cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
+evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" {patterns} ||
+  {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
+)sh",
+        fmt::arg("helper", shell_quote(s.stage_helper)), fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(s.checkpoint_path)),
+        fmt::arg("cache", shell_quote(s.stage_dir)), fmt::arg("patterns", shell_quote(s.stage_patterns)),
+        fmt::arg("max_bytes", static_cast<long long>(s.stage_cache_bytes)));
+}
+
+}  // namespace
+
 std::string trial_script(const TrialScript& t) {
     std::string rm;
     for (const auto& f : t.result_files) rm += " " + shell_quote(f);
@@ -23,14 +44,9 @@ set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
 {step}rm -f{rm} {marker}
-. {helper} || exit {stage_exit}
-# The first trial on a node copies the checkpoint; the others wait for that copy and reuse it.
-# Per user (a user's copy is theirs alone, in a directory checked to be theirs), then per node
-# (nodes may share a host in tests).
-cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
-evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" {patterns} ||
-  {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
-export EVALSCHED_STAGED
+# The first trial on a node copies the checkpoint (unless a stage job did); the others wait
+# for that copy and reuse it.
+{staging}export EVALSCHED_STAGED
 start=$(date +%s.%N)
 ( {command} )
 rc=$?
@@ -40,10 +56,8 @@ printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "
 exit "$rc"
 )sh",
         fmt::arg("attempt", shell_quote(t.attempt_dir)), fmt::arg("rm", rm),
-        fmt::arg("step", t.record_step ? "printf '{\"job\": %s, \"step\": %s}\\n' \"${SLURM_JOB_ID:-null}\" \"${SLURM_STEP_ID:-null}\" > \"$attempt_dir/step.json\"\n" : ""), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("helper", shell_quote(t.stage_helper)),
-        fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(t.checkpoint_path)),
-        fmt::arg("cache", shell_quote(t.stage_dir)), fmt::arg("patterns", shell_quote(t.stage_patterns)),
-        fmt::arg("max_bytes", static_cast<long long>(t.stage_cache_bytes)), fmt::arg("command", t.command));
+        fmt::arg("step", t.record_step ? "printf '{\"job\": %s, \"step\": %s}\\n' \"${SLURM_JOB_ID:-null}\" \"${SLURM_STEP_ID:-null}\" > \"$attempt_dir/step.json\"\n" : ""), fmt::arg("marker", shell_quote(t.done_marker)), fmt::arg("staging", staging_lines(t)),
+        fmt::arg("command", t.command));
 }
 
 std::string stage_script(const StageScript& s) {
@@ -54,15 +68,8 @@ std::string stage_script(const StageScript& s) {
 set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
-. {helper} || exit {stage_exit}
-cache=$(evalsched_private_dir {cache} "evalsched-$(id -un)") || exit {stage_exit}
-evalsched_stage {ckpt} "$cache/${{SLURMD_NODENAME:-$(hostname -s)}}" {max_bytes} "$attempt_dir/stage.json" {patterns} ||
-  {{ echo "evalsched: staging "{ckpt}" failed" >&2; exit {stage_exit}; }}
-)sh",
-        fmt::arg("attempt", shell_quote(s.attempt_dir)), fmt::arg("helper", shell_quote(s.stage_helper)),
-        fmt::arg("stage_exit", kStageFailedExit), fmt::arg("ckpt", shell_quote(s.checkpoint_path)),
-        fmt::arg("cache", shell_quote(s.stage_dir)), fmt::arg("patterns", shell_quote(s.stage_patterns)),
-        fmt::arg("max_bytes", static_cast<long long>(s.stage_cache_bytes)));
+{staging})sh",
+        fmt::arg("attempt", shell_quote(s.attempt_dir)), fmt::arg("staging", staging_lines(s)));
 }
 
 std::string pilot_script() {

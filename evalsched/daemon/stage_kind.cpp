@@ -10,6 +10,7 @@
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
+#include "evalsched/daemon/trial_kind.hpp"
 
 namespace acme::evalsched {
 
@@ -24,12 +25,7 @@ std::optional<std::int64_t> StageKind::start(const EvalInfo& e, const std::strin
     }
     const StageRow s = begin_stage(db_, e.id, node, number, wall_clock_s());
     StageScript ss;
-    ss.stage_helper = config_.stage_helper;
-    ss.stage_dir = config_.stage_dir;
-    ss.stage_cache_bytes = config_.stage_cache_bytes;
-    ss.checkpoint_path = e.path;
-    ss.stage_patterns = load_stage(db_, e.id);
-    ss.attempt_dir = attempt_dir(e, s.tag);
+    set_staging(ss, config_, db_, e, attempt_dir(e, s.tag));
     slurm::BatchJob job = job_for(e, s.tag, config_.partition, {}, load_environment(db_, e.id));
     job.comment = job_comment(fmt::format("evalsched stage {}/{} on {}", e.name, e.checkpoint, node), s.tag);
     job.script = stage_script(ss);

@@ -21,12 +21,7 @@ static_assert(JobKind<TrialKind>);
 
 TrialScript trial_script_for(const DaemonConfig& config, store::Database& db, const EvalInfo& e, const TrialRow& t, const std::string& tag) {
     TrialScript ts;
-    ts.stage_helper = config.stage_helper;
-    ts.stage_dir = config.stage_dir;
-    ts.stage_cache_bytes = config.stage_cache_bytes;
-    ts.checkpoint_path = e.path;
-    ts.stage_patterns = load_stage(db, e.id);
-    ts.attempt_dir = attempt_dir(e, tag);
+    set_staging(ts, config, db, e, attempt_dir(e, tag));
     for (const auto& d : t.parts()) ts.result_files.push_back(part_dir(e, t, d) + "/result.json");
     ts.done_marker = done_marker(e, t.id);
     ts.command = t.command;

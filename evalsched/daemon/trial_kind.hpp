@@ -15,12 +15,25 @@
 #include "common/store/database.hpp"
 #include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/rows.hpp"
 
 namespace acme::evalsched {
 
 // The trial script's inputs for attempt `tag` of `t`: a trial job's and a pilot step's alike.
+// The staging fields a trial script and a stage job's script share (job_script.hpp), from
+// the daemon's configuration and the evaluation: one place, so both copy the same files into
+// the same cache.
+template <class S>
+void set_staging(S& s, const DaemonConfig& config, store::Database& db, const EvalInfo& e, const std::string& attempt) {
+    s.stage_helper = config.stage_helper;
+    s.stage_dir = config.stage_dir;
+    s.stage_cache_bytes = config.stage_cache_bytes;
+    s.checkpoint_path = e.path;
+    s.stage_patterns = load_stage(db, e.id);
+    s.attempt_dir = attempt;
+}
 TrialScript trial_script_for(const DaemonConfig& config, store::Database& db, const EvalInfo& e, const TrialRow& t, const std::string& tag);
 
 class TrialKind {

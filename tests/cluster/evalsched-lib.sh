@@ -50,6 +50,12 @@ evalsched() { "$ACME_BUILD_DIR"/evalsched/cli/evalsched "$@"; }
 
 es_sql() { sqlite3 -batch -noheader "$ES"/evalsched.db "$1"; }
 
+# A suite of the first N datasets of $ES/suite.toml, readable by the daemon's helpers:
+# written to $ES/NAME.toml.
+es_first_datasets() { # N NAME
+  awk -v max="$1" '/^\[\[dataset\]\]/ { n++ } n <= max' "$ES"/suite.toml >"$ES/$2.toml" && chmod 644 "$ES/$2.toml"
+}
+
 # Waits until evaluation $1 leaves 'active'; prints its state.
 es_wait() { # id [timeout_s]
   local deadline=$((SECONDS + ${2:-120})) state

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
 # Two datasets are enough.
-awk '/^\[\[dataset\]\]/ { n++ } n <= 2' "$ES"/suite.toml >"$ES"/two.toml
+es_first_datasets 2 two
 : >"$ES"/fail/mmlu.infra
 : >"$ES"/fail/cmmlu.value
 chmod 666 "$ES"/fail/*

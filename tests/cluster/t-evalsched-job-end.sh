@@ -21,8 +21,7 @@ for b in "${blockers[@]}"; do
   done
   assert_eq RUNNING "$(job_field "$b" JobState)" "blocker job $b"
 done
-awk '/^\[\[dataset\]\]/ { n++ } n <= 3' "$ES"/suite.toml >"$ES"/three.toml
-chmod 644 "$ES"/three.toml
+es_first_datasets 3 three
 es_start
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/three.toml)
 # Two timer rounds (2 x 60 s) would be needed without the change poll.

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
 # Six 1-GPU trials: more than one node's four GPUs, so two nodes get a copy.
-awk '/^\[\[dataset\]\]/ { n++ } n <= 6' "$ES"/suite.toml >"$ES"/six.toml
-chmod 644 "$ES"/six.toml
+es_first_datasets 6 six
 es_start
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/six.toml)
 assert_eq done "$(es_wait "$id" 150)" "the evaluation's state"
@@ -47,8 +46,7 @@ chmod -R a+rX "$ES"/ckpt/run7/step-200
 cache=$ES/stage/evalsched-$(id -un)
 mv "$cache"/n1 "$cache"/n1.was
 : >"$cache"/n1
-awk '/^\[\[dataset\]\]/ { n++ } n <= 2' "$ES"/suite.toml >"$ES"/two.toml
-chmod 644 "$ES"/two.toml
+es_first_datasets 2 two
 id2=$(es_submit "$ES"/ckpt/run7/step-200 --suite "$ES"/two.toml)
 assert_eq done "$(es_wait "$id2" 200)" "the state of an evaluation whose first node cannot stage"
 assert_eq "failed failed" "$(es_sql "SELECT group_concat(state, ' ') FROM (SELECT state FROM stage_jobs WHERE evaluation = $id2 AND node = 'n1' ORDER BY number)")" \
