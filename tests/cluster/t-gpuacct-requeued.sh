@@ -34,7 +34,14 @@ use_uniform_scenario 90
 # this test is about gpuacct telling the runs apart.
 first_node=$(sacct -j "$id" -D -X -n -P -o NodeList | head -n 1)
 scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
-# Slurm holds a requeued job back for a while (BeginTime); let it start now.
+# Slurm holds a requeued job back for a while (BeginTime, set when the requeue completes, after
+# the first run's epilog): once it is pending again, let it start now. Set earlier, the
+# requeue's own BeginTime (120 s on) replaces it.
+deadline=$((SECONDS + 60))
+until [ "$(job_field "$id" JobState)" = PENDING ]; do
+  ((SECONDS < deadline)) || fail "job $id not pending again in 60 s after its requeue: $(job_field "$id" JobState)"
+  sleep 0.3
+done
 scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
 assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id"
 assert_eq 1 "$(job_field "$id" Restarts)" "restarts"

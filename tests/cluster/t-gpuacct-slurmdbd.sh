@@ -22,7 +22,9 @@ d=$ACME_TEST_TMP/job
 mkdir -p "$d"
 chmod 777 "$d"
 id=$(submit --uid="$u" -J llm-sft-acct -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$d/job.out" --wrap \
-  'srun -l bash -c "echo GPUS \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 4; python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+  'srun -l bash -c "echo GPUS \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 7; python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+# The batch step outlives JobAcctGatherFrequency=task=5 (sleep 7), so Slurm has sampled its
+# MaxRSS at least once: a 5 s step may end before its first sample and have none in slurmdbd.
 # Two plain jobs beside it, for sacct's filters (issue 17): a name, a node, time limits.
 t0=$(date +%Y-%m-%dT%H:%M:%S -d '-2 seconds')
 k1=$(submit -J acct-k1 -N1 -w n3 -t 7 -o /dev/null --wrap true)
