@@ -93,13 +93,15 @@ StageRow begin_stage(Database& db, std::int64_t evaluation, const std::string& n
         s.node = node;
         s.number = number;
         s.state = "submitting";
-        // The row id names the tag; a placeholder until it is known (UNIQUE: the number keeps it so).
-        db.prepare("INSERT INTO stage_jobs (evaluation, node, number, state, tag, submitted_at) VALUES (?, ?, ?, 'submitting', ?, ?)")
-            .bind_all(evaluation, node, number, fmt::format("new-{}-{}-{}", evaluation, node, number), now)
-            .run();
-        s.id = db.last_insert_rowid();
+        // The row id names the tag: chosen inside the transaction (as begin_pilot does), so the
+        // row is written once, with its final tag.
+        auto next = db.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM stage_jobs");
+        next.step();
+        s.id = next.column_int(0);
         s.tag = stage_tag(instance_id(db), evaluation, s.id);
-        db.prepare("UPDATE stage_jobs SET tag = ? WHERE id = ?").bind_all(s.tag, s.id).run();
+        db.prepare("INSERT INTO stage_jobs (id, evaluation, node, number, state, tag, submitted_at) VALUES (?, ?, ?, ?, 'submitting', ?, ?)")
+            .bind_all(s.id, evaluation, node, number, s.tag, now)
+            .run();
         return s;
     });
 }

@@ -8,6 +8,7 @@
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/pilot_store.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -18,13 +19,7 @@ const char* kSuite =
     "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\n"
     "[[dataset]]\nname = \"mmlu\"\nkind = \"multiple_choice\"\n[[dataset]]\nname = \"gsm8k\"\nkind = \"generation\"\n";
 
-std::int64_t submit(acme::store::Database& db) {
-    const auto req = parse_submit(nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", kSuite}}.dump());
-    return create_evaluation(
-        db, req, Caller{1001, 1001, "alice", false}, "/results",
-        [&](const std::string& out) { return make_trials(req.suite, Checkpoint{"run7/step-100", "\"$S\"", out, ModelSpec{}}, PriorBook{}); },
-        1000);
-}
+std::int64_t submit(acme::store::Database& db) { return test::submit_suite(db, kSuite); }
 
 PilotRow running_pilot(acme::store::Database& db, std::int64_t eval) {
     PilotRow p = begin_pilot(db, eval, 1, "n1", 180, 3600, 1000);

@@ -10,6 +10,7 @@
 #include "evalsched/daemon/stage_jobs.hpp"
 #include "evalsched/daemon/stage_kind.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -19,13 +20,7 @@ namespace {
 const char* kSuite = "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\n"
                      "[[dataset]]\nname = \"mmlu\"\nkind = \"multiple_choice\"\nsamples = 100\n";
 
-std::int64_t submit(acme::store::Database& db) {
-    const auto req = parse_submit(nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", kSuite}}.dump());
-    return create_evaluation(
-        db, req, Caller{1001, 1001, "alice", false}, "/results",
-        [&](const std::string& out) { return make_trials(req.suite, Checkpoint{"run7/step-100", "\"$S\"", out, ModelSpec{}}, PriorBook{}); },
-        1000);
-}
+std::int64_t submit(acme::store::Database& db) { return test::submit_suite(db, kSuite); }
 
 int count(acme::store::Database& db, const std::string& sql) {
     auto q = db.prepare(sql);
