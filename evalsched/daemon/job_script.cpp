@@ -75,8 +75,8 @@ mkdir -p "$attempt_dir" || exit 1
 std::string pilot_script() {
     return R"sh(#!/bin/bash
 # Submitted by evalschedd: a pilot allocation (mode = pilots). It only holds the GPUs; evalschedd
-# runs the evaluation's trials in it as job steps and releases it with SIGUSR1 to this script.
-trap 'exit 0' USR1 TERM
+# runs the evaluation's trials in it as job steps and releases it with SIGURG to this script.
+trap 'exit 0' URG TERM
 while :; do sleep 30 & wait $!; done
 )sh";
 }

@@ -44,7 +44,8 @@ struct StageScript {
 std::string stage_script(const StageScript& s);
 
 // A pilot's batch script (mode = pilots): it only holds the allocation while evalschedd runs
-// trials in it as job steps. SIGUSR1 (evalschedd releasing it: scancel --batch -s USR1) or
+// trials in it as job steps. SIGURG (evalschedd releasing it: scancel --batch -s URG; its default
+// action is to ignore, so one that arrives before the trap is set is lost, not fatal) or
 // SIGTERM ends it with exit 0, so a released pilot ends COMPLETED, not CANCELLED.
 std::string pilot_script();
 

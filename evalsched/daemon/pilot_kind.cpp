@@ -177,7 +177,7 @@ void PilotKind::feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>
 
 void PilotKind::release(const PilotRow& p, const std::string& why) {
     std::string error;
-    if (p.job_id && !slurm::signal_batch(static_cast<std::uint32_t>(*p.job_id), SIGUSR1, error)) {
+    if (p.job_id && !slurm::signal_batch(static_cast<std::uint32_t>(*p.job_id), SIGURG, error)) {
         log_line("cannot release pilot {} (job {}): {}; trying again next round", p.tag, *p.job_id, error);
         return;
     }
@@ -201,7 +201,7 @@ void PilotKind::chase_released() {
         std::string error;
         const auto id = static_cast<std::uint32_t>(*p.job_id);
         if (now - first < kReleaseGraceS) {
-            if (!slurm::signal_batch(id, SIGUSR1, error)) log_line("cannot signal released pilot {} (job {}): {}", p.tag, id, error);
+            if (!slurm::signal_batch(id, SIGURG, error)) log_line("cannot signal released pilot {} (job {}): {}", p.tag, id, error);
         } else if (slurm::cancel_job(id, error)) {
             log_line("pilot {} (job {}) still ran {:.0f} s after its release: cancelled", p.tag, id, now - first);
             released_at_.erase(p.id);

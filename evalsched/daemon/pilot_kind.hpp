@@ -6,7 +6,7 @@
 // attempt with its own exit code, log, telemetry, diagnosis and retry (TrialKind::finish_step).
 // A step is leased to its pilot: when the pilot ends under it (killed, preempted, timed out,
 // node failure) the trial is pending again and the attempt does not count. A pilot with
-// nothing left that fits its remaining time is released at once (SIGUSR1 to its batch
+// nothing left that fits its remaining time is released at once (SIGURG to its batch
 // script: it ends COMPLETED), as are the pilots of a cancelled evaluation.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mode = pilots (issue 18): evalschedd holds per-node pilot allocations and runs the trials in
 # them as job steps. Every dataset gets its score; sacct shows each pilot COMPLETED (released
-# by SIGUSR1 to its batch script) with one step per trial it ran, each with its own exit code;
+# by SIGURG to its batch script) with one step per trial it ran, each with its own exit code;
 # a dataset that fails with an ECC error fails in its step, is retried on another node, and its
 # pilot lives on; scancel of a pilot mid-trial loses nothing (the trial reruns in another
 # pilot, its lost attempt not counted); kill -9 of the daemon mid-step loses nothing either.

@@ -158,7 +158,7 @@ TEST_CASE("a cancelled evaluation's pilots are found to stop; its cancelled step
 
 TEST_CASE("a pilot's script only holds the allocation and exits 0 when released; a step's records its id") {
     const std::string s = pilot_script();
-    CHECK(s.find("trap 'exit 0' USR1 TERM") != std::string::npos);
+    CHECK(s.find("trap 'exit 0' URG TERM") != std::string::npos);
     CHECK(s.find("srun") == std::string::npos);
     TrialScript t;
     t.attempt_dir = "/r/a";
