@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "evalsched/core/priors.hpp"
+
 namespace acme::store {
 namespace {
 
@@ -344,6 +346,22 @@ CREATE TRIGGER stage_jobs_update_version AFTER UPDATE ON stage_jobs
 BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
 )sql";
 
+// v12: what a trial costs beyond its inference (issue 18): harness init and the model load,
+// learned per size class and GPU count. The planner bundles datasets shorter than a few
+// startups; the cost model's 25 s guess bundled a suite whose trials start in 5 s.
+constexpr std::string_view kEvalschedV12 = R"sql(
+CREATE TABLE prior_startups (
+    id            INTEGER PRIMARY KEY,
+    size_class    TEXT NOT NULL,
+    gpus          INTEGER NOT NULL CHECK (gpus > 0),
+    seconds       REAL NOT NULL CHECK (seconds > 0),
+    checkpoint    TEXT NOT NULL DEFAULT '',
+    node          TEXT NOT NULL DEFAULT '',
+    finished_at   REAL NOT NULL
+);
+CREATE INDEX prior_startups_by_key ON prior_startups (size_class, gpus, finished_at);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -356,6 +374,7 @@ constexpr std::array kMigrations = {
     Migration{9, "evalsched v9: follows of training runs' checkpoint directories", kEvalschedV9},
     Migration{10, "evalsched v10: pilot allocations, trials as their job steps", kEvalschedV10},
     Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
+    Migration{12, "evalsched v12: learned trial startups", kEvalschedV12},
 };
 
 }  // namespace
@@ -379,6 +398,8 @@ constexpr const char* kPriorRunColumns = "dataset, size_class, gpus, seconds, fr
 enum PriorRunColumn { pr_dataset, pr_size_class, pr_gpus, pr_seconds, pr_fraction, pr_checkpoint, pr_node, pr_finished_at };
 constexpr const char* kModelLoadColumns = "node, bytes, seconds, checkpoint, finished_at";
 enum ModelLoadColumn { ml_node, ml_bytes, ml_seconds, ml_checkpoint, ml_finished_at };
+constexpr const char* kStartupColumns = "size_class, gpus, seconds, checkpoint, node, finished_at";
+enum StartupColumn { su_size_class, su_gpus, su_seconds, su_checkpoint, su_node, su_finished_at };
 
 PriorRun read_prior_run(const Statement& q) {
     PriorRun r;
@@ -402,6 +423,16 @@ ModelLoad read_model_load(const Statement& q) {
     l.finished_at = q.column_double(ml_finished_at);
     return l;
 }
+StartupRun read_startup(const Statement& q) {
+    StartupRun s;
+    s.size_class = q.column_text(su_size_class);
+    s.gpus = static_cast<int>(q.column_int(su_gpus));
+    s.seconds = q.column_double(su_seconds);
+    s.checkpoint = q.column_text(su_checkpoint);
+    s.node = q.column_text(su_node);
+    s.finished_at = q.column_double(su_finished_at);
+    return s;
+}
 }  // namespace
 
 void record_prior_run(Database& db, const PriorRun& r) {
@@ -413,6 +444,12 @@ void record_prior_run(Database& db, const PriorRun& r) {
 void record_model_load(Database& db, const ModelLoad& l) {
     db.prepare(fmt::format("INSERT INTO model_loads ({}) VALUES (?, ?, ?, ?, ?)", kModelLoadColumns))
         .bind_all(l.node, l.bytes, l.seconds, l.checkpoint, l.finished_at)
+        .run();
+}
+
+void record_startup(Database& db, const StartupRun& s) {
+    db.prepare(fmt::format("INSERT INTO prior_startups ({}) VALUES (?, ?, ?, ?, ?, ?)", kStartupColumns))
+        .bind_all(s.size_class, s.gpus, s.seconds, s.checkpoint, s.node, s.finished_at)
         .run();
 }
 
@@ -439,6 +476,24 @@ std::vector<ModelLoad> recent_model_loads(Database& db, int per_node) {
     std::vector<ModelLoad> out;
     while (q.step()) out.push_back(read_model_load(q));
     return out;
+}
+
+std::vector<StartupRun> recent_startups(Database& db, int per_key) {
+    auto q = db.prepare(fmt::format(
+        "SELECT {} FROM ("
+        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY size_class, gpus ORDER BY finished_at DESC, id DESC) AS n FROM prior_startups)"
+        " WHERE n <= ? ORDER BY size_class, gpus, finished_at, id",
+        kStartupColumns));
+    q.bind(1, per_key);
+    std::vector<StartupRun> out;
+    while (q.step()) out.push_back(read_startup(q));
+    return out;
+}
+
+void fill_prior_book(Database& db, evalsched::PriorBook& book, int per_key) {
+    for (const auto& r : recent_prior_runs(db, per_key)) book.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
+    for (const auto& l : recent_model_loads(db, per_key)) book.add_stage(l.node, l.bytes, l.seconds);
+    for (const auto& s : recent_startups(db, per_key)) book.add_startup(s.size_class, s.gpus, s.seconds);
 }
 
 int prune_prior_runs(Database& db, int keep) {

@@ -13,6 +13,10 @@
 #include "common/store/migrations.hpp"
 #include "common/util/install_paths.hpp"
 
+namespace acme::evalsched {
+class PriorBook;
+}
+
 namespace acme::store {
 
 inline constexpr std::string_view kDefaultEvalschedDb = paths::kEvalschedDb;
@@ -43,14 +47,34 @@ struct ModelLoad {
     double finished_at = 0;
 };
 
+// One trial's startup (v12): the seconds its command ran beyond the inference its parts
+// reported (run.json's end - start minus the sum of result.json's inference_s): harness init
+// and the model load from the node-local copy, not the staging copy (model_loads has that).
+struct StartupRun {
+    std::string size_class;
+    int gpus = 1;
+    double seconds = 0;
+    std::string checkpoint;
+    std::string node;
+    double finished_at = 0;
+};
+
 void record_prior_run(Database& db, const PriorRun& run);
 void record_model_load(Database& db, const ModelLoad& load);
+void record_startup(Database& db, const StartupRun& startup);
 
 // The newest `per_key` runs of every (dataset, size_class, gpus), oldest first within a key,
 // which is the order PriorBook::add_run expects (it keeps the newest).
 std::vector<PriorRun> recent_prior_runs(Database& db, int per_key = 20);
 // The newest `per_node` stagings of every node, oldest first within a node.
 std::vector<ModelLoad> recent_model_loads(Database& db, int per_node = 20);
+
+// The newest `per_key` startups of every (size_class, gpus), oldest first within a key.
+std::vector<StartupRun> recent_startups(Database& db, int per_key = 20);
+
+// A PriorBook holding the newest window of every table above: what the scheduler plans with
+// and what a submission's trials are sized by.
+void fill_prior_book(Database& db, evalsched::PriorBook& book, int per_key = 20);
 
 // Deletes runs beyond the newest `keep` per key, so the table stays the size of the window.
 int prune_prior_runs(Database& db, int keep = 100);

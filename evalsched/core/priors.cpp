@@ -38,6 +38,30 @@ void PriorBook::add_stage(const std::string& node, double bytes, double seconds)
     while (it->second.size() > window_) it->second.pop_front();
 }
 
+void PriorBook::add_startup(const std::string& size_class, int gpus, double seconds) {
+    if (!(seconds > 0) || gpus < 1) return;
+    auto& q = startups_[{size_class, gpus}];
+    q.push_back(seconds);
+    while (q.size() > window_) q.pop_front();
+}
+
+std::size_t PriorBook::startups(const std::string& size_class, int gpus) const {
+    auto it = startups_.find({size_class, gpus});
+    return it == startups_.end() ? 0 : it->second.size();
+}
+
+double PriorBook::startup_seconds(const ModelSpec& model, int gpus) const {
+    const std::string cls = size_class(model.params_b);
+    if (auto it = startups_.find({cls, gpus}); it != startups_.end() && !it->second.empty()) return median_p90(it->second).first;
+    // Another GPU count of the same size class: every GPU loads its replica at once, so the
+    // startup hardly depends on the count. All of them pooled, for a steadier median.
+    std::deque<double> pooled;
+    for (auto it = startups_.lower_bound({cls, 0}); it != startups_.end() && it->first.first == cls; ++it)
+        pooled.insert(pooled.end(), it->second.begin(), it->second.end());
+    if (!pooled.empty()) return median_p90(std::move(pooled)).first;
+    return model_.trial_startup_seconds(model.checkpoint_bytes);
+}
+
 std::size_t PriorBook::runs(const RunKey& key) const {
     auto it = runs_.find(key);
     return it == runs_.end() ? 0 : it->second.size();

@@ -1,5 +1,6 @@
-// Run-time priors: how long a dataset takes for a model size class on a number of GPUs, and
-// how long staging a checkpoint onto a node takes. Learned from finished trials (median and
+// Run-time priors: how long a dataset takes for a model size class on a number of GPUs, how
+// long a trial takes to start (harness init and model load) and how long staging a checkpoint
+// onto a node takes. Learned from finished trials (median and
 // p90 of the most recent runs, so one slow run on a sick node does not poison the estimate),
 // falling back to the suite author's prior, then to sample count x per-sample cost by kind,
 // and finally to a conservative guess that is marked as such. Pure: the SQLite side lives in
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "evalsched/core/cost_model.hpp"
 #include "evalsched/core/suite.hpp"
@@ -47,6 +49,10 @@ public:
     void add_run(const RunKey& key, double seconds, double fraction = 1.0);
     // One checkpoint staged onto `node`: bytes copied from shared storage in `seconds`.
     void add_stage(const std::string& node, double bytes, double seconds);
+    // One trial's startup: the seconds its command ran beyond its parts' inference (harness
+    // init and the model load from the staged copy; the staging copy is not in it). Kept per
+    // size class and GPU count, newest `window`.
+    void add_startup(const std::string& size_class, int gpus, double seconds);
 
     // Inference time of the whole dataset for this model on `gpus` GPUs. History for the exact
     // GPU count wins; history at another GPU count is rescaled before the cost model is used.
@@ -54,6 +60,13 @@ public:
     // Seconds to stage `bytes` onto `node`: the node's median measured bandwidth, else the
     // default (a 25 Gb/s NIC, the per-node bottleneck the paper measured in Fig. 16).
     double stage_seconds(std::string_view node, double bytes) const;
+    // A trial's startup for this model on `gpus` GPUs: the median learned at this size class and
+    // GPU count, else at this size class and any GPU count (loading is per GPU, in parallel),
+    // else the cost model's trial_startup_seconds(checkpoint_bytes). The planner bundles
+    // datasets shorter than a few startups, so a guess 5x too long (issue 18: 25 s of assumed
+    // framework init against a measured 4.7 s load) bundles what should run in parallel.
+    double startup_seconds(const ModelSpec& model, int gpus) const;
+    std::size_t startups(const std::string& size_class, int gpus) const;
 
     const CostModel& cost_model() const { return model_; }
     std::size_t runs(const RunKey& key) const;
@@ -65,6 +78,7 @@ private:
     std::size_t window_;
     std::map<RunKey, std::deque<double>> runs_;
     std::map<std::string, std::deque<double>, std::less<>> stage_bw_;
+    std::map<std::pair<std::string, int>, std::deque<double>> startups_;
 };
 
 // Median and p90 (nearest-rank) of a non-empty sample.

@@ -31,13 +31,22 @@ double TrialSet::total_gpu_seconds() const {
 
 TrialOptions options_for(const Suite& suite, const PriorBook& priors, const ModelSpec& model, int cluster_gpus) {
     TrialOptions o;
-    const double startup = priors.cost_model().trial_startup_seconds(model.checkpoint_bytes);
-    double work = 0;
-    for (const auto& d : suite.datasets) work += d.gpus * (startup + priors.run_estimate(d, model, d.gpus).median_s);
+    // Startup as learned from finished trials (PriorBook::startup_seconds), the cost model's
+    // guess until then; the limits below use the suite's mean over its datasets.
+    double work = 0, startups = 0;
+    for (const auto& d : suite.datasets) {
+        const double s = priors.startup_seconds(model, d.gpus);
+        startups += s;
+        work += d.gpus * (s + priors.run_estimate(d, model, d.gpus).median_s);
+    }
+    const double startup = suite.datasets.empty() ? priors.startup_seconds(model, 1) : startups / static_cast<double>(suite.datasets.size());
     const double share = work / std::max(cluster_gpus, 1);
     o.shard_above_s = std::max(10 * startup, share / 3);
     o.bundle_below_s = 4 * startup;
-    o.bundle_target_s = std::clamp(share / 3, o.bundle_below_s, o.shard_above_s);
+    // Bundles are items for LPT too: no longer than a third of a GPU's share. Where that is
+    // below bundle_below_s the cluster has GPUs to spare for every short dataset, so a bundle
+    // would only serialize them (issue 18: 12 GPUs, 20 datasets of 9-56 s in 6 bundles of 98 s).
+    o.bundle_target_s = std::min(share / 3, o.shard_above_s);
     return o;
 }
 
@@ -77,7 +86,6 @@ std::vector<Trial> split_trial(const Trial& trial, const Suite& suite, const Che
 
 TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook& priors, const TrialOptions& options) {
     const CostModel& cost = priors.cost_model();
-    const double startup = cost.trial_startup_seconds(ckpt.model.checkpoint_bytes);
     TrialSet set;
     std::map<std::string, std::vector<std::string>> trials_of;  // dataset -> trial ids
 
@@ -112,7 +120,7 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
             t.id = n == 1 ? fmt::format("{}/{}", ckpt.name, d.name) : fmt::format("{}/{}#{}of{}", ckpt.name, d.name, i, n);
             t.gpus = d.gpus;
             t.prior = Estimate{e.median_s / n, e.p90_s / n, e.source, e.runs};
-            t.startup_s = startup;
+            t.startup_s = priors.startup_seconds(ckpt.model, d.gpus);
             t.command = suite.wrap(render_template(d.command, Values{{"checkpoint", ckpt.staged_path},
                                                                      {"dataset", d.name},
                                                                      {"shard", std::to_string(i)},
@@ -149,7 +157,7 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
         Trial t;
         t.checkpoint = ckpt.name;
         t.gpus = b.front().d->gpus;
-        t.startup_s = startup;
+        t.startup_s = priors.startup_seconds(ckpt.model, t.gpus);
         t.prior.source = PriorSource::history;
         std::string names;
         for (const auto& s : b) {

@@ -33,7 +33,7 @@ struct Trial {
     std::vector<TrialPart> parts;
     int gpus = 1;
     Estimate prior;            // inference (and preprocessing) of every part, one load excluded
-    double startup_s = 0;      // once per trial: framework init + weights from the staged copy
+    double startup_s = 0;      // once per trial: framework init + weights from the staged copy (PriorBook::startup_seconds)
     std::string command;       // rendered, ready for sbatch --wrap
     double metric_s = 0;       // the longest metric job this trial unlocks, for ordering
 };
@@ -62,9 +62,10 @@ struct TrialOptions {
     double bundle_target_s = 600;
 };
 
-// Options sized to a cluster: shards no longer than a third of each GPU's fair share of the
-// work (LPT is near-optimal when every GPU gets several trials, Coffman & Sethi 1976), but not
-// so short that startup dominates.
+// Options sized to a cluster: shards and bundles no longer than a third of each GPU's fair
+// share of the work (LPT is near-optimal when every GPU gets several trials, Coffman & Sethi
+// 1976), but not so short that startup dominates. Startup is the learned one
+// (PriorBook::startup_seconds), the cost model's guess until a trial has been measured.
 TrialOptions options_for(const Suite& suite, const PriorBook& priors, const ModelSpec& model, int cluster_gpus);
 
 TrialSet make_trials(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, const TrialOptions& options = {});

@@ -147,6 +147,7 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
             }
             if (o.run_s && *o.run_s > 0 && t.parts().size() == 1)
                 store::record_prior_run(db, {t.parts().front(), size_class, t.gpus, *o.run_s, 1.0 / t.num_shards, checkpoint, o.node, now});
+            if (o.startup_s && *o.startup_s > 0) store::record_startup(db, {size_class, t.gpus, *o.startup_s, checkpoint, o.node, now});
             db.prepare("UPDATE trials SET state = 'done', reason = '' WHERE id = ?").bind(1, t.id).run();
             // What /metrics compares the prediction with (store v6 totals it once per trial).
             if (o.run_s && *o.run_s > 0) db.prepare("UPDATE trials SET run_s = ? WHERE id = ?").bind_all(*o.run_s, t.id).run();

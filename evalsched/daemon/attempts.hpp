@@ -52,6 +52,7 @@ struct Outcome {
     struct Score { std::string dataset, metric; double value; };
     std::vector<Score> scores;
     std::optional<double> run_s;     // inference seconds, for the priors
+    std::optional<double> startup_s; // beyond the inference (trial_kind.cpp measured_startup)
     struct Stage { bool copied; double bytes, seconds; };
     std::optional<Stage> stage;
     // When its GPUs were freed (Unix seconds): the later of the wrapper's end (run.json,

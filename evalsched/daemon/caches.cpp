@@ -40,11 +40,13 @@ std::string SummaryCache::list_text(Database& db, const Caller& caller) {
 }
 
 json PriorsCache::get(Database& db, const std::string& dataset) {
-    // prior_runs only grows (finish_attempt) and loses its oldest rows (prune_prior_runs): its
-    // newest id and row count change whenever what priors_json reads does.
-    auto k = db.prepare("SELECT (SELECT COALESCE(MAX(id), 0) FROM prior_runs), (SELECT COUNT(*) FROM prior_runs)");
+    // prior_runs and prior_startups only grow (finish_attempt) and lose their oldest rows
+    // (prune_prior_runs): their newest ids and row counts change whenever what priors_json reads does.
+    auto k = db.prepare(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM prior_runs), (SELECT COUNT(*) FROM prior_runs),"
+        " (SELECT COALESCE(MAX(id), 0) FROM prior_startups), (SELECT COUNT(*) FROM prior_startups)");
     k.step();
-    const std::pair<std::int64_t, std::int64_t> key{k.column_int(0), k.column_int(1)};
+    const std::array<std::int64_t, 4> key{k.column_int(0), k.column_int(1), k.column_int(2), k.column_int(3)};
     if (!valid_ || key != key_) {
         all_ = priors_json(db, "");
         key_ = key;

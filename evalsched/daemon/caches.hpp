@@ -5,6 +5,7 @@
 // query each time.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,7 +39,7 @@ private:
 };
 
 // priors_json without re-reading every prior run on each request: the summary of all datasets
-// is kept until prior_runs changes (a trial finishing with a run time adds one, pruning drops
+// is kept until prior_runs or prior_startups changes (a trial finishing with a run time adds one, pruning drops
 // some), which costs two index lookups to check. One per connection (not thread-safe).
 class PriorsCache {
 public:
@@ -47,7 +48,7 @@ public:
 
 private:
     bool valid_ = false;
-    std::pair<std::int64_t, std::int64_t> key_{0, 0};  // newest id, row count
+    std::array<std::int64_t, 4> key_{};  // newest id and row count of prior_runs, then of prior_startups
     nlohmann::json all_;
     int rebuilds_ = 0;
 };

@@ -85,6 +85,11 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             if (value != "trials" && value != "pilots") fail(fmt::format("mode={} is not a mode: use trials or pilots", value));
             c.pilots = value == "pilots";
         } else if (key == "pilot_max_time") c.pilot_max_s = seconds();
+        else if (key == "launch_cost") {
+            const double v = seconds();
+            if (v < 0 || v > 600) fail(fmt::format("launch_cost={} is out of range: use 0 to 10m, e.g. 15s", value));
+            c.launch_cost_s = v;
+        }
         else if (key == "metrics_listen") {
             if (value.find(':') == std::string::npos) fail(fmt::format("metrics_listen={} lacks a port: use host:port, e.g. 127.0.0.1:9817", value));
             c.metrics_listen = value;
@@ -147,7 +152,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
                              "poll_interval, change_poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
-                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time", key));
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time, launch_cost", key));
         }
     }
     return c;

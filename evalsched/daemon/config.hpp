@@ -54,6 +54,10 @@ struct DaemonConfig {
     // mode = trials (the default): one batch job per trial.
     bool pilots = false;
     double pilot_max_s = 2 * 3600;                       // a pilot's --time at most
+    // Slurm counts a job's limit from its allocation: the prolog, the health gate and the batch
+    // script's start come out of it before a step runs (3.2 s measured on the minicluster,
+    // 10-20 s on real clusters, issue 18). A pilot's --time-min and --time carry it.
+    double launch_cost_s = 15;
 };
 
 class ConfigError : public std::runtime_error {

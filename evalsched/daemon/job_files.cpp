@@ -70,6 +70,12 @@ RunRecord read_run(const std::string& dir, const EvalInfo& e) {
     return r;
 }
 
+std::optional<double> measured_startup(const RunRecord& run, const std::optional<double>& inference) {
+    if (!run.seconds || !inference) return std::nullopt;
+    const double s = *run.seconds - *inference;
+    return s > 0 ? std::optional(s) : std::nullopt;
+}
+
 std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset) {
     std::vector<Outcome::Score> out;
     const json& scores = r.contains("scores") ? r["scores"] : r;

@@ -55,6 +55,16 @@ struct RunRecord {
 };
 RunRecord read_run(const std::string& dir, const EvalInfo& e);
 
+// What a trial cost beyond its inference: the wrapper's wall time around the command (run.json,
+// which starts after the staging copy) minus the inference_s its parts reported. That is the
+// harness's init, the model load from the node-local copy, reading datasets when the harness
+// does not count it as inference, and writing results: what every trial pays once, and what
+// bundling amortizes. Not Slurm's launch (before the script) and not staging (model_loads).
+// Unknown when a part did not report inference_s. Every trial today loads the model itself,
+// in its own job or in a pilot's step; a client step against a model a pilot already serves
+// costs something else and must leave it unset.
+std::optional<double> measured_startup(const RunRecord& run, const std::optional<double>& inference);
+
 // Numeric scores of a result.json: {"scores": {...}} or the object itself.
 std::vector<Outcome::Score> scores_of(const nlohmann::json& result, const std::string& dataset);
 

@@ -39,8 +39,7 @@ void Scheduler::tick() noexcept {
     try {
         // Priors are re-read each round: the finished trials of the last round refine them.
         priors_ = PriorBook();
-        for (const auto& r : store::recent_prior_runs(db_)) priors_.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
-        for (const auto& l : store::recent_model_loads(db_)) priors_.add_stage(l.node, l.bytes, l.seconds);
+        store::fill_prior_book(db_, priors_);
         std::string error;
         auto jobs = slurm::load_jobs(error);
         if (!jobs) {
@@ -250,7 +249,10 @@ PendingTrial Scheduler::to_pending(const TrialRow& t, const EvalInfo& e) const {
     p.gpus = t.gpus;
     p.median_s = t.median_s;
     p.p90_s = t.p90_s;
-    p.startup_s = t.startup_s;
+    // The startup learned so far, not the one known at submission: the first evaluation's
+    // trials were made with the cost model's guess, and its first finished trials correct it
+    // for the rest (a --time 20 s too long keeps a trial out of a window it fits).
+    p.startup_s = priors_.startup_seconds(ModelSpec{e.params_b, e.checkpoint_bytes}, t.gpus);
     p.metric_s = t.metric_s;
     p.stage_s = priors_.stage_seconds("", e.checkpoint_bytes);
     // Priority first, then first come: a rank the planner sorts ascending.

@@ -127,10 +127,11 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
         // A dataset with a metric job is scored by that job, over all its trials' predictions;
         // the others wrote their scores here.
         const std::set<std::string> by_metric = metric_datasets(db_, e.id);
+        // Inference the parts reported; nullopt once one part did not say (no startup then).
+        std::optional<double> inference = 0.0;
         for (const auto& d : t.parts()) {
-            if (by_metric.count(d)) continue;
             auto r = read_user_json(part_dir(e, t, d) + "/result.json", e);
-            if (!r) {
+            if (!r && !by_metric.count(d)) {
                 // The output check: a run that wrote no result is the evaluation's bug, not the node's.
                 o.category = "script";
                 o.reason = fmt::format("no result.json written for {}", d);
@@ -138,9 +139,16 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
                 o.scores.clear();
                 return o;
             }
+            // A part scored by its metric job may still have said how long it inferred.
+            const std::optional<double> inferred =
+                r && r->contains("inference_s") && (*r)["inference_s"].is_number() ? std::optional((*r)["inference_s"].get<double>()) : std::nullopt;
+            if (inference && inferred && *inferred >= 0) *inference += *inferred;
+            else inference.reset();
+            if (by_metric.count(d)) continue;
             for (auto& s : scores_of(*r, d)) o.scores.push_back(std::move(s));
-            if (r->contains("inference_s") && (*r)["inference_s"].is_number() && t.parts().size() == 1) o.run_s = (*r)["inference_s"].get<double>();
         }
+        if (t.parts().size() == 1 && inference) o.run_s = *inference;
+        o.startup_s = measured_startup(run, inference);
         o.success = true;
         return o;
     }

@@ -365,12 +365,23 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
 
 json priors_json(Database& db, const std::string& dataset) {
     json out = json::array();
+    // What a trial costs before its first sample (store v12), learned per size class and GPU
+    // count; listed first, under a name no dataset can have, with the whole list only.
+    if (dataset.empty()) {
+        std::map<std::pair<std::string, int>, std::deque<double>> startups;
+        for (const auto& s : store::recent_startups(db)) startups[{s.size_class, s.gpus}].push_back(s.seconds);
+        for (auto& [k, v] : startups) {
+            auto [median, p90] = median_p90(v);
+            out.push_back({{"dataset", std::string(kStartupRow)}, {"kind", "startup"}, {"size_class", k.first}, {"gpus", k.second}, {"runs", v.size()},
+                           {"median_s", median}, {"p90_s", p90}});
+        }
+    }
     std::map<std::tuple<std::string, std::string, int>, std::deque<double>> runs;
     for (const auto& r : store::recent_prior_runs(db))
         if (dataset.empty() || r.dataset == dataset) runs[{r.dataset, r.size_class, r.gpus}].push_back(r.seconds / r.fraction);
     for (auto& [k, v] : runs) {
         auto [median, p90] = median_p90(v);
-        out.push_back({{"dataset", std::get<0>(k)}, {"size_class", std::get<1>(k)}, {"gpus", std::get<2>(k)}, {"runs", v.size()},
+        out.push_back({{"dataset", std::get<0>(k)}, {"kind", "run"}, {"size_class", std::get<1>(k)}, {"gpus", std::get<2>(k)}, {"runs", v.size()},
                        {"median_s", median}, {"p90_s", p90}});
     }
     return out;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,10 @@ std::string report_versions(store::Database& db, const std::string& name_or_id, 
 
 // Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
 std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);
+// Measured priors: one row per (dataset, size class, GPUs) of run times ("kind": "run") and,
+// for the whole list only, one per (size class, GPUs) of trial startups ("kind": "startup",
+// listed first under the name kStartupRow).
+inline constexpr std::string_view kStartupRow = "(startup)";
 nlohmann::json priors_json(store::Database& db, const std::string& dataset);
 
 }  // namespace acme::evalsched

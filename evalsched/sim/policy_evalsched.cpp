@@ -209,7 +209,13 @@ private:
             const double wait = std::max(0.0, it->second - now);
             const double startup = w.truth().startup_s(sc.model.checkpoint_bytes);
             w.stats().load_gpu_s += p.gpus * (wait + startup);
-            w.at(now + wait + startup, [this, &w, serial] { pilot_pull(w, serial); });
+            // The pilot's one load is a trial startup as the daemon learns it; the trials it
+            // then pulls start with the model loaded and teach nothing about startup.
+            const double loaded = now + wait + startup;
+            w.at(loaded, [this, &w, serial, startup] {
+                if (const PilotRun& q = pilots_run_.at(serial); q.alive) book_.add_startup(size_class(w.scenario().model.params_b), q.gpus, startup);
+                pilot_pull(w, serial);
+            });
             return granted;
         };
         job.on_end = [this, &w, serial](double, bool) {
@@ -263,7 +269,7 @@ private:
             PilotRun& q = pilots_run_.at(serial);
             if (!q.alive || q.current != id) return;  // killed at its limit before this
             q.current.clear();
-            finished(w, id, *q.parts);
+            finished(w, id, *q.parts, false);
             // The pilot asks evalschedd for its next trial: one round trip.
             w.at(w.now() + w.scenario().replan_latency_s, [this, &w, serial] { pilot_pull(w, serial); });
         });
@@ -304,7 +310,8 @@ private:
     }
 
     // Bookkeeping of a trial that ran to completion: priors, conservation, metric jobs.
-    void finished(World& w, const std::string& id, const std::vector<double>& parts) {
+    // `loaded_itself`: a trial job that paid its own startup (a pilot's trials do not).
+    void finished(World& w, const std::string& id, const std::vector<double>& parts, bool loaded_itself) {
         auto pit = pending_.find(id);
         Pending& p = pit->second;
         const std::string cls = size_class(w.scenario().model.params_b);
@@ -313,6 +320,7 @@ private:
             book_.add_run({part.dataset, cls, p.trial.gpus}, parts[i], part.fraction());
             ++w.stats().pieces_done[piece_key(p.checkpoint, part.dataset, part.shard, part.num_shards)];
         }
+        if (loaded_itself) book_.add_startup(cls, p.trial.gpus, w.truth().startup_s(w.scenario().model.checkpoint_bytes));
         const std::string ckpt = p.checkpoint;
         CkptRun& run = runs_.at(ckpt);
         run.trials_left.erase(id);
@@ -382,7 +390,7 @@ private:
                 poll_later(w);
                 return;
             }
-            finished(w, id, *parts);
+            finished(w, id, *parts, true);
             poll_later(w);
         };
         w.submit_gpu_job(std::move(job));
@@ -408,8 +416,12 @@ void seed_history(PriorBook& book, World& w) {
     const std::string cls = size_class(sc.model.params_b);
     std::normal_distribution<double> drift(0, sc.history_drift);
     for (int i = 0; i < sc.history_runs; ++i)
-        for (const auto& d : w.suite().datasets)
+        for (const auto& d : w.suite().datasets) {
             book.add_run({d.name, cls, d.gpus}, std::exp(drift(w.rng())) * w.truth().sample_run_s(d.name, 1.0, d.gpus, w.rng()) + w.truth().preprocess_s(d.name));
+            // Each earlier trial also taught its startup, as evalschedd learns it (run.json's
+            // wall time minus the inference): the world's load time.
+            book.add_startup(cls, d.gpus, w.truth().startup_s(sc.model.checkpoint_bytes));
+        }
 }
 
 std::unique_ptr<Policy> make_evalsched() { return std::make_unique<Evalsched>(true); }

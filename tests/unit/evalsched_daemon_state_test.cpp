@@ -8,6 +8,7 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/config.hpp"
+#include "evalsched/daemon/job_files.hpp"
 #include "evalsched/daemon/state.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -457,4 +458,64 @@ TEST_CASE("a job slurmctld refused is trouble on the evaluation, with Slurm's re
                                          "evalschedd submits it again every round");
     attempt_submitted(db, begin_attempt(db, pending[0], "n1", 300, 1001), 43);
     CHECK((*evaluation_json(db, id, alice))["retries"].empty());
+}
+
+TEST_CASE("a trial's startup is its wall time beyond the inference its parts reported, learned when it succeeds") {
+    // run.json: 12.5 s around the command; the parts said 3 s and 4.5 s of inference.
+    RunRecord run;
+    run.seconds = 12.5;
+    CHECK(measured_startup(run, 7.5) == doctest::Approx(5));
+    // A part that did not say (nullopt), no run.json, or a harness whose inference_s exceeds
+    // the wall time (its clock, not ours): nothing is learned.
+    CHECK_FALSE(measured_startup(run, std::nullopt));
+    CHECK_FALSE(measured_startup(RunRecord{}, 7.5));
+    CHECK_FALSE(measured_startup(run, 13));
+
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    const Caller alice{1001, 1001, "alice", false};
+    submit_as(db, alice);
+    auto pending = trials_in_state(db, {"pending"});
+    REQUIRE(pending.size() == 2);
+    // A failed attempt teaches nothing; a successful one its startup, per size class and GPUs.
+    auto a = begin_attempt(db, pending[0], "n1", 300, 1000);
+    attempt_submitted(db, a, 42);
+    Outcome fail;
+    fail.node = "n1";
+    fail.category = "script";
+    fail.startup_s = 99;
+    finish_attempt(db, a, fail, "7b", 1010);
+    CHECK(acme::store::recent_startups(db).empty());
+    a = begin_attempt(db, pending[1], "n2", 300, 1020);
+    attempt_submitted(db, a, 43);
+    Outcome ok;
+    ok.success = true;
+    ok.node = "n2";
+    ok.run_s = 30;
+    ok.startup_s = 4.7;
+    finish_attempt(db, a, ok, "7b", 1050);
+    const auto learned = acme::store::recent_startups(db);
+    REQUIRE(learned.size() == 1);
+    CHECK(learned[0].size_class == "7b");
+    CHECK(learned[0].gpus == 1);
+    CHECK(learned[0].seconds == doctest::Approx(4.7));
+    CHECK(learned[0].node == "n2");
+    CHECK(learned[0].checkpoint == "run7/step-100");
+    // The next submission's trials carry it, and `evalsched priors` lists it first.
+    PriorBook book;
+    acme::store::fill_prior_book(db, book);
+    const auto req = parse_submit(nlohmann::json{{"checkpoint", "/ckpt/run7/step-200"}, {"suite", kSuite}}.dump());
+    for (const auto& t : make_trials(req.suite, Checkpoint{"run7/step-200", "x", "/out", ModelSpec{}}, book).trials) CHECK(t.startup_s == doctest::Approx(4.7));
+    const auto priors = priors_json(db, "");
+    REQUIRE(priors.size() == 2);
+    CHECK(priors[0]["dataset"] == "(startup)");
+    CHECK(priors[0]["kind"] == "startup");
+    CHECK(priors[0]["median_s"] == doctest::Approx(4.7));
+    CHECK(priors[1]["kind"] == "run");
+    CHECK(priors_json(db, pending[1].datasets).size() == 1);
+    PriorsCache cache;
+    CHECK(cache.get(db, "") == priors);
+    acme::store::record_startup(db, {"7b", 1, 5.1, "run7/step-200", "n1", 1200});
+    CHECK(cache.get(db, "") == priors_json(db, ""));
+    CHECK(cache.rebuilds() == 2);
 }

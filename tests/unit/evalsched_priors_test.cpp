@@ -97,3 +97,37 @@ TEST_CASE("staging time follows each node's measured bandwidth") {
     CHECK(book.stage_seconds("n2", 10e9) == doctest::Approx(20));
     CHECK(book.stage_seconds("n1", 10e9) == doctest::Approx(10e9 / (25e9 / 8)));
 }
+
+TEST_CASE("a trial's startup is the cost model's guess until one is measured, then the learned median") {
+    PriorBook book;
+    const ModelSpec m7{7, 14e9};
+    CHECK(book.startup_seconds(m7, 1) == doctest::Approx(book.cost_model().trial_startup_seconds(14e9)));
+    // One slow load on a busy node does not move the median.
+    for (double s : {4.6, 4.8, 4.7, 30.0, 4.9}) book.add_startup("7b", 1, s);
+    CHECK(book.startup_seconds(m7, 1) == doctest::Approx(4.8));
+    CHECK(book.startups("7b", 1) == 5);
+    // Nonsense is not learned.
+    book.add_startup("7b", 1, 0);
+    book.add_startup("7b", 1, -3);
+    book.add_startup("7b", 0, 5);
+    CHECK(book.startups("7b", 1) == 5);
+}
+
+TEST_CASE("startup is learned per size class, and shared across GPU counts of one class until measured at that count") {
+    PriorBook book;
+    book.add_startup("7b", 1, 5);
+    book.add_startup("7b", 1, 7);
+    // Another GPU count of the class: its pooled median, not the 25 s guess.
+    CHECK(book.startup_seconds(ModelSpec{7, 14e9}, 4) == doctest::Approx(6));
+    book.add_startup("7b", 4, 9);
+    CHECK(book.startup_seconds(ModelSpec{7, 14e9}, 4) == doctest::Approx(9));
+    // A 70B model learns nothing from 7B loads.
+    CHECK(book.startup_seconds(ModelSpec{70, 140e9}, 1) == doctest::Approx(book.cost_model().trial_startup_seconds(140e9)));
+}
+
+TEST_CASE("the startup window forgets old loads, so it follows a harness that got faster") {
+    PriorBook book(CostModel{}, 3);
+    for (double s : {40.0, 40.0, 40.0, 5.0, 5.0, 5.0}) book.add_startup("7b", 1, s);
+    CHECK(book.startups("7b", 1) == 3);
+    CHECK(book.startup_seconds(ModelSpec{7, 14e9}, 1) == doctest::Approx(5));
+}

@@ -10,7 +10,7 @@ TEST_CASE("a new evalsched store has the priors tables at the newest version") {
     acme::test::TempDir dir;
     auto db = open_evalsched_store(dir.file("e.db"));
     CHECK(schema_version(db) == static_cast<int>(evalsched_migrations().size()));
-    for (const char* table : {"prior_runs", "model_loads"}) {
+    for (const char* table : {"prior_runs", "model_loads", "prior_startups"}) {
         auto q = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
         q.bind(1, table).step();
         CHECK_MESSAGE(q.column_int(0) == 1, table);
@@ -57,6 +57,27 @@ TEST_CASE("impossible observations are refused by the schema") {
     CHECK_THROWS_AS(record_prior_run(db, PriorRun{"x", "7b", 0, 10, 1, "", "", 0}), Error);
     CHECK_THROWS_AS(record_prior_run(db, PriorRun{"x", "7b", 1, -1, 1, "", "", 0}), Error);
     CHECK_THROWS_AS(record_model_load(db, ModelLoad{"n1", 0, 1, "", 0}), Error);
+    CHECK_THROWS_AS(record_startup(db, StartupRun{"7b", 1, 0, "", "", 0}), Error);
+    CHECK_THROWS_AS(record_startup(db, StartupRun{"7b", 0, 5, "", "", 0}), Error);
+}
+
+TEST_CASE("learned startups survive a restart: the newest window per size class and GPU count fills the PriorBook") {
+    acme::test::TempDir dir;
+    {
+        auto db = open_evalsched_store(dir.file("e.db"));
+        // 25 old slow loads, then 20 fast ones: only the newest 20 are read.
+        for (int i = 0; i < 25; ++i) record_startup(db, StartupRun{"7b", 1, 30, "run7/a", "n1", static_cast<double>(i)});
+        for (int i = 0; i < 20; ++i) record_startup(db, StartupRun{"7b", 1, 4.5 + 0.05 * i, "run7/b", "n2", 100.0 + i});
+        record_startup(db, StartupRun{"70b", 8, 90, "big/a", "n3", 5});
+    }
+    auto db = open_evalsched_store(dir.file("e.db"));
+    const auto rows = recent_startups(db);
+    CHECK(rows.size() == 21);
+    acme::evalsched::PriorBook book;
+    fill_prior_book(db, book);
+    CHECK(book.startups("7b", 1) == 20);
+    CHECK(book.startup_seconds({7, 14e9}, 1) == doctest::Approx(4.975));
+    CHECK(book.startup_seconds({70, 140e9}, 8) == doctest::Approx(90));
 }
 
 TEST_CASE("pruning keeps the newest runs of every key") {

@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
 #include "evalsched/core/trials.hpp"
+#include "evalsched/sim/durations.hpp"
 
 using namespace acme::evalsched;
 
@@ -184,4 +186,42 @@ TEST_CASE("a submission's trials use the fixed options until the cluster's GPUs 
     };
     CHECK(shards_of_long(sized) > shards_of_long(trials_for_submission(s, ckpt(), priors, 0)));
     CHECK_THROWS_WITH_AS(trials_for_submission(s, ckpt(), priors, -1), doctest::Contains("is negative"), std::invalid_argument);
+}
+
+namespace {
+std::string source_dir() {
+    const char* srcdir = std::getenv("srcdir");  // set by automake's test harness
+    return srcdir && *srcdir ? srcdir : ".";
+}
+}  // namespace
+
+TEST_CASE("the cluster bench's second evaluation: with a learned 5 s startup every dataset gets its own trial, none is bundled") {
+    // tests/bench/evalsched-cluster: core7b20 on 3 nodes x 4 GPUs; its first evaluation ran one
+    // trial per dataset and taught each dataset's inference and each trial's startup (fake-eval
+    // loads 64 MiB at 14.3 MB/s: 4.7 s, plus the harness's own start).
+    const Suite suite = load_suite(source_dir() + "/tests/data/suites/core7b20.toml");
+    const auto durations = acme::evalsched::sim::load_durations(source_dir() + "/tests/data/suites/core7b20.durations", suite);
+    const Checkpoint ck{"run7/step-2", "/dev/shm/e", "/out", ModelSpec{7, 64.0 * 1048576}};
+    PriorBook learned;
+    for (const auto& [name, seconds] : durations) learned.add_run({name, size_class(7), 1}, seconds);
+    PriorBook cold = learned;
+    for (int i = 0; i < 20; ++i) learned.add_startup(size_class(7), 1, 4.9 + 0.02 * i);
+
+    auto bundled = [](const TrialSet& set) {
+        return std::count_if(set.trials.begin(), set.trials.end(), [](const Trial& t) { return t.parts.size() > 1; });
+    };
+    const TrialSet set = trials_for_submission(suite, ck, learned, 12);
+    CHECK(bundled(set) == 0);
+    std::set<std::string> covered;
+    for (const auto& t : set.trials) {
+        covered.insert(t.parts.front().dataset);
+        CHECK(t.startup_s == doctest::Approx(5.09).epsilon(0.01));  // the learned median, not 25 s
+    }
+    CHECK(covered.size() == suite.datasets.size());
+    CHECK(set.trials.size() >= suite.datasets.size());
+    // The same run-time priors with the cost model's 25 s startup bundle the suite (issue 18:
+    // 6 bundles of ~98 s on 6 of the 12 GPUs).
+    const TrialSet guessed = trials_for_submission(suite, ck, cold, 12);
+    CHECK(bundled(guessed) > 0);
+    CHECK(guessed.trials.size() < suite.datasets.size());
 }

@@ -40,7 +40,7 @@ Reply route_submit(RouteContext& ctx) {
                                             "several suites, or raise max_datasets in evalsched.conf",
                                             printable(sr.suite.name), sr.suite.datasets.size(), ctx.config.max_datasets));
     PriorBook priors;
-    for (const auto& r : store::recent_prior_runs(ctx.db)) priors.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
+    store::fill_prior_book(ctx.db, priors);
     const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
     // The trials' commands name the evaluation's output directory, known once its id is.
     std::int64_t id = 0;
