@@ -86,7 +86,8 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             c.pilots = value == "pilots";
         } else if (key == "pilot_max_time") c.pilot_max_s = seconds();
         else if (key == "launch_cost") {
-            const double v = seconds();
+            // 0 is a real answer here (a test cluster without a prolog); parse_duration refuses it.
+            const double v = value == "0" || value == "0s" ? 0 : seconds();
             if (v < 0 || v > 600) fail(fmt::format("launch_cost={} is out of range: use 0 to 10m, e.g. 15s", value));
             c.launch_cost_s = v;
         }

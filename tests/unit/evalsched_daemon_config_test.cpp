@@ -32,3 +32,11 @@ TEST_CASE("evalsched.conf: change_poll_interval takes fractions of a second, 0 t
                             "change_poll_interval=-1\n"})
         CHECK_THROWS_WITH_AS(parse_config(bad, "e.conf"), doctest::Contains("e.conf:1: change_poll_interval="), ConfigError);
 }
+
+TEST_CASE("evalsched.conf: launch_cost is what pilots' limits carry, 15 s unless set, 0 to 10 minutes") {
+    CHECK(parse_config("", "e.conf").launch_cost_s == 15);
+    CHECK(parse_config("launch_cost=3s\n", "e.conf").launch_cost_s == 3);
+    CHECK(parse_config("launch_cost=0\n", "e.conf").launch_cost_s == 0);
+    CHECK_THROWS_WITH_AS(parse_config("launch_cost=11m\n", "e.conf"), doctest::Contains("e.conf:1: launch_cost=11m is out of range"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_config("launch_cost=soon\n", "e.conf"), doctest::Contains("launch_cost=soon is not a duration"), ConfigError);
+}
