@@ -453,41 +453,34 @@ void record_startup(Database& db, const StartupRun& s) {
         .run();
 }
 
-std::vector<PriorRun> recent_prior_runs(Database& db, int per_key) {
+namespace {
+// The newest `per_key` rows of every `key` (a column list) of `table`, oldest first within a
+// key: the window every prior table is read through.
+template <class Row>
+std::vector<Row> newest_per_key(Database& db, std::string_view table, std::string_view columns, std::string_view key, int per_key,
+                                Row (*read)(const Statement&)) {
     auto q = db.prepare(fmt::format(
-        "SELECT {} FROM ("
-        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY dataset, size_class, gpus ORDER BY finished_at DESC, id DESC) AS n"
-        "  FROM prior_runs)"
-        " WHERE n <= ? ORDER BY dataset, size_class, gpus, finished_at, id",
-        kPriorRunColumns));
+        "SELECT {0} FROM ("
+        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY {2} ORDER BY finished_at DESC, id DESC) AS n FROM {1})"
+        " WHERE n <= ? ORDER BY {2}, finished_at, id",
+        columns, table, key));
     q.bind(1, per_key);
-    std::vector<PriorRun> out;
-    while (q.step()) out.push_back(read_prior_run(q));
+    std::vector<Row> out;
+    while (q.step()) out.push_back(read(q));
     return out;
+}
+}  // namespace
+
+std::vector<PriorRun> recent_prior_runs(Database& db, int per_key) {
+    return newest_per_key(db, "prior_runs", kPriorRunColumns, "dataset, size_class, gpus", per_key, &read_prior_run);
 }
 
 std::vector<ModelLoad> recent_model_loads(Database& db, int per_node) {
-    auto q = db.prepare(fmt::format(
-        "SELECT {} FROM ("
-        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY node ORDER BY finished_at DESC, id DESC) AS n FROM model_loads)"
-        " WHERE n <= ? ORDER BY node, finished_at, id",
-        kModelLoadColumns));
-    q.bind(1, per_node);
-    std::vector<ModelLoad> out;
-    while (q.step()) out.push_back(read_model_load(q));
-    return out;
+    return newest_per_key(db, "model_loads", kModelLoadColumns, "node", per_node, &read_model_load);
 }
 
 std::vector<StartupRun> recent_startups(Database& db, int per_key) {
-    auto q = db.prepare(fmt::format(
-        "SELECT {} FROM ("
-        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY size_class, gpus ORDER BY finished_at DESC, id DESC) AS n FROM prior_startups)"
-        " WHERE n <= ? ORDER BY size_class, gpus, finished_at, id",
-        kStartupColumns));
-    q.bind(1, per_key);
-    std::vector<StartupRun> out;
-    while (q.step()) out.push_back(read_startup(q));
-    return out;
+    return newest_per_key(db, "prior_startups", kStartupColumns, "size_class, gpus", per_key, &read_startup);
 }
 
 void fill_prior_book(Database& db, evalsched::PriorBook& book, int per_key) {
