@@ -29,6 +29,32 @@ Range shard_range(long samples, int shard, int num_shards) {
     return {at(shard), at(shard + 1)};
 }
 
+std::map<std::string, double> group_scores(const std::vector<LeafScores>& leaves, bool weight_by_size, std::vector<std::string>* dropped) {
+    if (leaves.empty()) throw AdapterError("a group needs at least one leaf: give --leaves a,b,c");
+    std::map<std::string, Mean> sums;
+    std::map<std::string, std::size_t> seen;  // metric -> leaves reporting it
+    for (const auto& l : leaves) {
+        if (weight_by_size && l.samples <= 0)
+            throw AdapterError(fmt::format("leaf {} has no sample count to weight its score by: give it in --leaf-samples (the suite's leaves table) "
+                                           "or aggregate by mean",
+                                           l.name));
+        for (const auto& [metric, value] : l.scores) {
+            // The sum of n_i * s_i over the sum of n_i: Mean with each leaf counted n_i times.
+            const long w = weight_by_size ? l.samples : 1;
+            sums[metric].sum += value * static_cast<double>(w);
+            sums[metric].count += w;
+            ++seen[metric];
+        }
+    }
+    std::map<std::string, double> out;
+    for (const auto& [metric, mean] : sums) {
+        if (seen[metric] == leaves.size()) out[metric] = mean.value();
+        else if (dropped) dropped->push_back(fmt::format("{} (not in every leaf)", metric));
+    }
+    if (out.empty()) throw AdapterError(fmt::format("the {} leaves share no metric: a group score needs one metric every leaf reports", leaves.size()));
+    return out;
+}
+
 std::string result_json(const Result& r) {
     json scores = json::object();
     for (const auto& [k, v] : r.scores) scores[k] = v;

@@ -39,6 +39,19 @@ struct Mean {
     double value() const { return count ? sum / static_cast<double>(count) : 0; }
 };
 
+// Suite groups (evalsched-suite(5) GROUPS): a group's score from its leaves' scores, as lm-eval
+// combines them (aggregate_metric_list in the group's yaml): per metric, the mean over the
+// leaves weighted by each leaf's sample count (weight_by_size) or the plain mean. Only metrics
+// every leaf reports are combined; the others are listed in `dropped` ("<metric> (not in every
+// leaf)"). AdapterError for no leaves, a leaf without a positive sample count under
+// weight_by_size, or no metric common to all leaves.
+struct LeafScores {
+    std::string name;
+    std::map<std::string, double> scores;
+    long samples = 0;  // 0: unknown
+};
+std::map<std::string, double> group_scores(const std::vector<LeafScores>& leaves, bool weight_by_size, std::vector<std::string>* dropped = nullptr);
+
 // The contract's result file: {"scores": {...}, "samples": N, ...extra}. Written atomically
 // (a temporary file renamed over result.json), so a reader never sees half of it.
 struct Result {

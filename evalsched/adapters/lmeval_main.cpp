@@ -5,6 +5,7 @@
 //   acme-eval-lmeval run --checkpoint DIR --tasks T[,T...] --out DIR [--model hf|vllm|local-completions]
 //                        [--shard I --num-shards N --samples N] [--gpus G] [-- LM_EVAL_ARGS...]
 //   acme-eval-lmeval score --task T --out DIR
+//   acme-eval-lmeval aggregate --group G --leaves A,B --leaf-samples N,M --aggregate weight_by_size|mean --out DIR
 //
 // The flags it passes are lm_eval's own (lm_eval/_cli/run.py; lm_eval/__main__.py before the
 // subcommands): --model, --model_args, --tasks, --batch_size, --output_path, --log_samples,
@@ -145,16 +146,15 @@ int run(const RunOptions& o) {
     return 0;
 }
 
-// The metric job: every shard's samples (or the single run's results) into one result.json.
-int score(const std::string& task, const std::string& out) {
+// A task's scores from its output directory: every shard's samples (or the single run's results).
+Result task_result(const std::string& task, const std::string& out) {
     std::vector<std::string> parts;
     for (const auto& d : subdirs(out))
         if (fs::path(d).filename().string().starts_with("shard-")) parts.push_back(d);
     if (parts.empty()) {
         const std::string file = newest_results(out);
         const json results = lmeval::parse_results(read_file(file, kMaxResults), file);
-        write_result(out, result_from(file, results, task));
-        return 0;
+        return result_from(file, results, task);
     }
     lmeval::Aggregate agg;
     std::vector<std::pair<long, long>> ranges;
@@ -190,7 +190,54 @@ int score(const std::string& task, const std::string& out) {
     for (const auto& u : r.unsupported) std::fprintf(stderr, "acme-eval-lmeval: %s: not aggregated across shards\n", u.c_str());
     if (r.scores.empty()) throw AdapterError(fmt::format("no per-sample metric of {} can be aggregated across shards: set shard = false for it", task));
     r.samples = agg.samples();
-    write_result(out, r);
+    return r;
+}
+
+// The metric job: one task's result.json.
+int score(const std::string& task, const std::string& out) {
+    write_result(out, task_result(task, out));
+    return 0;
+}
+
+// Suite groups: the group's metric job. Each leaf is scored from its own outputs, the
+// directories beside the group's ({output} is <root>/<group>, a leaf's <root>/<leaf>), as its
+// own metric job scores it, and the leaves' scores combine by the group's rule. A leaf's weight
+// is the number of documents lm_eval scored (n-samples), else the suite's count.
+struct GroupOptions {
+    std::string group, leaves, leaf_samples, aggregate = "weight_by_size", out;
+};
+
+int aggregate(const GroupOptions& o) {
+    const std::vector<std::string> names = split_list(o.leaves);
+    const std::vector<std::string> counts = split_list(o.leaf_samples);
+    if (names.empty()) throw AdapterError("--leaves is empty: give the group's leaf tasks, comma-separated ({leaves})");
+    if (!o.leaf_samples.empty() && counts.size() != names.size())
+        throw AdapterError(fmt::format("--leaf-samples gives {} counts for {} leaves: pass {{leaf_samples}} as the suite renders it", counts.size(), names.size()));
+    const std::string root = fs::path(o.out).parent_path().string();
+    std::vector<LeafScores> leaves;
+    Result g;
+    g.harness = "lm-evaluation-harness";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string dir = fmt::format("{}/{}", root, names[i]);
+        if (!fs::is_directory(dir)) throw AdapterError(fmt::format("leaf {} of {} has no output in {}: did its trial run?", names[i], o.group, dir));
+        const Result r = task_result(names[i], dir);
+        long n = r.samples.value_or(0);
+        if (n <= 0 && !counts.empty()) {
+            try {
+                n = std::stol(counts[i]);
+            } catch (const std::exception&) {
+                throw AdapterError(fmt::format("--leaf-samples item '{}' is not a count", counts[i]));
+            }
+        }
+        leaves.push_back({names[i], r.scores, n});
+        for (const auto& u : r.unsupported) g.unsupported.push_back(fmt::format("{}: {}", names[i], u));
+        g.sources.insert(g.sources.end(), r.sources.begin(), r.sources.end());
+    }
+    g.scores = group_scores(leaves, o.aggregate == "weight_by_size", &g.unsupported);
+    long total = 0;
+    for (const auto& l : leaves) total += l.samples;
+    if (total > 0) g.samples = total;
+    write_result(o.out, g);
     return 0;
 }
 
@@ -222,9 +269,17 @@ int main(int argc, char** argv) {
     auto* score_cmd = app.add_subcommand("score", "the metric job: every shard's per-sample metrics into one result.json");
     score_cmd->add_option("--task", task, "the lm-eval task ({dataset})")->required();
     score_cmd->add_option("--out", out, "the dataset's output directory ({output})")->required();
+    GroupOptions go;
+    auto* group_cmd = app.add_subcommand("aggregate", "a suite group's metric job: its leaves' scores combined into the group's result.json");
+    group_cmd->add_option("--group", go.group, "the group ({dataset})")->required();
+    group_cmd->add_option("--leaves", go.leaves, "its leaf tasks, comma-separated ({leaves})")->required();
+    group_cmd->add_option("--leaf-samples", go.leaf_samples, "their sample counts, 0 where unknown ({leaf_samples})");
+    group_cmd->add_option("--aggregate", go.aggregate, "weight_by_size or mean ({aggregate})")->check(CLI::IsMember({"weight_by_size", "mean"}));
+    group_cmd->add_option("--out", go.out, "the group's output directory ({output}); the leaves' are beside it")->required();
     CLI11_PARSE(app, argc, argv);
     try {
         if (*run_cmd) return run(o);
+        if (*group_cmd) return aggregate(go);
         return score(task, out);
     } catch (const AdapterError& e) {
         std::fprintf(stderr, "acme-eval-lmeval: %s\n", e.what());

@@ -15,10 +15,12 @@ namespace acme::evalsched {
 //   command:        {checkpoint} {dataset} {shard} {num_shards} {output} {gpus} {samples}
 //   bundle_command: {checkpoint} {datasets} {output} {gpus}
 //   metric_command: {dataset} {output}
+//   group_metric_command: {dataset} {output} {leaves} {leaf_samples} {aggregate}
 // {{ and }} are literal braces.
 inline constexpr std::string_view kCommandPlaceholders[] = {"checkpoint", "dataset", "shard", "num_shards", "output", "gpus", "samples"};
 inline constexpr std::string_view kBundlePlaceholders[] = {"checkpoint", "datasets", "output", "gpus"};
 inline constexpr std::string_view kMetricPlaceholders[] = {"dataset", "output"};
+inline constexpr std::string_view kGroupMetricPlaceholders[] = {"dataset", "output", "leaves", "leaf_samples", "aggregate"};
 
 // The placeholder names a template uses, in order of appearance. Throws std::invalid_argument
 // with a one-line reason (e.g. "unknown placeholder {ckpt}: use one of {checkpoint} ...") when

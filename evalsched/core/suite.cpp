@@ -31,6 +31,11 @@ std::string single_quoted(std::string_view s) {
     return out + "'";
 }
 constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard"};
+// Suite groups (evalsched-suite(5) GROUPS): their keys, parsed by parse_group and
+// parse_group_suite_keys only.
+constexpr std::string_view kGroupDatasetKeys[] = {"leaves", "aggregate"};
+constexpr std::string_view kGroupSuiteKeys[] = {"group_metric_command"};
+constexpr std::size_t kMaxLeaves = 1000;
 
 int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
 
@@ -139,11 +144,13 @@ public:
 
     [[noreturn]] void fail(int line, const std::string& message) const { throw SuiteError(file_, line, message); }
 
-    void check_keys(const toml::table& table, std::span<const std::string_view> allowed, std::string_view where) const {
+    void check_keys(const toml::table& table, std::span<const std::string_view> allowed, std::string_view where,
+                    std::span<const std::string_view> more = {}) const {
         for (auto&& [key, value] : table) {
-            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end())
+            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end() && std::find(more.begin(), more.end(), key.str()) == more.end())
                 fail(static_cast<int>(key.source().begin.line),
-                     fmt::format("unknown key \"{}\" in {}: remove it or use one of {}", key.str(), where, key_list(allowed)));
+                     fmt::format("unknown key \"{}\" in {}: remove it or use one of {}{}{}", key.str(), where, key_list(allowed),
+                                 more.empty() ? "" : ", ", key_list(more)));
         }
     }
 
@@ -200,7 +207,8 @@ public:
             const toml::table* t = s->as_table();
             if (!t) fail(line_of(*s), "suite must be a table: write [suite]");
             suite_line = line_of(*s);
-            check_keys(*t, kSuiteKeys, "[suite]");
+            check_keys(*t, kSuiteKeys, "[suite]", kGroupSuiteKeys);
+            parse_group_suite_keys(*t, suite);
             if (t->contains("name")) suite.name = string_at(*t, "name", "[suite]");
             if (t->contains("command")) {
                 default_command = string_at(*t, "command", "[suite]");
@@ -276,7 +284,7 @@ public:
             d.name = string_at(t, "name", "[[dataset]]");
             if (!valid_name(d.name)) fail(line_of(*t.get("name")), fmt::format("dataset name \"{}\" must be 1-64 of A-Z a-z 0-9 . _ -", d.name));
             const std::string where = fmt::format("dataset \"{}\"", d.name);
-            check_keys(t, kDatasetKeys, where);
+            check_keys(t, kDatasetKeys, where, kGroupDatasetKeys);
             if (auto [it, fresh] = seen.emplace(d.name, line); !fresh)
                 fail(line, fmt::format("dataset \"{}\" is already defined at line {}: rename or remove one of them", d.name, it->second));
 
@@ -315,7 +323,7 @@ public:
                 d.prior_s = s;
             }
             d.shard = t.contains("shard") ? bool_at(t, "shard", where) : default_shard;
-            if (!d.samples && uses_placeholder(d.command, "samples")) {
+            if (!d.samples && !t.contains("leaves") && uses_placeholder(d.command, "samples")) {
                 const int at = t.contains("command") ? line_of(*t.get("command")) : line;
                 fail(at, fmt::format("the command of {} mentions {{samples}} but the dataset has no samples: add samples = N (its test split's size)", where));
             }
@@ -323,9 +331,109 @@ public:
                 const int at = t.contains("command") ? line_of(*t.get("command")) : line;
                 fail(at, fmt::format("{} may be sharded but its command lacks {{shard}} and {{num_shards}}: add both, or set shard = false", where));
             }
+            if (t.contains("leaves") || t.contains("aggregate")) {
+                parse_group(t, std::move(d), suite, seen);
+                continue;
+            }
             suite.datasets.push_back(std::move(d));
         }
+        if (!suite.groups.empty() && !suite.group_metric_command)
+            fail(suite.groups.front().line, fmt::format("dataset \"{}\" lists leaves but [suite] has no group_metric_command to score the group: add one "
+                                                       "(e.g. \"acme-eval-lmeval aggregate --group {{dataset}} --leaves {{leaves}} --leaf-samples "
+                                                       "{{leaf_samples}} --aggregate {{aggregate}} --out {{output}}\")",
+                                                       suite.groups.front().name));
         return suite;
+    }
+
+    // --- suite groups (evalsched-suite(5) GROUPS) ----------------------------------------------
+
+    void parse_group_suite_keys(const toml::table& t, Suite& suite) const {
+        if (!t.contains("group_metric_command")) return;
+        suite.group_metric_command = string_at(t, "group_metric_command", "[suite]");
+        const toml::node& n = *t.get("group_metric_command");
+        check_command(n, *suite.group_metric_command, kGroupMetricPlaceholders, "group_metric_command in [suite]");
+        if (!uses_placeholder(*suite.group_metric_command, "leaves"))
+            fail(line_of(n), "group_metric_command in [suite] never mentions {leaves}: add it, so the command knows which leaf tasks to combine");
+    }
+
+    // `group` is the [[dataset]] as parsed so far (its settings are the leaves'). Its leaves go
+    // into suite.datasets in its place, each with the group's kind, commands, GPUs, shard flag
+    // and a share of its samples and prior:
+    //   leaves = ["a", "b"]          samples (if given) split evenly, the remainder to the first
+    //   leaves = { a = 100, b = 57 } (or a [dataset.leaves] table) each leaf's own test-split
+    //                                size; the group's samples, if given, must be their sum
+    // The prior is split in proportion to the leaves' samples, evenly when they are unknown.
+    void parse_group(const toml::table& t, Dataset group, Suite& suite, std::map<std::string, int, std::less<>>& seen) const {
+        const std::string where = fmt::format("dataset \"{}\"", group.name);
+        if (!t.contains("leaves"))
+            fail(line_of(*t.get("aggregate")), fmt::format("aggregate in {} applies to a group only: add leaves = [...] or remove aggregate", where));
+        Group g;
+        g.name = group.name;
+        g.kind = group.kind;
+        g.line = group.line;
+        if (t.contains("aggregate")) {
+            const std::string a = string_at(t, "aggregate", where);
+            if (a == "weight_by_size") g.aggregate = GroupAggregate::weight_by_size;
+            else if (a == "mean") g.aggregate = GroupAggregate::mean;
+            else fail(line_of(*t.get("aggregate")), fmt::format("aggregate of {} is \"{}\": use \"weight_by_size\" (lm-eval's weight_by_size: true) or \"mean\"", where, a));
+        }
+        const toml::node& ln = *t.get("leaves");
+        const int at = line_of(ln);
+        std::vector<std::pair<std::string, std::optional<long>>> leaves;
+        auto add_leaf = [&](const toml::node& where_node, std::string name, std::optional<long> samples) {
+            if (!valid_name(name)) fail(line_of(where_node), fmt::format("leaf \"{}\" of {} must be 1-64 of A-Z a-z 0-9 . _ -", name, where));
+            if (auto [it, fresh] = seen.emplace(name, line_of(where_node)); !fresh)
+                fail(line_of(where_node), fmt::format("leaf \"{}\" of {} is already defined at line {}: a task runs once per suite; remove one of them", name, where, it->second));
+            leaves.emplace_back(std::move(name), samples);
+        };
+        if (const toml::array* a = ln.as_array()) {
+            if (a->empty() || a->size() > kMaxLeaves)
+                fail(at, fmt::format("leaves of {} must list 1 to {} leaf tasks: write leaves = [\"task_a\", \"task_b\"]", where, kMaxLeaves));
+            for (const toml::node& n : *a) {
+                if (!n.is_string()) fail(line_of(n), fmt::format("each leaf of {} is a task name in quotes (or write leaves as a table: name = samples)", where));
+                add_leaf(n, std::string(*n.value<std::string_view>()), std::nullopt);
+            }
+        } else if (const toml::table* lt = ln.as_table()) {
+            if (lt->empty() || lt->size() > kMaxLeaves)
+                fail(at, fmt::format("leaves of {} must name 1 to {} leaf tasks: write leaves = {{ task_a = 100, task_b = 57 }}", where, kMaxLeaves));
+            for (auto&& [key, value] : *lt) {
+                if (!value.is_integer() || *value.value<std::int64_t>() < 1 || *value.value<std::int64_t>() > 100'000'000)
+                    fail(line_of(value), fmt::format("leaf {} of {}: its value is its sample count, an integer from 1 to 100000000", key.str(), where));
+                add_leaf(value, std::string(key.str()), static_cast<long>(*value.value<std::int64_t>()));
+            }
+        } else {
+            fail(at, fmt::format("leaves of {} must be a list of task names or a table of name = samples", where));
+        }
+        const bool counted = leaves.front().second.has_value();
+        if (counted) {
+            long sum = 0;
+            for (const auto& [name, n] : leaves) sum += *n;
+            if (group.samples && *group.samples != sum)
+                fail(at, fmt::format("the leaves of {} hold {} samples, but its samples = {}: correct one of them (or drop samples)", where, sum, *group.samples));
+            group.samples = sum;
+        } else if (group.samples) {
+            const long n = static_cast<long>(leaves.size());
+            if (*group.samples < n)
+                fail(at, fmt::format("{} has {} samples for {} leaves: give each leaf its count (leaves = {{ name = samples }})", where, *group.samples, n));
+            for (long i = 0; i < n; ++i) leaves[static_cast<std::size_t>(i)].second = *group.samples / n + (i < *group.samples % n ? 1 : 0);
+        }
+        g.samples = group.samples;
+        if (!group.samples && uses_placeholder(group.command, "samples"))
+            fail(at, fmt::format("the command of {} mentions {{samples}} but its leaves' sizes are unknown: write leaves = {{ name = samples }} "
+                                 "or add samples = N to the group", where));
+        for (const auto& [name, n] : leaves) {
+            Dataset leaf = group;
+            leaf.name = name;
+            leaf.group = group.name;
+            leaf.samples = n;
+            if (group.prior_s)
+                leaf.prior_s = n && group.samples ? *group.prior_s * static_cast<double>(*n) / static_cast<double>(*group.samples)
+                                                  : *group.prior_s / static_cast<double>(leaves.size());
+            g.leaves.push_back(name);
+            g.leaf_samples.push_back(n.value_or(0));
+            suite.datasets.push_back(std::move(leaf));
+        }
+        suite.groups.push_back(std::move(g));
     }
 
 private:
@@ -336,6 +444,8 @@ private:
 
 SuiteError::SuiteError(std::string file, int line, const std::string& message)
     : std::runtime_error(fmt::format("{}:{}: {}", file, line, message)), file_(std::move(file)), line_(line) {}
+
+std::string_view to_string(GroupAggregate a) { return a == GroupAggregate::mean ? "mean" : "weight_by_size"; }
 
 const Dataset* Suite::find(std::string_view name) const {
     for (const auto& d : datasets)

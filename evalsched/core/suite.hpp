@@ -36,6 +36,30 @@ struct Dataset {
     std::optional<double> prior_s;              // the suite author's run-time estimate, 7B-class
     bool shard = false;                         // may be split into {shard}/{num_shards}
     int line = 0;                               // where [[dataset]] starts, for messages
+    // Suite groups (evalsched-suite(5) GROUPS): the group this dataset is a leaf task of, whose
+    // settings it inherited; empty for a dataset the suite lists itself.
+    std::string group;
+};
+
+// Suite groups: how a group's score is made from its leaves' scores, lm-eval's rule for the
+// group (aggregate_metric_list in its group yaml): weight_by_size is the mean weighted by each
+// leaf's sample count (mmlu, mmlu_pro, bbh, cmmlu, ceval-valid, leaderboard_musr), mean the plain
+// mean of the leaves (weight_by_size: false).
+enum class GroupAggregate { weight_by_size, mean };
+std::string_view to_string(GroupAggregate a);
+
+// A [[dataset]] with `leaves`: an lm-eval group run as its leaf tasks. The leaves stand in the
+// suite's datasets in its place (lm_eval --samples selects documents of leaf tasks only, so a
+// group cannot be sharded, its leaves can); the group itself is scored by one CPU metric job
+// (group_metric_command) after every leaf's trials.
+struct Group {
+    std::string name;
+    TaskKind kind = TaskKind::generation;
+    std::vector<std::string> leaves;            // in the suite's order
+    std::vector<long> leaf_samples;             // per leaf, 0 where unknown
+    GroupAggregate aggregate = GroupAggregate::weight_by_size;
+    std::optional<long> samples;                // the leaves' sum, when every leaf's is known
+    int line = 0;
 };
 
 // The weights, config and tokenizer a harness loads; never optimizer or scheduler state, RNG
@@ -61,6 +85,10 @@ struct Suite {
     // each file's path inside the checkpoint ('*' crosses '/'), '!' before one excludes; a file
     // is copied when an include matches it and no exclude does. Empty: kDefaultStage.
     std::vector<std::string> stage;
+    // Suite groups: the groups whose leaves are among `datasets`, and the command that scores a
+    // group from its leaves' outputs ({dataset} {output} {leaves} {leaf_samples} {aggregate}).
+    std::vector<Group> groups;
+    std::optional<std::string> group_metric_command;
 
     const Dataset* find(std::string_view name) const;
     // `command` preceded by the suite's env and setup (unchanged when it sets neither).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -205,7 +206,40 @@ TrialSet make_trials(const Suite& suite, const Checkpoint& ckpt, const PriorBook
                 for (std::size_t i : it->second) set.trials[i].metric_s = std::max(set.trials[i].metric_s, m.estimate_s);
         set.metrics.push_back(std::move(m));
     }
+    add_group_metrics(set, suite, ckpt, cost);
     return set;
+}
+
+void add_group_metrics(TrialSet& set, const Suite& suite, const Checkpoint& ckpt, const CostModel& cost) {
+    if (suite.groups.empty() || !suite.group_metric_command) return;
+    std::unordered_map<std::string_view, const Group*> group_of;  // leaf -> its group
+    for (const Group& g : suite.groups)
+        for (const auto& leaf : g.leaves) group_of[leaf] = &g;
+    std::map<std::string, std::vector<std::string>> after;  // group -> trial ids, in trial order
+    for (const Trial& t : set.trials) {
+        std::set<const Group*> of;  // a bundle may hold several leaves of one group
+        for (const auto& p : t.parts)
+            if (auto it = group_of.find(p.dataset); it != group_of.end() && of.insert(it->second).second) after[it->second->name].push_back(t.id);
+    }
+    for (const Group& g : suite.groups) {
+        MetricJob m;
+        m.id = fmt::format("{}/{}:group", ckpt.name, g.name);
+        m.dataset = g.name;
+        m.after = after[g.name];
+        std::string leaves, samples;
+        for (std::size_t i = 0; i < g.leaves.size(); ++i) {
+            leaves += fmt::format("{}{}", i ? "," : "", g.leaves[i]);
+            samples += fmt::format("{}{}", i ? "," : "", g.leaf_samples[i]);
+        }
+        // It re-reads what the leaves' metric jobs read (every shard's per-sample output).
+        m.estimate_s = cost.metric_seconds(g.kind, g.samples ? static_cast<double>(*g.samples) : 1000);
+        m.command = suite.wrap(render_template(*suite.group_metric_command, Values{{"dataset", g.name},
+                                                                                 {"output", fmt::format("{}/{}", ckpt.output_root, g.name)},
+                                                                                 {"leaves", leaves},
+                                                                                 {"leaf_samples", samples},
+                                                                                 {"aggregate", std::string(to_string(g.aggregate))}}));
+        set.group_metrics.push_back(std::move(m));
+    }
 }
 
 }  // namespace acme::evalsched

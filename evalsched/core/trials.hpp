@@ -49,6 +49,11 @@ struct MetricJob {
 struct TrialSet {
     std::vector<Trial> trials;
     std::vector<MetricJob> metrics;
+    // Suite groups: one CPU job per group (id "<checkpoint>/<group>:group"), after every trial
+    // holding a piece of one of its leaves, that combines the leaves' scores into the group's
+    // (group_metric_command). Apart from `metrics`, whose datasets are the suite's datasets: a
+    // group is no dataset, nothing runs it, and evalsched-sim scores the leaves only.
+    std::vector<MetricJob> group_metrics;
     double total_gpu_seconds() const;  // sum of gpus x (startup + median)
 };
 
@@ -69,6 +74,11 @@ struct TrialOptions {
 TrialOptions options_for(const Suite& suite, const PriorBook& priors, const ModelSpec& model, int cluster_gpus);
 
 TrialSet make_trials(const Suite& suite, const Checkpoint& checkpoint, const PriorBook& priors, const TrialOptions& options = {});
+
+// Suite groups: appends to set.group_metrics the job of each of the suite's groups, after the
+// trials of its leaves already in `set` (make_trials calls it last). The group's command reads
+// the leaves' own outputs, not their metric jobs' result.json, so it waits for inference only.
+void add_group_metrics(TrialSet& set, const Suite& suite, const Checkpoint& checkpoint, const CostModel& cost);
 
 // The trials of a newly submitted evaluation, as evalschedd stores them: shards and bundles
 // sized to the cluster's usable GPUs (options_for, what evalsched-sim measures), or the fixed

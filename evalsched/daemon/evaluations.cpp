@@ -65,7 +65,11 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         }
         auto mins = db.prepare("INSERT INTO metric_jobs (evaluation, dataset, command, estimate_s, state) VALUES (?, ?, ?, ?, 'waiting')");
         auto link = db.prepare("INSERT INTO metric_trials (metric, trial) VALUES (?, ?)");
-        for (const auto& m : set.metrics) {
+        std::vector<const MetricJob*> metrics;  // the datasets', then the suite groups' (one job each)
+        for (const auto& m : set.metrics) metrics.push_back(&m);
+        for (const auto& m : set.group_metrics) metrics.push_back(&m);
+        for (const MetricJob* mp : metrics) {
+            const MetricJob& m = *mp;
             if (m.command.empty()) continue;  // scored inside its trials
             mins.reset();
             mins.bind_all(id, m.dataset, m.command, m.estimate_s).run();

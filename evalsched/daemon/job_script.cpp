@@ -86,16 +86,20 @@ std::string metric_script(const MetricScript& m) {
     for (const auto& [marker, trial] : m.done_markers)
         checks += fmt::format("[ -e {} ] || {{ echo \"evalsched: trial \"{}\" has not finished its inference; the metric job waits for it\" >&2; exit {}; }}\n",
                               shell_quote(marker), shell_quote(trial), kMetricNotReadyExit);
+    std::string predictions;
+    for (const auto& dir : m.prediction_dirs.empty() ? std::vector<std::string>{m.output_dir} : m.prediction_dirs)
+        predictions += fmt::format("if [ -z \"$(ls -A {0} 2>/dev/null)\" ]; then\n"
+                                   "  echo \"evalsched: no predictions in \"{0}\": inference wrote nothing, nothing to score\" >&2\n"
+                                   "  exit {1}\n"
+                                   "fi\n",
+                                   shell_quote(dir), kNoPredictionsExit);
     return fmt::format(
         R"sh(#!/bin/bash
 # Submitted by evalschedd: the CPU metric job of one dataset, after every trial holding a piece of it.
 set -u
 attempt_dir={attempt}
 mkdir -p "$attempt_dir" || exit 1
-{checks}if [ -z "$(ls -A {out} 2>/dev/null)" ]; then
-  echo "evalsched: no predictions in "{out}": inference wrote nothing, nothing to score" >&2
-  exit {no_predictions}
-fi
+{checks}{predictions}mkdir -p {out} || exit 1
 rm -f {out}/result.json
 start=$(date +%s.%N)
 ( {command} )
@@ -104,8 +108,9 @@ end=$(date +%s.%N)
 printf '{{"exit_code": %d, "start": %s, "end": %s}}\n' "$rc" "$start" "$end" > "$attempt_dir/run.json"
 exit "$rc"
 )sh",
-        fmt::arg("attempt", shell_quote(m.attempt_dir)), fmt::arg("checks", checks), fmt::arg("out", shell_quote(m.output_dir)),
-fmt::arg("no_predictions", kNoPredictionsExit), fmt::arg("command", m.command));
+        fmt::arg("attempt", shell_quote(m.attempt_dir)), fmt::arg("checks", checks), fmt::arg("predictions", predictions),
+        fmt::arg("out", shell_quote(m.output_dir)),
+fmt::arg("command", m.command));
 }
 
 }  // namespace acme::evalsched

@@ -55,6 +55,9 @@ struct MetricScript {
     // (marker, trial) of every trial holding a piece of the dataset: all must exist.
     std::vector<std::pair<std::string, std::string>> done_markers;
     std::string command;          // rendered by the core
+    // Where inference must have left something: empty means output_dir. A suite group's job
+    // scores no predictions of its own: its leaves' directories (output_dir is then created).
+    std::vector<std::string> prediction_dirs;
 };
 // Runs after the dataset's trials (afterany) on CPUs only. The output check: it refuses to
 // score while a trial has not succeeded (kMetricNotReadyExit: evalschedd waits for the retry)

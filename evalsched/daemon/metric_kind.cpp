@@ -1,6 +1,7 @@
 #include "evalsched/daemon/metric_kind.hpp"
 
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,8 +29,15 @@ bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::v
     MetricScript ms;
     ms.attempt_dir = attempt_dir(e, m.tag);
     ms.output_dir = fmt::format("{}/{}", e.output_dir, m.dataset);
+    std::set<std::string> parts;  // the datasets its trials ran
     for (const auto& id : m.trials)
-        if (auto t = load_trial(db_, id)) ms.done_markers.emplace_back(done_marker(e, id), t->trial_key);
+        if (auto t = load_trial(db_, id)) {
+            ms.done_markers.emplace_back(done_marker(e, id), t->trial_key);
+            for (const auto& d : t->parts()) parts.insert(d);
+        }
+    // A suite group's job: no trial runs the group itself, its leaves hold the predictions.
+    if (!parts.empty() && !parts.count(m.dataset))
+        for (const auto& d : parts) ms.prediction_dirs.push_back(fmt::format("{}/{}", e.output_dir, d));
     ms.command = m.command;
     slurm::BatchJob job = job_for(e, m.tag, config_.partition, {"EVALSCHED_DATASET=" + m.dataset}, load_environment(db_, e.id));
     job.comment = job_comment(fmt::format("evalsched metric {}/{}/{}", e.name, e.checkpoint, m.dataset), m.tag);

@@ -2,8 +2,10 @@
 # A core.toml-shaped suite (tests/data/suites/lmeval-core.toml: core.toml's own [suite] commands)
 # scores every dataset through acme-eval-lmeval and the lm_eval stand-in (a test double of
 # lm-evaluation-harness, tests/fakes/harness): arc_easy as shards selected with lm_eval
-# --samples, recombined by its metric job to exactly the score of one unsharded run; mmlu (a
-# group), gsm8k (two filters) and humaneval (code) in one bundle, each scored by its metric job.
+# --samples, recombined by its metric job to exactly the score of one unsharded run; mmlu's three
+# leaf tasks (a group written as its leaves), gsm8k (two filters) and humaneval (code) in one
+# bundle, each scored by its metric job, and mmlu's group job combining its leaves to exactly the
+# score lm_eval itself gives the group run whole.
 # The harness is found through the environment submitted from (PATH), as sbatch --export=ALL
 # would; then, submitted from a shell whose PATH lacks it, through the suite's setup = "source
 # <venv>/bin/activate" of a real Python venv holding it.
@@ -24,8 +26,8 @@ state=$(es_wait "$id" 150)
 [ "$state" = done ] || { evalsched status "$id" >&2; tail -n 20 "$ES"/results/"$id"/logs/*.out >&2; fail "evaluation $id ended $state"; }
 shards=$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND datasets = 'arc_easy'")
 [ "$shards" -ge 2 ] || fail "arc_easy was not sharded ($shards trials)"
-assert_eq "gsm8k humaneval mmlu" "$(es_sql "SELECT datasets FROM trials WHERE evaluation = $id AND datasets != 'arc_easy'" | tr , '\n' | sort | xargs)" "the bundle"
-assert_eq 4 "$(es_sql "SELECT COUNT(*) FROM metric_jobs WHERE evaluation = $id AND state = 'done'")" "metric jobs done"
+assert_eq "gsm8k humaneval mmlu_algebra mmlu_anatomy mmlu_astronomy" "$(es_sql "SELECT datasets FROM trials WHERE evaluation = $id AND datasets != 'arc_easy'" | tr , '\n' | sort | xargs)" "the bundle"
+assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM metric_jobs WHERE evaluation = $id AND state = 'done'")" "metric jobs done (3 datasets, mmlu's 3 leaves, its group job)"
 ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/results_*.json >/dev/null || fail "no lm_eval results_*.json in arc_easy's shard 0"
 ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/samples_arc_easy_*.jsonl >/dev/null || fail "no lm_eval samples file in arc_easy's shard 0"
 
@@ -44,7 +46,8 @@ for r in json.load(sys.stdin)["rows"]:
         print(round(list(r["values"].values())[0], 6))' "$1" "$2"
 }
 assert_eq "$(score "$ref"/arc_easy/result.json acc)" "$(got arc_easy acc)" "arc_easy recombined from $shards shards"
-assert_eq "$(score "$ref"/mmlu/result.json acc)" "$(got mmlu acc)" "mmlu (a group) from the bundle"
+assert_eq "$(score "$ref"/mmlu/result.json acc)" "$(got mmlu acc)" "mmlu (a group, lm_eval's own score run whole) from its leaves in the bundle"
+assert_contains "$(cat "$ES"/results/"$id"/mmlu/result.json)" '"samples": 44' "mmlu's group job weighted every leaf document"
 assert_eq "$(score "$ref"/gsm8k/result.json exact_match.strict-match)" "$(got gsm8k exact_match.strict-match)" "gsm8k strict-match"
 assert_eq "$(score "$ref"/gsm8k/result.json exact_match.flexible-extract)" "$(got gsm8k exact_match.flexible-extract)" "gsm8k flexible-extract"
 assert_eq "$(score "$ref"/humaneval/result.json pass@1)" "$(got humaneval pass@1)" "humaneval pass@1"

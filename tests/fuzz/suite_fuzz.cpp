@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const Checkpoint ckpt{"c", "/stage/c", "/out/c", ModelSpec{}};
         const TrialSet set = make_trials(suite, ckpt, priors, options_for(suite, priors, ckpt.model, 8));
         if (set.metrics.size() != suite.datasets.size()) std::abort();
+        // Suite groups: one job per group, waiting for at least one trial of its leaves.
+        if (set.group_metrics.size() != suite.groups.size()) std::abort();
+        for (const auto& g : set.group_metrics)
+            if (g.after.empty()) std::abort();
     } catch (const SuiteError& e) {
         if (std::string_view(e.what()).substr(0, 10) != "fuzz.toml:") std::abort();
     }

@@ -81,7 +81,7 @@ TEST_CASE("a metric job scores only when every trial of its dataset finished and
     std::filesystem::create_directories(out);
     std::filesystem::create_directories(done);
     MetricScript m{dir.file("attempt"), out, {{done + "/1", "run7/longqa#0of2"}, {done + "/2", "run7/longqa#1of2"}},
-                   "echo '{\"scores\": {\"acc\": 1}}' > " + out + "/result.json"};
+                   "echo '{\"scores\": {\"acc\": 1}}' > " + out + "/result.json", {}};
     // One shard still running (or failed, to be retried): wait for it.
     std::ofstream(done + "/1").put('\n');
     CHECK(run_script(dir, metric_script(m)) == kMetricNotReadyExit);

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "evalsched/core/command_template.hpp"
@@ -168,13 +169,26 @@ TEST_CASE("load_suite names an unreadable file") {
     }
 }
 
-TEST_CASE("the shipped suites/core.toml parses and has about 60 datasets with sample counts") {
+TEST_CASE("the shipped suites/core.toml parses: about 60 benchmarks, its lm-eval groups as their leaf tasks, all with sample counts") {
     const Suite s = load_suite(source_root() + "/suites/core.toml");
-    CHECK(s.datasets.size() >= 55);
-    CHECK(s.datasets.size() <= 70);
+    CHECK(s.datasets.size() - [&] { std::size_t n = 0; for (const auto& g : s.groups) n += g.leaves.size(); return n; }() + s.groups.size() >= 55);
     for (const auto& d : s.datasets) CHECK_MESSAGE(d.samples.has_value(), d.name);
-    REQUIRE(s.find("mmlu"));
-    CHECK(s.find("mmlu")->samples == 14042);
+    CHECK(s.find("mmlu") == nullptr);  // a group: its 57 subjects run instead
+    REQUIRE(s.find("mmlu_anatomy"));
+    CHECK(s.find("mmlu_anatomy")->samples == 135);
+    CHECK(s.find("mmlu_anatomy")->shard);
+    CHECK(s.find("mmlu_anatomy")->group == "mmlu");
+    std::map<std::string, std::pair<std::size_t, long>> groups;  // name -> leaves, samples
+    for (const auto& g : s.groups) groups[g.name] = {g.leaves.size(), g.samples.value_or(0)};
+    CHECK(groups["mmlu"] == std::pair<std::size_t, long>{57, 14042});
+    CHECK(groups["mmlu_pro"] == std::pair<std::size_t, long>{14, 12032});
+    CHECK(groups["cmmlu"] == std::pair<std::size_t, long>{67, 11582});
+    CHECK(groups["ceval-valid"] == std::pair<std::size_t, long>{52, 1346});
+    CHECK(groups["bbh"] == std::pair<std::size_t, long>{27, 6511});
+    CHECK(groups["minerva_math"] == std::pair<std::size_t, long>{7, 5000});
+    CHECK(groups["leaderboard_musr"] == std::pair<std::size_t, long>{3, 756});
+    CHECK(groups["mgsm_direct"] == std::pair<std::size_t, long>{11, 2750});
+    CHECK(s.group_metric_command.has_value());
     CHECK(s.find("gsm8k")->samples == 1319);
     CHECK(s.find("humaneval")->samples == 164);
     CHECK(s.find("humaneval")->kind == TaskKind::code_execution);

@@ -173,7 +173,7 @@ TEST_CASE("a checkpoint path with quote, dollar, space and newline reaches the s
     // The metric job's message about the dataset's output directory, likewise.
     const std::string out = dir.file("out \"$x\"");
     fs::create_directory(out);
-    MetricScript m{dir.file("mattempt"), out, {}, "true"};
+    MetricScript m{dir.file("mattempt"), out, {}, "true", {}};
     CHECK(run_bash(dir, metric_script(m), err) == kNoPredictionsExit);
     CHECK(err == "evalsched: no predictions in " + out + ": inference wrote nothing, nothing to score\n");
 }

@@ -29,7 +29,7 @@ Trial trial(const std::string& dataset, double p90_s, PriorSource source, int nu
 }  // namespace
 
 TEST_CASE("a trial that fits the window is left alone") {
-    TrialSet set{{trial("mmlu", 1200, PriorSource::history)}, {}};
+    TrialSet set{{trial("mmlu", 1200, PriorSource::history)}, {}, {}};
     const auto fit = fit_to_window(set, 3600, 0.2, 120);
     CHECK(fit.notes.empty());
     CHECK_FALSE(fit.refusal);
@@ -37,7 +37,7 @@ TEST_CASE("a trial that fits the window is left alone") {
 }
 
 TEST_CASE("a guessed estimate (no prior, no samples) too long for any window is capped to fit it, with a note naming the dataset") {
-    TrialSet set{{trial("mmlu", 1200, PriorSource::history), trial("newqa", 7200, PriorSource::unknown)}, {}};
+    TrialSet set{{trial("mmlu", 1200, PriorSource::history), trial("newqa", 7200, PriorSource::unknown)}, {}, {}};
     const auto fit = fit_to_window(set, 3600, 0.2, 120);
     CHECK_FALSE(fit.refusal);
     REQUIRE(fit.notes.size() == 1);
@@ -50,7 +50,7 @@ TEST_CASE("a guessed estimate (no prior, no samples) too long for any window is 
 }
 
 TEST_CASE("a measured estimate too long for any window refuses the submission, naming the dataset and what to do") {
-    TrialSet set{{trial("longbench", 7200, PriorSource::history)}, {}};
+    TrialSet set{{trial("longbench", 7200, PriorSource::history)}, {}, {}};
     const auto fit = fit_to_window(set, 3600, 0.2, 120);
     REQUIRE(fit.refusal);
     CHECK(fit.refusal->find("dataset longbench needs a") == 0);
@@ -58,7 +58,7 @@ TEST_CASE("a measured estimate too long for any window refuses the submission, n
     CHECK(fit.refusal->find("set shard = true for it in the suite") != std::string::npos);
     // Nothing changed: a refused submission stores nothing.
     CHECK(set.trials[0].prior.p90_s == 7200);
-    TrialSet sharded{{trial("longbench", 7200, PriorSource::samples, 8)}, {}};
+    TrialSet sharded{{trial("longbench", 7200, PriorSource::samples, 8)}, {}, {}};
     const auto s = fit_to_window(sharded, 3600, 0.2, 120);
     REQUIRE(s.refusal);
     CHECK(s.refusal->find("even in 8 shards") != std::string::npos);
