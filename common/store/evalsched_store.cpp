@@ -344,6 +344,16 @@ CREATE TRIGGER stage_jobs_update_version AFTER UPDATE ON stage_jobs
 BEGIN UPDATE evaluations SET version = version + 1 WHERE id = NEW.evaluation; END;
 )sql";
 
+// v14 in issue 18's plan (numbered 12 on branch i18e alone; the versions have no gaps):
+// pilots that serve and tail re-sharding need the suite at run time, not only when the trials
+// were cut. suite_text: the suite as submitted ('' before: never re-sharded, never served);
+// served: 1 when the trials' commands are the suite's client_command (mode = pilots and the
+// suite names a serve_command), so a pilot of the evaluation starts its server first.
+constexpr std::string_view kEvalschedV14 = R"sql(
+ALTER TABLE evaluations ADD COLUMN suite_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN served INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -356,6 +366,7 @@ constexpr std::array kMigrations = {
     Migration{9, "evalsched v9: follows of training runs' checkpoint directories", kEvalschedV9},
     Migration{10, "evalsched v10: pilot allocations, trials as their job steps", kEvalschedV10},
     Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
+    Migration{12, "evalsched v14: the suite's text per evaluation, pilots that serve", kEvalschedV14},
 };
 
 }  // namespace

@@ -54,6 +54,10 @@ struct DaemonConfig {
     // mode = trials (the default): one batch job per trial.
     bool pilots = false;
     double pilot_max_s = 2 * 3600;                       // a pilot's --time at most
+    // Pilots that serve (issue 18): the ports a pilot's server may listen on, on its node; each
+    // running pilot on a node gets its own. Tail re-sharding: no piece shorter than this.
+    int serve_port_min = 20000, serve_port_max = 20999;
+    double tail_min_piece_s = 60;
 };
 
 class ConfigError : public std::runtime_error {

@@ -19,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const Checkpoint ckpt{"c", "/stage/c", "/out/c", ModelSpec{}};
         const TrialSet set = make_trials(suite, ckpt, priors, options_for(suite, priors, ckpt.model, 8));
         if (set.metrics.size() != suite.datasets.size()) std::abort();
+        // A suite that serves: its client_command renders for every dataset as well.
+        if (suite.serving) make_trials(serving_suite(suite), ckpt, priors, options_for(suite, priors, ckpt.model, 8));
     } catch (const SuiteError& e) {
         if (std::string_view(e.what()).substr(0, 10) != "fuzz.toml:") std::abort();
     }
