@@ -4,9 +4,10 @@
 # each load) and runs every dataset as a client step against it (scripts/fake-eval
 # --base-url). Every score arrives; no pilot loaded the model twice, and fewer loads happened
 # than datasets ran; a killed server step puts the trial it served back (the attempt lost, not
-# counted) and the trial still finishes in another pilot. A long shardable dataset among short
-# ones is re-sharded for the tail when a pilot takes it, and its metric job scores the pieces:
-# fake-eval --score refuses predictions that do not cover the dataset exactly once.
+# counted) and the trial still finishes in another pilot; a daemon killed -9 adopts the servers
+# that answered. A long shardable dataset among short ones is re-sharded for the tail when a
+# pilot takes it, and its metric job scores the pieces: fake-eval --score refuses predictions
+# that do not cover the dataset exactly once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
@@ -54,6 +55,16 @@ server_step=$(squeue -h -s -j "$job" -o '%i %j' | awk -v n="$tag-serve" '$2 == n
 [ -n "$server_step" ] || fail "pilot $job has no server step named $tag-serve: $(squeue -h -s -j "$job" -o '%i %j')"
 scancel "$server_step" || fail "scancel $server_step refused"
 echo "killed server step $server_step while slowc ran against it"
+# kill -9 of the daemon while slowc reruns against another pilot's server: the restarted
+# daemon adopts the servers that answered (server.json) and loads nothing again.
+deadline=$((SECONDS + 90))
+until [ -n "$(es_sql "SELECT a.id FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.datasets = 'slowc' AND a.state = 'running' AND a.number = 2")" ]; do
+  ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "slowc did not start again within 90 s"; }
+  sleep 0.2
+done
+kill -9 "$ES_PID"
+wait "$ES_PID" 2>/dev/null
+es_start
 
 assert_eq done "$(es_wait "$id" 240)" "evaluation state"
 assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
@@ -94,4 +105,5 @@ for j in $pilots; do
   sacct -n -P -j "$j" -o JobID,JobName,State | grep -q -- "-serve|" || fail "sacct shows no server step in pilot $j: $(sacct -n -P -j "$j" -o JobID,JobName,State)"
 done
 [ "$loads" -lt "$steps" ] || fail "the model was loaded $loads times for $steps client steps"
+grep -q "adopted its server on port" "$ES"/daemon.log || fail "the restarted daemon adopted no server"
 echo "loads $loads, client steps $steps, pieces of long $pieces"
