@@ -335,13 +335,16 @@ public:
             }
             suite.datasets.push_back(std::move(d));
         }
-        if (suite.serving)
-            for (const Dataset& d : suite.datasets)
-                if (d.shard && !(uses_placeholder(suite.serving->client_command, "shard") && uses_placeholder(suite.serving->client_command, "num_shards")))
+        if (suite.serving) {
+            const std::string& client = suite.serving->client_command;
+            for (const Dataset& d : suite.datasets) {
+                if (d.shard && !(uses_placeholder(client, "shard") && uses_placeholder(client, "num_shards")))
                     fail(suite.serving->line, fmt::format("dataset \"{}\" may be sharded but client_command in [suite] lacks {{shard}} and {{num_shards}}: "
                                                          "add both, or set shard = false", d.name));
-                else if (!d.samples && uses_placeholder(suite.serving->client_command, "samples"))
+                if (!d.samples && uses_placeholder(client, "samples"))
                     fail(suite.serving->line, fmt::format("client_command in [suite] mentions {{samples}} but dataset \"{}\" has no samples: add samples = N", d.name));
+            }
+        }
         return suite;
     }
 

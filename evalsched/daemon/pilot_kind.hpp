@@ -52,6 +52,11 @@ public:
     // loses the trials given out), or is released when none fits its time left.
     void feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>& active, const PlanOptions& options,
               const std::function<PendingTrial(const TrialRow&, const EvalInfo&)>& to_pending);
+    // Whether the evaluation's trials are client steps of pilots that serve (store v14).
+    bool served(std::int64_t evaluation) {
+        const StoredSuite* s = suite_of(evaluation);
+        return s && s->served;
+    }
     // Running pilots of evaluations no longer active: released (their steps end with them).
     void release_inactive(const std::vector<EvalInfo>& active);
     // Released pilots whose job still runs: the signal is sent again every round (one sent as
