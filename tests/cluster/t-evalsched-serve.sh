@@ -107,3 +107,21 @@ done
 [ "$loads" -lt "$steps" ] || fail "the model was loaded $loads times for $steps client steps"
 grep -q "adopted its server on port" "$ES"/daemon.log || fail "the restarted daemon adopted no server"
 echo "loads $loads, client steps $steps, pieces of long $pieces"
+
+# A server that never answers: each pilot is released with the reason, and after three pilots
+# in a row the evaluation's trials fail with it (no pilot after pilot forever).
+{
+  printf '[suite]\nname = "deadserve"\ncommand = "%s"\ngpus = 4\n' "$fake"
+  printf 'serve_command = "bash -c %s -- {checkpoint} {port}"\n' "'echo cannot load \$1 >&2; exit 3'"
+  printf 'client_command = "%s --base-url {base_url} --task {dataset} --out {output}"\n' "$ACME_SRC_DIR/scripts/fake-eval"
+  printf '\n[[dataset]]\nname = "mmlu"\nkind = "generation"\nprior = "18s"\n'
+} >"$ES"/deadserve.toml
+chmod 644 "$ES"/deadserve.toml
+dead=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/deadserve.toml --params-b 7 --name run9)
+[ -n "$dead" ] || fail "the evaluation with a dead server was not submitted"
+assert_eq failed "$(es_wait "$dead" 120)" "state of the evaluation whose server never answers"
+assert_contains "$(es_sql "SELECT reason FROM trials WHERE evaluation = $dead")" "serve_command never answered in 3 pilots in a row" "its trial's reason"
+assert_eq 3 "$(es_sql "SELECT COUNT(*) FROM pilots WHERE evaluation = $dead AND reason LIKE 'its server ended before it answered (status 1)%'")" \
+  "pilots released for their dead server"
+assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.evaluation = $dead")" "attempts of its trial"
+grep -q "cannot load" "$ES"/results/"$dead"/logs/*-serve.out || fail "the server's own output is not in its log"
