@@ -25,7 +25,7 @@ chmod 644 "$ES"/serve.durations
 fake="$ACME_SRC_DIR/scripts/fake-eval --checkpoint {checkpoint} --task {dataset} --out {output}"
 {
   printf '[suite]\nname = "serve"\ncommand = "%s --shard {shard} --num-shards {num_shards}"\ngpus = 4\n' "$fake"
-  printf 'serve_command = "python3 %s {checkpoint} --port {port} --tensor-parallel-size {gpus} --load-log %s"\n' \
+  printf 'serve_command = "python3 %s {checkpoint} --host 127.0.0.1 --port {port} --tensor-parallel-size {gpus} --load-log %s"\n' \
     "$ACME_SRC_DIR/tests/fakes/fake-vllm-server.py" "$ES/loads/loads.txt"
   printf 'client_command = "%s --base-url {base_url} --checkpoint {checkpoint} --task {dataset} --out {output} --shard {shard} --num-shards {num_shards} --durations %s"\n' \
     "$ACME_SRC_DIR/scripts/fake-eval" "$ES/serve.durations"
@@ -75,6 +75,8 @@ assert_eq 1 "$(es_sql "SELECT COUNT(*) FROM attempts a JOIN trials t ON t.id = a
 assert_eq 1 "$(es_sql "SELECT attempts FROM trials WHERE datasets = 'slowc'")" "attempts counted for slowc"
 rerun=$(es_sql "SELECT a.job_id FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.datasets = 'slowc' AND a.state = 'done'")
 [ -n "$rerun" ] && [ "$rerun" != "$job" ] || fail "slowc did not rerun in another pilot (done in job '$rerun', its server killed in $job)"
+# evalsched status names each trial's step in its pilot, as sacct does.
+evalsched status "$id" --long | grep -qE " $rerun\.[0-9]+ " || fail "evalsched status does not show slowc's step in job $rerun: $(evalsched status "$id" --long)"
 # Every client step asked its pilot's server: the trial commands are the client command.
 assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND command NOT LIKE '%--base-url%'")" "trials not run as clients"
 
