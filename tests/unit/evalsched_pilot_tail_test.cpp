@@ -12,6 +12,7 @@
 #include "evalsched/daemon/pilot_serve.hpp"
 #include "evalsched/daemon/pilot_store.hpp"
 #include "evalsched/daemon/pilot_tail.hpp"
+#include "evalsched/daemon/routes/route.hpp"
 #include "evalsched/daemon/state.hpp"
 #include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -128,4 +129,45 @@ TEST_CASE("a client step whose server is gone exits kServerLostExit; a failing o
     const std::string fine = "EVALSCHED_BASE_URL=http://127.0.0.1:1 bash -c " + shell_quote(client_command("exit 0", s));
     const int ok = std::system(fine.c_str());
     CHECK(WEXITSTATUS(ok) == 0);
+}
+
+TEST_CASE("submit: a serving suite is served in mode = pilots (client commands, nothing bundled) and ignored in mode = trials") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    DaemonConfig config;
+    config.results_dir = dir.file("results");
+    const Caller alice{1001, 1001, "alice", false};
+    ApiCaches caches;
+    const std::function<void()> wake = [] {};
+    RouteMatch match;
+    match.route = Route::submit;
+    const std::string suite =
+        "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\nbundle_command = \"eval {checkpoint} {datasets} {output}\"\n"
+        "serve_command = \"vllm serve {checkpoint} --port {port}\"\nclient_command = \"client {base_url} {dataset} {output}\"\n"
+        "[[dataset]]\nname = \"a\"\nkind = \"generation\"\nprior = \"10s\"\n[[dataset]]\nname = \"b\"\nkind = \"generation\"\nprior = \"10s\"\n";
+    auto submit = [&] {
+        const std::string body = nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", suite}, {"params_b", 7}}.dump();
+        RouteContext ctx{db, config, alice, match, body, caches, wake, 8, 1000};
+        const Reply r = route_submit(ctx);
+        REQUIRE(r.code == 201);
+        return nlohmann::json::parse(r.text).at("id").get<std::int64_t>();
+    };
+    auto commands = [&](std::int64_t id) {
+        std::vector<std::string> out;
+        auto q = db.prepare("SELECT command FROM trials WHERE evaluation = ? ORDER BY id");
+        q.bind(1, id);
+        while (q.step()) out.push_back(q.column_text(0));
+        return out;
+    };
+    config.pilots = true;
+    const auto served = submit();
+    REQUIRE(load_stored_suite(db, served));
+    CHECK(load_stored_suite(db, served)->served);
+    const auto c = commands(served);
+    REQUIRE(c.size() == 2);  // one trial per dataset: no bundle when the load is paid once per pilot
+    for (const auto& command : c) CHECK(command.find("client \"$EVALSCHED_BASE_URL\" ") != std::string::npos);
+    config.pilots = false;
+    const auto plain = submit();
+    CHECK_FALSE(load_stored_suite(db, plain)->served);
+    for (const auto& command : commands(plain)) CHECK(command.find("eval ") != std::string::npos);
 }
