@@ -62,9 +62,7 @@ until [ -n "$(es_sql "SELECT a.id FROM attempts a JOIN trials t ON t.id = a.tria
   ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "slowc did not start again within 90 s"; }
   sleep 0.2
 done
-kill -9 "$ES_PID"
-wait "$ES_PID" 2>/dev/null
-es_start
+es_kill9_restart
 
 assert_eq done "$(es_wait "$id" 240)" "evaluation state"
 assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"
