@@ -106,6 +106,12 @@ for j in $pilots; do
 done
 [ "$loads" -lt "$steps" ] || fail "the model was loaded $loads times for $steps client steps"
 grep -q "adopted its server on port" "$ES"/daemon.log || fail "the restarted daemon adopted no server"
+# The servers end with their pilots: once every pilot of the evaluation has ended, none runs.
+deadline=$((SECONDS + 60))
+until [ "$(es_sql "SELECT COUNT(*) FROM pilots WHERE evaluation = $id AND state != 'ended'")" = 0 ] && ! pgrep -f "fake-vllm-server.py $ES/" >/dev/null; do
+  ((SECONDS < deadline)) || fail "servers still run after their evaluation ended: $(pgrep -af "fake-vllm-server.py $ES/")"
+  sleep 0.5
+done
 echo "loads $loads, client steps $steps, pieces of long $pieces"
 
 # A server that never answers: each pilot is released with the reason, and after three pilots
