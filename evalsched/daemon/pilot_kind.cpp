@@ -325,12 +325,6 @@ void PilotKind::feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>
         const StoredSuite* ss = suite_of(e->id);
         const Serving* serving = ss && ss->served && ss->suite.serving ? &*ss->suite.serving : nullptr;
         std::string url;
-        if (serving) {
-            // The server first: no trial for p until it answers.
-            const auto ready = serve(p, *e, *ss);
-            if (!ready) continue;
-            url = *ready;
-        }
         // At most two re-shardings before a pilot takes its trial: the pieces are sized to the tail.
         for (int round = 0; round < 3; ++round) {
             std::vector<PendingTrial> fits;
@@ -348,6 +342,13 @@ void PilotKind::feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>
             if (!next) {
                 release(p, fits.empty() ? "no trial of its evaluation left to run" : fmt::format("no trial left fits its {:.0f} s left", left));
                 break;
+            }
+            if (serving && url.empty()) {
+                // The server first (started only for a pilot with a trial to take): no trial
+                // for p until it answers.
+                const auto ready = serve(p, *e, *ss);
+                if (!ready) break;
+                url = *ready;
             }
             if (round < 2 && split_for_tail(p, *e, fits[*next], pending, index[*next])) continue;
             const TrialRow t = pending[index[*next]];
