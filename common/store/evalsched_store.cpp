@@ -360,6 +360,14 @@ CREATE TABLE prior_startups (
     finished_at   REAL NOT NULL
 );
 CREATE INDEX prior_startups_by_key ON prior_startups (size_class, gpus, finished_at);
+
+// v13: pilots that serve and tail re-sharding need the suite at run time, not only when the trials
+// were cut. suite_text: the suite as submitted ('' before: never re-sharded, never served);
+// served: 1 when the trials' commands are the suite's client_command (mode = pilots and the
+// suite names a serve_command), so a pilot of the evaluation starts its server first.
+constexpr std::string_view kEvalschedV13 = R"sql(
+ALTER TABLE evaluations ADD COLUMN suite_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN served INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 constexpr std::array kMigrations = {
@@ -375,6 +383,7 @@ constexpr std::array kMigrations = {
     Migration{10, "evalsched v10: pilot allocations, trials as their job steps", kEvalschedV10},
     Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
     Migration{12, "evalsched v12: learned trial startups", kEvalschedV12},
+    Migration{13, "evalsched v13: the suite's text per evaluation, pilots that serve", kEvalschedV13},
 };
 
 }  // namespace

@@ -183,6 +183,13 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
     TextTable t{{fixed("TRIAL", true), text("DATASETS", 8), fixed("GPUS", true), fixed("STATE"), fixed("ATTEMPTS", true), text("NODE"),
                  fixed("JOB", true), fixed("PRIOR"), text("REASON", 8)},
                 {}};
+    // A trial run as a step of a pilot (mode = pilots) shows "job.step", as sacct does.
+    auto job_of = [](const json& tr) -> std::string {
+        if (!tr.contains("job_id") || !tr["job_id"].is_number()) return "-";
+        std::string j = std::to_string(num(tr, "job_id"));
+        if (tr.contains("step_id") && tr["step_id"].is_number()) j += "." + std::to_string(num(tr, "step_id"));
+        return j;
+    };
     for (const auto& tr : e.value("trial_list", json::array())) {
         std::string prior = human_duration(tr.value("median_s", 0.0));
         if (tr.value("conservative", false)) prior += " (guess)";
@@ -190,8 +197,7 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         std::string datasets = str(tr, "datasets");
         if (const std::string key = str(tr, "trial"); key.find('#') != std::string::npos) datasets += key.substr(key.rfind('#'));
         t.rows.push_back({std::to_string(num(tr, "id")), datasets, std::to_string(num(tr, "gpus")), str(tr, "state"),
-                          std::to_string(num(tr, "attempts")), str(tr, "node"), tr.contains("job_id") && tr["job_id"].is_number() ? std::to_string(num(tr, "job_id")) : "-",
-                          prior, str(tr, "reason")});
+                          std::to_string(num(tr, "attempts")), str(tr, "node"), job_of(tr), prior, str(tr, "reason")});
     }
     out += util::render_table(t, style);
     // One CPU job per dataset with a metric command, after all of that dataset's trials.

@@ -30,6 +30,11 @@ std::string single_quoted(std::string_view s) {
     for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
+// Serving keys in [suite] (issue 18, parse_serving) and what their templates may mention.
+constexpr std::string_view kServingKeys[] = {"serve_command", "client_command", "serve_probe", "serve_timeout"};
+constexpr std::string_view kServePlaceholders[] = {"checkpoint", "gpus", "port"};
+constexpr std::string_view kClientPlaceholders[] = {"checkpoint", "dataset", "shard", "num_shards", "output", "gpus", "samples", "base_url"};
+
 constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard"};
 // Suite groups (evalsched-suite(5) GROUPS): their keys, parsed by parse_group and
 // parse_group_suite_keys only.
@@ -207,8 +212,13 @@ public:
             const toml::table* t = s->as_table();
             if (!t) fail(line_of(*s), "suite must be a table: write [suite]");
             suite_line = line_of(*s);
-            check_keys(*t, kSuiteKeys, "[suite]", kGroupSuiteKeys);
+            {
+                std::vector<std::string_view> allowed(std::begin(kSuiteKeys), std::end(kSuiteKeys));
+                allowed.insert(allowed.end(), std::begin(kServingKeys), std::end(kServingKeys));
+                check_keys(*t, allowed, "[suite]", kGroupSuiteKeys);
+            }
             parse_group_suite_keys(*t, suite);
+            suite.serving = parse_serving(*t);
             if (t->contains("name")) suite.name = string_at(*t, "name", "[suite]");
             if (t->contains("command")) {
                 default_command = string_at(*t, "command", "[suite]");
@@ -342,6 +352,16 @@ public:
                                                        "(e.g. \"acme-eval-lmeval aggregate --group {{dataset}} --leaves {{leaves}} --leaf-samples "
                                                        "{{leaf_samples}} --aggregate {{aggregate}} --out {{output}}\")",
                                                        suite.groups.front().name));
+        if (suite.serving) {
+            const std::string& client = suite.serving->client_command;
+            for (const Dataset& d : suite.datasets) {
+                if (d.shard && !(uses_placeholder(client, "shard") && uses_placeholder(client, "num_shards")))
+                    fail(suite.serving->line, fmt::format("dataset \"{}\" may be sharded but client_command in [suite] lacks {{shard}} and {{num_shards}}: "
+                                                         "add both, or set shard = false", d.name));
+                if (!d.samples && uses_placeholder(client, "samples"))
+                    fail(suite.serving->line, fmt::format("client_command in [suite] mentions {{samples}} but dataset \"{}\" has no samples: add samples = N", d.name));
+            }
+        }
         return suite;
     }
 
@@ -437,10 +457,71 @@ public:
     }
 
 private:
+    // serve_command, client_command, serve_probe, serve_timeout: both commands or neither.
+    std::optional<Serving> parse_serving(const toml::table& t) const {
+        const bool serve = t.contains("serve_command"), client = t.contains("client_command");
+        if (!serve && !client) {
+            for (auto k : {"serve_probe", "serve_timeout"})
+                if (t.contains(k)) fail(line_of(*t.get(k)), fmt::format("{} in [suite] without serve_command: add serve_command and client_command, or remove it", k));
+            return std::nullopt;
+        }
+        if (!serve) fail(line_of(*t.get("client_command")), "client_command in [suite] without serve_command: add serve_command = \"vllm serve {checkpoint} --port {port} ...\"");
+        if (!client) fail(line_of(*t.get("serve_command")), "serve_command in [suite] without client_command: add client_command = \"... base_url={base_url} ...\"");
+        Serving s;
+        const toml::node& sn = *t.get("serve_command");
+        const toml::node& cn = *t.get("client_command");
+        s.line = line_of(sn);
+        s.serve_command = string_at(t, "serve_command", "[suite]");
+        check_command(sn, s.serve_command, kServePlaceholders, "serve_command in [suite]");
+        if (!uses_placeholder(s.serve_command, "port"))
+            fail(line_of(sn), "serve_command in [suite] never mentions {port}: the server must listen where evalschedd tells it (add --port {port})");
+        s.client_command = string_at(t, "client_command", "[suite]");
+        check_command(cn, s.client_command, kClientPlaceholders, "client_command in [suite]");
+        if (!uses_placeholder(s.client_command, "base_url"))
+            fail(line_of(cn), "client_command in [suite] never mentions {base_url}: add it (e.g. base_url={base_url}/completions)");
+        if (t.contains("serve_probe")) {
+            s.probe = string_at(t, "serve_probe", "[suite]");
+            const bool ok = s.probe.size() >= 1 && s.probe.size() <= 256 && s.probe.front() == '/' &&
+                            std::all_of(s.probe.begin(), s.probe.end(), [](char c) { return c > ' ' && c < 0x7f && c != '\'' && c != '"' && c != '\\'; });
+            if (!ok) fail(line_of(*t.get("serve_probe")), "serve_probe in [suite] must be an HTTP path such as \"/health\" or \"/v1/models\" (starting with '/', at most 256 printable bytes, no quotes)");
+        }
+        if (const toml::node* n = t.get("serve_timeout")) {
+            std::optional<double> v;
+            if (n->is_string()) v = parse_duration(*n->value<std::string_view>());
+            else if (n->is_integer() || n->is_floating_point()) v = *n->value<double>();
+            if (!v || *v < 1 || *v > 86400) fail(line_of(*n), "serve_timeout in [suite] must be a duration from 1 s to 24 h: write seconds (600) or \"10m\"");
+            s.ready_timeout_s = *v;
+        }
+        return s;
+    }
+
     std::string file_;
 };
 
 }  // namespace
+
+Suite serving_suite(const Suite& suite) {
+    if (!suite.serving) return suite;
+    // {base_url} becomes the step's variable; the other placeholders stay for make_trials, and
+    // so do the template's literal {{ and }}.
+    const std::string& c = suite.serving->client_command;
+    std::string client;
+    for (std::size_t i = 0; i < c.size();) {
+        if (c.compare(i, 2, "{{") == 0 || c.compare(i, 2, "}}") == 0) {
+            client += c.substr(i, 2);
+            i += 2;
+        } else if (c.compare(i, 10, "{base_url}") == 0) {
+            client += "\"$EVALSCHED_BASE_URL\"";
+            i += 10;
+        } else {
+            client += c[i++];
+        }
+    }
+    Suite out = suite;
+    out.bundle_command.reset();
+    for (Dataset& d : out.datasets) d.command = client;
+    return out;
+}
 
 SuiteError::SuiteError(std::string file, int line, const std::string& message)
     : std::runtime_error(fmt::format("{}:{}: {}", file, line, message)), file_(std::move(file)), line_(line) {}

@@ -69,6 +69,18 @@ inline const std::vector<std::string> kDefaultStage = {
     "!optimizer*", "!*/optimizer*", "!scheduler*", "!*/scheduler*", "!rng_state*", "!*/rng_state*", "!training_args*",
     "!global_step*", "!*/global_step*"};
 
+// Serving (issue 18, pilots that serve; evalsched-suite(5)): in mode = pilots, a suite that
+// names a serve_command loads the model once per pilot (a vLLM-style server as the pilot's first
+// step, on the staged checkpoint) and runs every dataset as client_command against it. In
+// mode = trials these keys are ignored: each trial runs its dataset's own command.
+struct Serving {
+    std::string serve_command;    // template: {checkpoint} {gpus} {port}
+    std::string client_command;   // template: command's placeholders and {base_url}
+    std::string probe = "/health";  // HTTP GET on the node, 2xx once the model is loaded
+    double ready_timeout_s = 600;   // from the server step's start (staging included)
+    int line = 0;
+};
+
 struct Suite {
     std::string name;
     std::string file;
@@ -89,11 +101,20 @@ struct Suite {
     // group from its leaves' outputs ({dataset} {output} {leaves} {leaf_samples} {aggregate}).
     std::vector<Group> groups;
     std::optional<std::string> group_metric_command;
+    // Serving keys (serve_command, client_command, serve_probe, serve_timeout), parsed by
+    // parse_serving in suite.cpp.
+    std::optional<Serving> serving;
 
     const Dataset* find(std::string_view name) const;
     // `command` preceded by the suite's env and setup (unchanged when it sets neither).
     std::string wrap(std::string_view command) const;
 };
+
+// The suite a pilot that serves runs (mode = pilots with serving): every dataset's command is
+// client_command, its {base_url} the step's "$EVALSCHED_BASE_URL" (the pilot's server,
+// known once it runs), and no bundle_command: the model is loaded once per pilot, so bundling
+// would only cost parallelism. Unchanged when the suite does not serve.
+Suite serving_suite(const Suite& suite);
 
 // `file` names the source in messages. Throws SuiteError.
 Suite parse_suite(std::string_view text, const std::string& file);

@@ -168,6 +168,7 @@ SubmitRequest parse_submit(std::string_view body) {
         if (const std::string why = environment_problem(r.environment); !why.empty()) throw RequestError(printable(why, 300));
     }
     r.suite = parse_suite(suite, r.suite_file);
+    r.suite_text = suite;
     if (r.suite.datasets.empty()) throw SuiteError(r.suite_file, 0, "the suite has no [[dataset]]: add at least one");
     return r;
 }

@@ -48,6 +48,8 @@ struct SubmitRequest {
     std::string checkpoint;        // its label ("step-12000"); default: the path's last component
     std::string suite_file;        // for messages
     Suite suite;                   // parsed from the body's suite text
+    std::string suite_text;        // as sent: stored, so pilots can serve and re-shard (v13)
+    bool served = false;           // set by the route: mode = pilots and the suite serves
     int priority = 0;
     double params_b = 0;           // 0: estimated from checkpoint_bytes (bf16)
     double checkpoint_bytes = 0;

@@ -1,5 +1,6 @@
 #include "evalsched/daemon/config.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -91,6 +92,14 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             if (v < 0 || v > 600) fail(fmt::format("launch_cost={} is out of range: use 0 to 10m, e.g. 15s", value));
             c.launch_cost_s = v;
         }
+        else if (key == "tail_min_piece") c.tail_min_piece_s = seconds();
+        else if (key == "serve_ports") {
+            int lo = 0, hi = 0, used = 0;
+            if (std::sscanf(value.c_str(), "%d-%d%n", &lo, &hi, &used) != 2 || used != static_cast<int>(value.size()) || lo < 1024 || hi > 65535 || hi < lo)
+                fail(fmt::format("serve_ports={} is not a port range: use e.g. 20000-20999 (1024-65535)", value.substr(0, 40)));
+            c.serve_port_min = lo;
+            c.serve_port_max = hi;
+        }
         else if (key == "metrics_listen") {
             if (value.find(':') == std::string::npos) fail(fmt::format("metrics_listen={} lacks a port: use host:port, e.g. 127.0.0.1:9817", value));
             c.metrics_listen = value;
@@ -153,7 +162,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
                              "poll_interval, change_poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
-                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time, launch_cost", key));
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time, launch_cost, serve_ports, tail_min_piece", key));
         }
     }
     return c;

@@ -58,6 +58,10 @@ struct DaemonConfig {
     // script's start come out of it before a step runs (3.2 s measured on the minicluster,
     // 10-20 s on real clusters, issue 18). A pilot's --time-min and --time carry it.
     double launch_cost_s = 15;
+    // Pilots that serve (issue 18): the ports a pilot's server may listen on, on its node; each
+    // running pilot on a node gets its own. Tail re-sharding: no piece shorter than this.
+    int serve_port_min = 20000, serve_port_max = 20999;
+    double tail_min_piece_s = 60;
 };
 
 class ConfigError : public std::runtime_error {

@@ -40,6 +40,7 @@ std::int64_t create_evaluation(Database& db, const SubmitRequest& req, const Cal
         std::string stage;
         for (const auto& g : req.suite.stage.empty() ? kDefaultStage : req.suite.stage) stage += (stage.empty() ? "" : "\n") + g;
         db.prepare("UPDATE evaluations SET stage = ? WHERE id = ?").bind_all(stage, id).run();
+        db.prepare("UPDATE evaluations SET suite_text = ?, served = ? WHERE id = ?").bind_all(req.suite_text, req.served ? 1 : 0, id).run();
         const std::string output_dir = fmt::format("{}/{}", results_dir, id);
         db.prepare("UPDATE evaluations SET output_dir = ? WHERE id = ?").bind_all(output_dir, id).run();
         const TrialSet set = make(output_dir);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/pilot_steps.hpp"
 #include "evalsched/daemon/pilot_store.hpp"
+#include "evalsched/daemon/pilot_tail.hpp"
 #include "evalsched/daemon/rows.hpp"
 #include "evalsched/daemon/trial_kind.hpp"
 
@@ -50,6 +52,11 @@ public:
     // loses the trials given out), or is released when none fits its time left.
     void feed(std::vector<TrialRow>& pending, const std::vector<EvalInfo>& active, const PlanOptions& options,
               const std::function<PendingTrial(const TrialRow&, const EvalInfo&)>& to_pending);
+    // Whether the evaluation's trials are client steps of pilots that serve (store v13).
+    bool served(std::int64_t evaluation) {
+        const StoredSuite* s = suite_of(evaluation);
+        return s && s->served;
+    }
     // Running pilots of evaluations no longer active: released (their steps end with them).
     void release_inactive(const std::vector<EvalInfo>& active);
     // Released pilots whose job still runs: the signal is sent again every round (one sent as
@@ -72,7 +79,15 @@ public:
     void killed(const PilotRow& p);
 
 private:
-    bool start_step(const PilotRow& p, const TrialRow& t, const EvalInfo& e, double limit_s);
+    // A served evaluation's server for pilot p (pilot_serve.hpp): started when it has none,
+    // checked while it starts; its base URL once it answers. nullopt: no trial for p this round
+    // (starting, or failed and p released).
+    std::optional<std::string> serve(const PilotRow& p, const EvalInfo& e, const StoredSuite& ss);
+    void server_failed(const PilotRow& p, const EvalInfo& e, const std::string& why);
+    // Tail re-sharding (pilot_tail.hpp): whether pending[i] was replaced by its pieces there.
+    bool split_for_tail(const PilotRow& p, const EvalInfo& e, const PendingTrial& next, std::vector<TrialRow>& pending, std::size_t i);
+    const StoredSuite* suite_of(std::int64_t evaluation);
+    bool start_step(const PilotRow& p, const TrialRow& t, const EvalInfo& e, double limit_s, const Serving* serving, const std::string& url);
     void release(const PilotRow& p, const std::string& why);
     const slurm::JobView* job_of(const PilotRow& p);
     bool alive(const PilotRow& p);
@@ -83,6 +98,17 @@ private:
     StepRunner steps_;
     const TagIndex* by_tag_ = nullptr;
     std::map<std::int64_t, double> released_at_;  // pilot id -> first release (this daemon's run)
+    std::set<std::int64_t> stepped_;               // running steps whose step id is recorded
+    // Pilots that serve: each pilot's server (its step runs in steps_ under -pilot id), and the
+    // servers of an evaluation that never answered, in a row.
+    struct Server {
+        int port = 0;
+        double started_at = 0;
+        bool ready = false;
+    };
+    std::map<std::int64_t, Server> servers_;
+    std::map<std::int64_t, int> serve_failures_;
+    std::map<std::int64_t, std::optional<StoredSuite>> suites_;  // evaluation -> its stored suite
 };
 
 // How long a released pilot may take to end on its own before it is cancelled.

@@ -170,6 +170,18 @@ void Scheduler::plan_and_submit(const std::vector<slurm::JobView>& jobs, const s
         submit_pilots(pending, by_id, options, jobs, nodes);
         return;
     }
+    // A served evaluation's trials are client commands (pilot_serve.hpp): after a switch to
+    // mode = trials they still run in pilots, never as jobs of their own without a server.
+    {
+        std::vector<TrialRow> served;
+        std::erase_if(pending, [&](const TrialRow& t) {
+            if (!pilots_.served(t.evaluation)) return false;
+            served.push_back(t);
+            return true;
+        });
+        if (!served.empty()) submit_pilots(served, by_id, options, jobs, nodes);
+        if (pending.empty()) return;
+    }
 
     std::map<std::string, NodeWindow> windows = windows_of(jobs, nodes, config_.bf_window_s);
     // A precursor stages the checkpoint before a trial starts: no trial's --time pays for the

@@ -94,6 +94,8 @@ const JsonColumn kTrialView[] = {
     {"t.reason", "reason", K::text},
     {"(SELECT node FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "node", K::text_or_empty},
     {"(SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "job_id", K::integer_or_null},
+    // mode = pilots: the newest attempt's step in its pilot's job (job_id is the pilot's).
+    {"(SELECT step_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "step_id", K::integer_or_null},
 };
 const JsonColumn kAttemptView[] = {
     {"number", "number", K::integer},     {"node", "node", K::text},         {"state", "state", K::text},

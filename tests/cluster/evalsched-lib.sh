@@ -38,6 +38,13 @@ es_start() {
   fail "evalschedd did not start"
 }
 
+# kill -9 of the daemon, then a fresh one on the same store (what a crash and a restart do).
+es_kill9_restart() {
+  kill -9 "$ES_PID"
+  wait "$ES_PID" 2>/dev/null
+  es_start
+}
+
 es_teardown() {
   [ -n "${ES_PID:-}" ] && kill "$ES_PID" 2>/dev/null
   local left

@@ -43,9 +43,7 @@ until [ -n "$(es_sql "SELECT id FROM attempts WHERE state = 'running' AND pilot 
   ((SECONDS < deadline)) || fail "no step running to kill the daemon under"
   sleep 0.2
 done
-kill -9 "$ES_PID"
-wait "$ES_PID" 2>/dev/null
-es_start
+es_kill9_restart
 
 assert_eq done "$(es_wait "$id" 180)" "evaluation state"
 assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM results WHERE evaluation = $id")" "scores stored"

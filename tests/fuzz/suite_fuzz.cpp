@@ -23,6 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (set.group_metrics.size() != suite.groups.size()) std::abort();
         for (const auto& g : set.group_metrics)
             if (g.after.empty()) std::abort();
+        // A suite that serves: its client_command renders for every dataset as well.
+        if (suite.serving) make_trials(serving_suite(suite), ckpt, priors, options_for(suite, priors, ckpt.model, 8));
     } catch (const SuiteError& e) {
         if (std::string_view(e.what()).substr(0, 10) != "fuzz.toml:") std::abort();
     }

@@ -101,3 +101,13 @@ TEST_CASE("status ID caps its lines to the width; --long keeps every cell whole;
     p.parsable2 = true;
     CHECK(render_evaluation(e, p, 1000).find("gsm8k|scored||acc=0.71\n") != std::string::npos);
 }
+
+TEST_CASE("status ID: a trial running as a step of a pilot shows job.step, as sacct names it") {
+    json e = evaluation();
+    e["trial_list"][0]["state"] = "running";
+    e["trial_list"][0]["job_id"] = 346;
+    e["trial_list"][0]["step_id"] = 2;
+    CHECK(render_evaluation(e, {}, 1000).find(" 346.2 ") != std::string::npos);
+    e["trial_list"][0].erase("step_id");
+    CHECK(render_evaluation(e, {}, 1000).find(" 346.") == std::string::npos);
+}

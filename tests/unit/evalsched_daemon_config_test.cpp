@@ -40,3 +40,16 @@ TEST_CASE("evalsched.conf: launch_cost is what pilots' limits carry, 15 s unless
     CHECK_THROWS_WITH_AS(parse_config("launch_cost=11m\n", "e.conf"), doctest::Contains("e.conf:1: launch_cost=11m is out of range"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_config("launch_cost=soon\n", "e.conf"), doctest::Contains("launch_cost=soon is not a duration"), ConfigError);
 }
+
+TEST_CASE("evalsched.conf: serve_ports is a port range, tail_min_piece a duration") {
+    const auto d = parse_config("", "e.conf");
+    CHECK(d.serve_port_min == 20000);
+    CHECK(d.serve_port_max == 20999);
+    CHECK(d.tail_min_piece_s == 60);
+    const auto c = parse_config("serve_ports=30000-30010\ntail_min_piece=2m\n", "e.conf");
+    CHECK(c.serve_port_min == 30000);
+    CHECK(c.serve_port_max == 30010);
+    CHECK(c.tail_min_piece_s == 120);
+    for (const char* bad : {"serve_ports=30000\n", "serve_ports=80-90\n", "serve_ports=30010-30000\n", "serve_ports=30000-70000\n", "serve_ports=1-2x\n"})
+        CHECK_THROWS_WITH_AS(parse_config(bad, "e.conf"), doctest::Contains("e.conf:1: serve_ports="), ConfigError);
+}

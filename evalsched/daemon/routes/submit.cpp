@@ -39,6 +39,10 @@ Reply route_submit(RouteContext& ctx) {
         return error_reply(400, fmt::format("suite {} has {} datasets, more than max_datasets={} allows per evaluation: split it into "
                                             "several suites, or raise max_datasets in evalsched.conf",
                                             printable(sr.suite.name), sr.suite.datasets.size(), ctx.config.max_datasets));
+    // Pilots that serve (evalsched-suite(5)): the trials run the suite's client_command against
+    // their pilot's server; in mode = trials the serving keys are ignored.
+    sr.served = ctx.config.pilots && sr.suite.serving.has_value();
+    const Suite suite = sr.served ? serving_suite(sr.suite) : sr.suite;
     PriorBook priors;
     store::fill_prior_book(ctx.db, priors);
     const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
@@ -50,7 +54,7 @@ Reply route_submit(RouteContext& ctx) {
             ctx.db, sr, ctx.caller, ctx.config.results_dir,
             [&](const std::string& output_dir) {
                 const Checkpoint ckpt{sr.name + "/" + sr.checkpoint, std::string(kStagedVar), output_dir, model};
-                TrialSet set = trials_for_submission(sr.suite, ckpt, priors, ctx.cluster_gpus);
+                TrialSet set = trials_for_submission(suite, ckpt, priors, ctx.cluster_gpus);
                 if (set.trials.size() > static_cast<std::size_t>(ctx.config.max_trials))
                     throw TooManyTrials(fmt::format("suite {} makes {} trials, more than max_trials={} allows per evaluation: shard "
                                                     "less, split the suite, or raise max_trials in evalsched.conf",
