@@ -12,6 +12,12 @@
 #   --time-scale                                  the simulator's own fixed costs x the bench's scale;
 #   --opencompass-subsets off                     the stand-in baseline lists every dataset whole;
 #   --sequential-gpus 1                           the sequential baseline runs on one GPU.
+# Gaps left (measured 2026-12-03, idle): evalsched (pilots) 0.55: the simulator's pilots run one
+# trial per dataset and load once per pilot (12 jobs), the daemon's pilots ran 6 bundles, each
+# step reloading (the optimum of those 6 trials alone is 108 s; learned startup and serve_command
+# remove it); opencompass 0.59-0.64: the stand-in's own CPU cost, which the simulator does not
+# model (~0.2 s per dataset per process alone on a 2-core host; infer tasks took 37.2 s on
+# average in sacct against 24.3 s of modelled launch, read, load and work, over 3 waves).
 # Busy has no sim/real: the simulator's background is drawn from AcmeTrace, not the bench's
 # scripted training job. Seeds vary only the backfill phase and OpenCompass's jitter (the
 # durations carry no noise): ACME_BENCH_SIM_SEEDS (5), the mean.
