@@ -91,6 +91,12 @@ int main(int argc, char** argv) {
     app.add_option("--launch-cost", sc.launch_cost_s, "seconds per GPU job: submit to command running plus end to GPUs free")->capture_default_str()->check(acme::util::number_between(0, 3600));
     app.add_option("--bf-interval", sc.bf_interval_s, "seconds between Slurm backfill passes (0: backfill at every event)")->capture_default_str()->check(acme::util::number_between(0, 10800));
     app.add_option("--replan-latency", sc.replan_latency_s, "seconds from a job end to evalschedd's next round")->capture_default_str()->check(acme::util::number_between(0, 3600));
+    // Alignment with the cluster bench (tests/bench/evalsched-cluster), see Scenario.
+    std::string oc_subsets = "on";
+    app.add_option("--history-drift", sc.history_drift, "log sd by which each earlier evaluation's run times stray from today's")->capture_default_str()->check(acme::util::number_between(0, 5));
+    app.add_option("--time-scale", sc.time_scale, "scales the simulator's own fixed seconds (OpenCompass's launch jitter, CPU submit latency, metric jobs)")->capture_default_str()->check(acme::util::number_between(0.001, 1000));
+    app.add_option("--opencompass-subsets", oc_subsets, "on: mmlu, bbh, cmmlu, ceval, mmlu_pro, mgsm run as their OpenCompass subsets; off: whole")->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+    app.add_option("--sequential-gpus", sc.sequential_gpus, "GPUs of the sequential job (0: every GPU of its node)")->capture_default_str()->check(acme::util::number_between(0, 64, true));
     app.add_flag("--makespans", makespans, "also print one line per policy: makespan <policy> <seconds> (mean over seeds)");
     try {
         app.parse(argc, argv);
@@ -127,6 +133,8 @@ int main(int argc, char** argv) {
         } catch (const std::invalid_argument& e) {
             throw UsageError(e.what());
         }
+        sc.opencompass_subsets = oc_subsets == "on";
+        sc.cpu_submit_latency_s *= sc.time_scale;
         sc.model.checkpoint_bytes = ckpt_bytes > 0 ? ckpt_bytes : checkpoint_gb > 0 ? checkpoint_gb * 1e9 : sc.model.params_b * 2e9;
         sc.load_bytes_per_s = load_bandwidth;
         sc.nic_bytes_per_s = nic_gbps * 1e9 / 8;
@@ -139,9 +147,10 @@ int main(int argc, char** argv) {
         fmt::print("background: offered load {:.2f} drawn from AcmeTrace Seren GPU counts and durations "
                    "(Hu et al., NSDI'24, InternLM/AcmeTrace, CC BY 4.0); DefaultTime {}; eval nice {}\n",
                    sc.background_load, human_duration(sc.default_time_s), human_duration(sc.eval_nice_s));
-        fmt::print("loop: bf_interval {:g}s{}, launch cost {:g}s per job, replanning {:g}s, priors from {} earlier evaluation{}{}\n",
+        fmt::print("loop: bf_interval {:g}s{}, launch cost {:g}s per job, replanning {:g}s, priors from {} earlier evaluation{}{}, time scale {:g}\n",
                    sc.bf_interval_s, sc.bf_interval_s > 0 ? "" : " (backfill at every event)", sc.launch_cost_s, sc.replan_latency_s,
-                   sc.history_runs, sc.history_runs == 1 ? "" : "s", sc.history_runs == 0 ? " (the suite's priors only)" : "");
+                   sc.history_runs, sc.history_runs == 1 ? "" : "s",
+                   sc.history_runs == 0 ? " (the suite's priors only)" : fmt::format(" (drift {:g})", sc.history_drift), sc.time_scale);
         bool params_printed = false;
         for (const int nodes : node_counts) {
             sc.nodes = nodes;

@@ -99,13 +99,13 @@ struct OcDataset {
     double fraction;         // of the parent's samples
 };
 
-std::vector<OcDataset> opencompass_datasets(const Suite& suite) {
+std::vector<OcDataset> opencompass_datasets(const Suite& suite, bool expand_subsets) {
     std::vector<OcDataset> out;
     for (const auto& d : suite.datasets) {
         const long total = d.samples.value_or(1000);
         const auto& table = opencompass_subsets();
         auto it = std::find_if(table.begin(), table.end(), [&](const Subsets& s) { return d.name == s.dataset; });
-        if (it == table.end()) {
+        if (!expand_subsets || it == table.end()) {
             out.push_back({d.name, &d, total, 1.0});
             continue;
         }
@@ -168,17 +168,19 @@ public:
         return fmt::format("NumWorkerPartitioner(num_worker={}, min_task_size={}, strategy=heuristic) + SlurmRunner(max_num_workers={}, "
                            "retry={}, num_gpus=1, {}); weights from shared storage per task; "
                            "eval stage (NaivePartitioner, CPU, one task per dataset) after all infer tasks; "
-                           "mmlu/bbh/cmmlu/ceval/mmlu_pro/mgsm as their configs' 57/27/67/52/14/11 subsets",
+                           "{}",
                            kMaxNumWorkers, kMinTaskSize, kMaxNumWorkers, kRetry,
                            with_time_ ? fmt::format("extra_command --time = {:.1f} x the longest task of an earlier run, rounded up to 10 min", kUserMargin)
-                                      : fmt::format("no --time -> DefaultTime {:g}h", sc.default_time_s / 3600));
+                                      : fmt::format("no --time -> DefaultTime {:g}h", sc.default_time_s / 3600),
+                           sc.opencompass_subsets ? "mmlu/bbh/cmmlu/ceval/mmlu_pro/mgsm as their configs' 57/27/67/52/14/11 subsets"
+                                                  : "every dataset whole (--opencompass-subsets off)");
     }
 
     void on_checkpoint(World& w, const CheckpointArrival& ckpt) override {
         w.open_scorecard(ckpt);
         auto run = std::make_shared<Run>();
         run->ckpt = ckpt;
-        run->datasets = opencompass_datasets(w.suite());
+        run->datasets = opencompass_datasets(w.suite(), w.scenario().opencompass_subsets);
         for (const auto& d : run->datasets) ++run->subsets_left[d.parent->name];
         for (auto& t : num_worker_partition(run->datasets, kMaxNumWorkers)) run->queue.push_back(TaskRun{std::move(t)});
         run->infer_left = static_cast<int>(run->queue.size());
@@ -227,7 +229,7 @@ private:
 
     void launch(World& w, const std::shared_ptr<Run>& run, TaskRun* task, int attempt) {
         std::uniform_int_distribution<int> jitter(0, 10);  // "to avoid cluster error"
-        w.at(w.now() + jitter(w.rng()), [this, &w, run, task, attempt] {
+        w.at(w.now() + jitter(w.rng()) * w.scenario().time_scale, [this, &w, run, task, attempt] {
             const Scenario& sc = w.scenario();
             JobSpec job;
             job.eval = true;
@@ -274,7 +276,8 @@ private:
         const OcDataset& d = run->datasets[run->next_eval++];
         const std::string name = d.parent->name;
         std::uniform_int_distribution<int> jitter(0, 10);
-        const double seconds = jitter(w.rng()) + std::max(w.truth().metric_s(name) * d.fraction, w.truth().cost().metric_fixed_s);
+        const double k = w.scenario().time_scale;
+        const double seconds = jitter(w.rng()) * k + std::max(w.truth().metric_s(name) * d.fraction, w.truth().cost().metric_fixed_s * k);
         w.submit_cpu_job(seconds, [this, &w, run, name] {
             if (--run->subsets_left[name] == 0) w.score(run->ckpt.name, name);
             next_eval(w, run);

@@ -2,7 +2,8 @@
 // a team wraps one `accelerate launch -m lm_eval` in an sbatch script on one node. Every rank
 // loads the full model from shared storage, requests of all tasks are pooled through the
 // model, and metrics run in the same process afterwards while the GPUs idle. The script has no
-// --time of its own, so the job carries the partition's DefaultTime.
+// --time of its own, so the job carries the partition's DefaultTime. --sequential-gpus 1: one
+// GPU, one rank (what tests/bench/evalsched-cluster's sequential baseline runs).
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -18,13 +19,13 @@ public:
     std::string parameters(const Scenario& sc) const override {
         return fmt::format("1 job x 1 node x {} GPUs (accelerate data parallel), model loaded once per rank from shared storage, "
                            "metrics in-process, --time = DefaultTime {}h",
-                           sc.gpus_per_node, sc.default_time_s / 3600);
+                           gpus(sc), sc.default_time_s / 3600);
     }
 
     void on_checkpoint(World& w, const CheckpointArrival& ckpt) override {
         w.open_scorecard(ckpt);
         double inference = 0, metrics = 0;
-        const int g = w.scenario().gpus_per_node;
+        const int g = gpus(w.scenario());
         for (const auto& d : w.suite().datasets) {
             inference += w.truth().preprocess_s(d.name) + w.truth().sample_run_s(d.name, 1.0, g, w.rng());
             metrics += w.truth().metric_s(d.name);
@@ -33,20 +34,24 @@ public:
     }
 
 private:
+    static int gpus(const Scenario& sc) { return sc.sequential_gpus > 0 ? std::min(sc.sequential_gpus, sc.gpus_per_node) : sc.gpus_per_node; }
+
     void submit(World& w, const CheckpointArrival& ckpt, double inference_left, double metrics) {
         const Scenario& sc = w.scenario();
         JobSpec job;
         job.eval = true;
-        job.gpus_per_node = sc.gpus_per_node;
+        job.gpus_per_node = gpus(sc);
         job.time_limit = sc.default_time_s;
         job.priority_time = w.now() + sc.eval_nice_s;
         auto load = std::make_shared<double>(0);
         job.on_start = [&w, load, inference_left, metrics](double now, int node) {
             const Scenario& s = w.scenario();
             double read = 0;
-            for (int rank = 0; rank < s.gpus_per_node; ++rank) read = std::max(read, w.storage().read(now, node, s.model.checkpoint_bytes));
-            *load = read + w.truth().cost().framework_init_s;
-            w.stats().load_gpu_s += s.gpus_per_node * *load;
+            const int ranks = gpus(s);
+            for (int rank = 0; rank < ranks; ++rank) read = std::max(read, w.storage().read(now, node, s.model.checkpoint_bytes));
+            // The same startup every policy's job pays (framework init + weights, or --load-bandwidth).
+            *load = read + w.truth().startup_s(s.model.checkpoint_bytes);
+            w.stats().load_gpu_s += ranks * *load;
             return *load + inference_left + metrics;
         };
         job.on_end = [this, &w, ckpt, load, inference_left, metrics](double now, bool timed_out) {

@@ -27,7 +27,7 @@ Truth::Truth(const Suite& suite, const Scenario& sc, const CostModel& cost)
             // The experiment checked that the file names every dataset.
             const double samples = d.samples ? static_cast<double>(*d.samples) : 1000;
             std::mt19937_64 rng(fnv1a(d.name) ^ (sc.seed * 0x9e3779b97f4a7c15ULL));
-            const double metric = d.metric_command ? cost.metric_seconds(d.kind, samples) * lognormal(rng, 0.3) : 0;
+            const double metric = d.metric_command ? cost.metric_seconds(d.kind, samples) * lognormal(rng, 0.3) * sc.time_scale : 0;
             rows_[d.name] = Row{sc.durations.at(d.name), 0, metric, d.kind};
             continue;
         }
@@ -36,7 +36,7 @@ Truth::Truth(const Suite& suite, const Scenario& sc, const CostModel& cost)
         const double guess = d.prior_s ? *d.prior_s * sc.model.params_b / 7.0
                                        : cost.run_seconds(d.kind, samples, sc.model.params_b, 1);
         const double run = guess * lognormal(rng, sc.truth_spread);
-        const double metric = d.metric_command ? cost.metric_seconds(d.kind, samples) * lognormal(rng, 0.3) : 0;
+        const double metric = d.metric_command ? cost.metric_seconds(d.kind, samples) * lognormal(rng, 0.3) * sc.time_scale : 0;
         rows_[d.name] = Row{run, cost.preprocess_seconds(samples), metric, d.kind};
     }
 }
