@@ -110,6 +110,7 @@ std::vector<JobView> views_of(const job_info_msg_t* msg) {
         v.oom = v.state == JOB_OOM;
         v.completing = (j.job_state & JOB_COMPLETING) != 0;
         v.dependency_never = v.state == JOB_PENDING && j.state_reason == WAIT_DEP_INVALID;
+        v.dependency_killed = v.state == JOB_CANCELLED && j.state_reason == WAIT_DEP_INVALID;
         v.start_time = j.start_time;
         v.end_time = j.end_time;
         v.time_limit_min = j.time_limit == NO_VAL || j.time_limit == INFINITE ? 0 : j.time_limit;

@@ -50,6 +50,9 @@ struct JobView {
     // Pending on a dependency that can no longer be met (state reason DependencyNeverSatisfied):
     // Slurm 22.05 leaves such a job pending forever unless kill_invalid_depend is set.
     bool dependency_never = false;
+    // Cancelled by slurmctld for that same reason, before it ran: what a site that sets
+    // SchedulerParameters=kill_invalid_depend gets instead of the job pending forever.
+    bool dependency_killed = false;
     // Ended, but its epilog still runs: slurmctld frees its GPUs only when that is over.
     bool completing = false;
     bool pending() const;

@@ -63,6 +63,14 @@ std::string scores_text(const json& scores) {
     return out;
 }
 
+// A Slurm job id as squeue and sacct print it: "J", "J.S" for a step in a pilot, "-" for none yet.
+std::string job_text(const json& row) {
+    if (!row.contains("job_id") || !row["job_id"].is_number()) return "-";
+    std::string s = std::to_string(row["job_id"].get<long long>());
+    if (row.contains("step_id") && row["step_id"].is_number()) s += "." + std::to_string(row["step_id"].get<long long>());
+    return s;
+}
+
 }  // namespace
 
 std::string clock_time(double when, double now) {
@@ -183,13 +191,6 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
     TextTable t{{fixed("TRIAL", true), text("DATASETS", 8), fixed("GPUS", true), fixed("STATE"), fixed("ATTEMPTS", true), text("NODE"),
                  fixed("JOB", true), fixed("PRIOR"), text("REASON", 8)},
                 {}};
-    // A trial run as a step of a pilot (mode = pilots) shows "job.step", as sacct does.
-    auto job_of = [](const json& tr) -> std::string {
-        if (!tr.contains("job_id") || !tr["job_id"].is_number()) return "-";
-        std::string j = std::to_string(num(tr, "job_id"));
-        if (tr.contains("step_id") && tr["step_id"].is_number()) j += "." + std::to_string(num(tr, "step_id"));
-        return j;
-    };
     for (const auto& tr : e.value("trial_list", json::array())) {
         std::string prior = human_duration(tr.value("median_s", 0.0));
         if (tr.value("conservative", false)) prior += " (guess)";
@@ -197,7 +198,7 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         std::string datasets = str(tr, "datasets");
         if (const std::string key = str(tr, "trial"); key.find('#') != std::string::npos) datasets += key.substr(key.rfind('#'));
         t.rows.push_back({std::to_string(num(tr, "id")), datasets, std::to_string(num(tr, "gpus")), str(tr, "state"),
-                          std::to_string(num(tr, "attempts")), str(tr, "node"), job_of(tr), prior, str(tr, "reason")});
+                          std::to_string(num(tr, "attempts")), str(tr, "node"), job_text(tr), prior, str(tr, "reason")});
     }
     out += util::render_table(t, style);
     // One CPU job per dataset with a metric command, after all of that dataset's trials.
@@ -205,9 +206,26 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         TextTable m{{text("METRIC JOB", 8), fixed("AFTER"), fixed("STATE"), text("NODE"), fixed("JOB", true), text("REASON", 8)}, {}};
         for (const auto& j : e["metric_list"])
             m.rows.push_back({str(j, "dataset"), fmt::format("{} trial{}", num(j, "after_trials"), num(j, "after_trials") == 1 ? "" : "s"),
-                              str(j, "state"), str(j, "node"), j.contains("job_id") && j["job_id"].is_number() ? std::to_string(num(j, "job_id")) : "-",
+                              str(j, "state"), str(j, "node"), job_text(j),
                               str(j, "reason")});
         out += "\n" + util::render_table(m, style);
+    }
+    // The precursors: one CPU job per node copying the checkpoint before GPU work lands there.
+    if (e.contains("stage_list") && !e["stage_list"].empty()) {
+        TextTable s{{text("STAGE NODE"), fixed("TRY", true), fixed("STATE"), fixed("JOB", true), text("REASON", 8)}, {}};
+        for (const auto& j : e["stage_list"])
+            s.rows.push_back({str(j, "node"), std::to_string(num(j, "number")), str(j, "state"), job_text(j), str(j, "reason")});
+        out += "\n" + util::render_table(s, style);
+    }
+    // Pilots (mode = pilots): the allocations trials run in as steps (JOB above is job.step).
+    if (e.contains("pilot_list") && !e["pilot_list"].empty()) {
+        TextTable p{{fixed("PILOT JOB", true), text("NODE"), fixed("GPUS", true), fixed("STATE"), fixed("GRANTED"), fixed("STEPS", true), text("REASON", 8)},
+                    {}};
+        for (const auto& j : e["pilot_list"])
+            p.rows.push_back({job_text(j), str(j, "node"), std::to_string(num(j, "gpus")), str(j, "state"),
+                              j.contains("granted_s") && j["granted_s"].is_number() ? human_duration(j["granted_s"].get<double>()) : "-",
+                              std::to_string(num(j, "steps")), str(j, "reason")});
+        out += "\n" + util::render_table(p, style);
     }
     return out;
 }

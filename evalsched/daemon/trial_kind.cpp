@@ -95,6 +95,15 @@ void TrialKind::killed(const AttemptRow& a) { attempt_cancelled(db_, a, wall_clo
 void TrialKind::finish(const AttemptRow& a, const slurm::JobView* job) {
     auto t = load_trial(db_, a.trial);
     if (!t) return;
+    // The stage job it waited on failed and slurmctld (kill_invalid_depend) cancelled it before
+    // it ran: like a withdrawn dependent (Scheduler::withdraw_orphans), placed again, the try
+    // not counted; the node's stage retry, or the trial staging itself, comes next.
+    if (job && job->dependency_killed && a.state == "queued") {
+        attempt_withdrawn(db_, a, "its stage job failed; placed again");
+        log_line("trial {} attempt {}: job {} was cancelled by slurmctld (its stage job failed, kill_invalid_depend); placed again next round",
+                 t->trial_key, a.number, job->job_id);
+        return;
+    }
     auto e = load_evaluation(db_, t->evaluation);
     if (!e) return;
     const Outcome o = judge(a, *t, *e, job);

@@ -100,7 +100,18 @@ const JsonColumn kTrialView[] = {
 const JsonColumn kAttemptView[] = {
     {"number", "number", K::integer},     {"node", "node", K::text},         {"state", "state", K::text},
     {"job_id", "job_id", K::integer_or_null}, {"category", "category", K::text}, {"reason", "reason", K::text},
-    {"ended_at", "ended_at", K::real_or_null},
+    {"ended_at", "ended_at", K::real_or_null}, {"step_id", "step_id", K::integer_or_null},
+};
+// The precursor jobs that copy the checkpoint onto each node, and the pilots that hold GPUs
+// for its trials: what a user sees in squeue beside the trials, so `evalsched show` names them.
+const JsonColumn kStageView[] = {
+    {"node", "node", K::text},      {"number", "number", K::integer}, {"state", "state", K::text},
+    {"job_id", "job_id", K::integer_or_null}, {"reason", "reason", K::text},
+};
+const JsonColumn kPilotView[] = {
+    {"job_id", "job_id", K::integer_or_null}, {"node", "node", K::text},  {"gpus", "gpus", K::integer},
+    {"state", "state", K::text},              {"granted_s", "granted_s", K::real_or_null},
+    {"steps", "steps", K::integer},           {"reason", "reason", K::text},
 };
 const JsonColumn kMetricView[] = {
     {"m.dataset", "dataset", K::text},
@@ -239,6 +250,15 @@ std::optional<json> evaluation_json(Database& db, std::int64_t id, const Caller&
     m.bind(1, id);
     while (m.step()) metrics.push_back(row_json(kMetricView, m));
     e["metric_list"] = metrics;
+    auto rows_of = [&](const auto& view, const std::string& table) {
+        json out = json::array();
+        auto q = db.prepare("SELECT " + select_list(view) + " FROM " + table + " WHERE evaluation = ? ORDER BY id");
+        q.bind(1, id);
+        while (q.step()) out.push_back(row_json(view, q));
+        return out;
+    };
+    e["stage_list"] = rows_of(kStageView, "stage_jobs");
+    e["pilot_list"] = rows_of(kPilotView, "pilots");
     json scores = json::array();
     auto sq = db.prepare("SELECT " + select_list(kDatasetScores) + " FROM results x WHERE x.evaluation = ? ORDER BY x.dataset, x.metric");
     sq.bind(1, id);

@@ -3,7 +3,8 @@
 # stage job per (evaluation, node), and the GPU trials placed there depend on it (afterok), so
 # no trial holds a GPU while a copy is made. Then a node whose cache cannot be written: its
 # stage job fails, is retried once, the trials waiting on it (Slurm: DependencyNeverSatisfied,
-# pending forever) are withdrawn and placed again, and the evaluation still ends done.
+# pending forever) are withdrawn and placed again, and the evaluation still ends done; where
+# kill_invalid_depend makes slurmctld cancel them instead, they are placed again the same way.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
@@ -54,6 +55,28 @@ assert_eq "failed failed" "$(es_sql "SELECT group_concat(state, ' ') FROM (SELEC
 grep -q "waited on a stage job that failed; cancelled, placed again" "$ES"/daemon.log ||
   fail "no trial was withdrawn from the failed stage job: $(grep -i stage "$ES"/daemon.log | tail -20)"
 assert_eq "" "$(squeue -h -t PD -o '%i %r' | grep -i dependency)" "jobs left pending on a dependency"
+
+# The same at a site that sets SchedulerParameters=kill_invalid_depend: slurmctld cancels the
+# dependents itself when the stage job fails. They are placed again like withdrawn ones, and
+# the cancelled try is not counted (no attempt row keeps its job). slurm.conf is restored
+# (and re-read) on the way out.
+conf=${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}
+cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
+trap 'cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf"; scontrol reconfigure >/dev/null 2>&1; es_teardown' EXIT
+sed -i '/^SchedulerParameters=/s/$/,kill_invalid_depend/' "$conf"
+scontrol reconfigure || fail "scontrol reconfigure (kill_invalid_depend) failed"
+scontrol show config | grep -q 'SchedulerParameters.*kill_invalid_depend' || fail "slurmctld did not take kill_invalid_depend"
+mkdir -p "$ES"/ckpt/run7/step-300
+cp "$ES"/ckpt/run7/step-100/model.bin "$ES"/ckpt/run7/step-300/
+chmod -R a+rX "$ES"/ckpt/run7/step-300
+id3=$(es_submit "$ES"/ckpt/run7/step-300 --suite "$ES"/two.toml)
+assert_eq done "$(es_wait "$id3" 200)" "the state of an evaluation whose first node cannot stage (kill_invalid_depend)"
+grep -q "was cancelled by slurmctld (its stage job failed, kill_invalid_depend); placed again" "$ES"/daemon.log ||
+  fail "no trial cancelled by slurmctld was placed again: $(grep -i -e stage -e cancel "$ES"/daemon.log | tail -20)"
+killed=$(sed -n 's/.*: job \([0-9]*\) was cancelled by slurmctld (its stage job failed.*/\1/p' "$ES"/daemon.log | paste -sd, -)
+assert_eq "CANCELLED" "$(sacct -n -X -P -j "${killed%%,*}" -o State | head -1)" "the state sacct shows for job ${killed%%,*}"
+assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM attempts WHERE job_id IN ($killed)")" "attempts counted for jobs slurmctld cancelled ($killed)"
+assert_eq "done done" "$(es_sql "SELECT group_concat(state, ' ') FROM trials WHERE evaluation = $id3")" "the trials' states"
 rm -f "$cache"/n1
 mv "$cache"/n1.was "$cache"/n1
 exit 0
