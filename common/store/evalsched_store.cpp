@@ -360,6 +360,7 @@ CREATE TABLE prior_startups (
     finished_at   REAL NOT NULL
 );
 CREATE INDEX prior_startups_by_key ON prior_startups (size_class, gpus, finished_at);
+)sql";
 
 // v13: pilots that serve and tail re-sharding need the suite at run time, not only when the trials
 // were cut. suite_text: the suite as submitted ('' before: never re-sharded, never served);
