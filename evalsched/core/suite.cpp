@@ -15,7 +15,11 @@
 namespace acme::evalsched {
 namespace {
 
-constexpr std::string_view kSuiteKeys[] = {"name", "command", "metric_command", "bundle_command", "gpus", "shard", "env", "setup", "stage"};
+// Every key [suite] may hold: the defaults and wrappers, the serving keys (parse_serving) and
+// the suite groups' scorer (parse_group_suite_keys).
+constexpr std::string_view kSuiteKeys[] = {"name",          "command",        "metric_command", "bundle_command", "gpus",
+                                           "shard",         "env",            "setup",          "stage",          "serve_command",
+                                           "client_command", "serve_probe",   "serve_timeout",  "group_metric_command"};
 
 // env names are exported by a shell: a portable identifier, not one of the variables the trial
 // wrapper itself relies on.
@@ -30,16 +34,13 @@ std::string single_quoted(std::string_view s) {
     for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
-// Serving keys in [suite] (issue 18, parse_serving) and what their templates may mention.
-constexpr std::string_view kServingKeys[] = {"serve_command", "client_command", "serve_probe", "serve_timeout"};
+// What the serving keys' templates (issue 18, parse_serving) may mention.
 constexpr std::string_view kServePlaceholders[] = {"checkpoint", "gpus", "port"};
 constexpr std::string_view kClientPlaceholders[] = {"checkpoint", "dataset", "shard", "num_shards", "output", "gpus", "samples", "base_url"};
 
-constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard"};
-// Suite groups (evalsched-suite(5) GROUPS): their keys, parsed by parse_group and
-// parse_group_suite_keys only.
-constexpr std::string_view kGroupDatasetKeys[] = {"leaves", "aggregate"};
-constexpr std::string_view kGroupSuiteKeys[] = {"group_metric_command"};
+// Every key a [[dataset]] may hold; leaves and aggregate make it a suite group (evalsched-suite(5)
+// GROUPS), read by parse_group.
+constexpr std::string_view kDatasetKeys[] = {"name", "kind", "command", "metric_command", "gpus", "samples", "prior", "shard", "leaves", "aggregate"};
 constexpr std::size_t kMaxLeaves = 1000;
 
 int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
@@ -149,13 +150,23 @@ public:
 
     [[noreturn]] void fail(int line, const std::string& message) const { throw SuiteError(file_, line, message); }
 
-    void check_keys(const toml::table& table, std::span<const std::string_view> allowed, std::string_view where,
-                    std::span<const std::string_view> more = {}) const {
+    // `command` runs dataset d (its own command, or [suite]'s client_command when serving): a
+    // dataset that may be sharded hands it {shard} and {num_shards}, and {samples} needs the
+    // dataset's size.
+    void check_runs_dataset(const Dataset& d, const std::string& command, int line, std::string_view command_name, bool check_samples) const {
+        if (d.shard && !(uses_placeholder(command, "shard") && uses_placeholder(command, "num_shards")))
+            fail(line, fmt::format("dataset \"{}\" may be sharded but {} lacks {{shard}} and {{num_shards}}: add both, or set shard = false", d.name,
+                                   command_name));
+        if (check_samples && !d.samples && uses_placeholder(command, "samples"))
+            fail(line, fmt::format("dataset \"{}\" has no samples but {} mentions {{samples}}: add samples = N (its test split's size)", d.name,
+                                   command_name));
+    }
+
+    void check_keys(const toml::table& table, std::span<const std::string_view> allowed, std::string_view where) const {
         for (auto&& [key, value] : table) {
-            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end() && std::find(more.begin(), more.end(), key.str()) == more.end())
+            if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end())
                 fail(static_cast<int>(key.source().begin.line),
-                     fmt::format("unknown key \"{}\" in {}: remove it or use one of {}{}{}", key.str(), where, key_list(allowed),
-                                 more.empty() ? "" : ", ", key_list(more)));
+                     fmt::format("unknown key \"{}\" in {}: remove it or use one of {}", key.str(), where, key_list(allowed)));
         }
     }
 
@@ -212,11 +223,7 @@ public:
             const toml::table* t = s->as_table();
             if (!t) fail(line_of(*s), "suite must be a table: write [suite]");
             suite_line = line_of(*s);
-            {
-                std::vector<std::string_view> allowed(std::begin(kSuiteKeys), std::end(kSuiteKeys));
-                allowed.insert(allowed.end(), std::begin(kServingKeys), std::end(kServingKeys));
-                check_keys(*t, allowed, "[suite]", kGroupSuiteKeys);
-            }
+            check_keys(*t, kSuiteKeys, "[suite]");
             parse_group_suite_keys(*t, suite);
             suite.serving = parse_serving(*t);
             if (t->contains("name")) suite.name = string_at(*t, "name", "[suite]");
@@ -294,7 +301,7 @@ public:
             d.name = string_at(t, "name", "[[dataset]]");
             if (!valid_name(d.name)) fail(line_of(*t.get("name")), fmt::format("dataset name \"{}\" must be 1-64 of A-Z a-z 0-9 . _ -", d.name));
             const std::string where = fmt::format("dataset \"{}\"", d.name);
-            check_keys(t, kDatasetKeys, where, kGroupDatasetKeys);
+            check_keys(t, kDatasetKeys, where);
             if (auto [it, fresh] = seen.emplace(d.name, line); !fresh)
                 fail(line, fmt::format("dataset \"{}\" is already defined at line {}: rename or remove one of them", d.name, it->second));
 
@@ -333,14 +340,8 @@ public:
                 d.prior_s = s;
             }
             d.shard = t.contains("shard") ? bool_at(t, "shard", where) : default_shard;
-            if (!d.samples && !t.contains("leaves") && uses_placeholder(d.command, "samples")) {
-                const int at = t.contains("command") ? line_of(*t.get("command")) : line;
-                fail(at, fmt::format("the command of {} mentions {{samples}} but the dataset has no samples: add samples = N (its test split's size)", where));
-            }
-            if (d.shard && !(uses_placeholder(d.command, "shard") && uses_placeholder(d.command, "num_shards"))) {
-                const int at = t.contains("command") ? line_of(*t.get("command")) : line;
-                fail(at, fmt::format("{} may be sharded but its command lacks {{shard}} and {{num_shards}}: add both, or set shard = false", where));
-            }
+            // A group's {samples} is its leaves' sum, known only once parse_group reads them.
+            check_runs_dataset(d, d.command, t.contains("command") ? line_of(*t.get("command")) : line, "its command", !t.contains("leaves"));
             if (t.contains("leaves") || t.contains("aggregate")) {
                 parse_group(t, std::move(d), suite, seen);
                 continue;
@@ -352,16 +353,9 @@ public:
                                                        "(e.g. \"acme-eval-lmeval aggregate --group {{dataset}} --leaves {{leaves}} --leaf-samples "
                                                        "{{leaf_samples}} --aggregate {{aggregate}} --out {{output}}\")",
                                                        suite.groups.front().name));
-        if (suite.serving) {
-            const std::string& client = suite.serving->client_command;
-            for (const Dataset& d : suite.datasets) {
-                if (d.shard && !(uses_placeholder(client, "shard") && uses_placeholder(client, "num_shards")))
-                    fail(suite.serving->line, fmt::format("dataset \"{}\" may be sharded but client_command in [suite] lacks {{shard}} and {{num_shards}}: "
-                                                         "add both, or set shard = false", d.name));
-                if (!d.samples && uses_placeholder(client, "samples"))
-                    fail(suite.serving->line, fmt::format("client_command in [suite] mentions {{samples}} but dataset \"{}\" has no samples: add samples = N", d.name));
-            }
-        }
+        if (suite.serving)
+            for (const Dataset& d : suite.datasets)
+                check_runs_dataset(d, suite.serving->client_command, suite.serving->line, "client_command in [suite]", true);
         return suite;
     }
 

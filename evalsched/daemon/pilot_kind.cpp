@@ -66,17 +66,26 @@ bool PilotKind::start(const EvalInfo& e, const PilotRequest& r, const std::strin
     return id.has_value();
 }
 
+// configure's AC_PATH_PROG results; Debian's paths when built without it.
+#ifndef ACME_SETPRIV
+#define ACME_SETPRIV "/usr/bin/setpriv"
+#endif
+#ifndef ACME_SRUN
+#define ACME_SRUN "/usr/bin/srun"
+#endif
+
 namespace {
 // `srun --jobid` of a step in pilot p as e's user (setpriv drops root before srun runs: the
 // step is the user's, authenticated by munge as them), running `script` with its output in
-// the log of `tag`.
+// the log of `tag`. Both programs by absolute path: root looks nothing up in a PATH, and the
+// step's environment (the user's) cannot choose which srun runs.
 std::vector<std::string> step_argv(const PilotRow& p, const EvalInfo& e, const std::string& tag, const std::string& script) {
-    return {"setpriv",
+    return {ACME_SETPRIV,
             fmt::format("--reuid={}", e.uid),
             fmt::format("--regid={}", e.gid),
             "--init-groups",
             "--",
-            "srun",
+            ACME_SRUN,
             fmt::format("--jobid={}", p.job_id.value_or(0)),
             "--nodes=1",
             "--ntasks=1",

@@ -28,7 +28,7 @@ bool StepRunner::start(std::int64_t attempt, const std::vector<std::string>& arg
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, av[0], &fa, &attr, av.data(), ev.data());
+    const int rc = posix_spawn(&pid, av[0], &fa, &attr, av.data(), ev.data());
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {

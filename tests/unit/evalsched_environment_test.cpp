@@ -68,7 +68,7 @@ samples = 2376
     CHECK_THROWS_WITH_AS(parse_suite("[suite]\nenv = { A = 1 }\n[[dataset]]\nname = \"a\"\nkind = \"generation\"\ncommand = \"x\"\n", "e.toml"),
                          doctest::Contains("must be a string"), SuiteError);
     CHECK_THROWS_WITH_AS(parse_suite("[[dataset]]\nname = \"a\"\nkind = \"generation\"\ncommand = \"x {samples}\"\n", "e.toml"),
-                         doctest::Contains("mentions {samples} but the dataset has no samples"), SuiteError);
+                         doctest::Contains("e.toml:4: dataset \"a\" has no samples but its command mentions {samples}"), SuiteError);
     // A suite without env or setup renders its commands unchanged.
     const Suite plain = parse_suite("[[dataset]]\nname = \"a\"\nkind = \"generation\"\ncommand = \"x {output}\"\n", "p.toml");
     CHECK(plain.wrap("x /o") == "x /o");
