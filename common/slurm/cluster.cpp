@@ -1,6 +1,8 @@
 #include "common/slurm/cluster.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -58,6 +60,31 @@ int usable_gpus(const std::vector<NodeGpus>& nodes) {
     for (const auto& n : nodes)
         if (n.usable) gpus += n.total_gpus;
     return gpus;
+}
+
+std::optional<double> backfill_interval_s(std::string& error) {
+    init_once();
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
+        error = last_error("slurm_load_ctl_conf");
+        return std::nullopt;
+    }
+    double interval = 30;  // Slurm's default
+    const std::string params = conf->sched_params ? conf->sched_params : "";
+    slurm_free_ctl_conf(conf);
+    // A comma-separated list: "bf_interval=1,bf_resolution=60,...".
+    std::size_t at = 0;
+    while (at <= params.size()) {
+        const std::size_t end = std::min(params.find(',', at), params.size());
+        const std::string item = params.substr(at, end - at);
+        if (item.starts_with("bf_interval=")) {
+            char* rest = nullptr;
+            const double v = std::strtod(item.c_str() + 12, &rest);
+            if (rest && *rest == '\0' && v >= 1 && v <= 10800) interval = v;
+        }
+        at = end + 1;
+    }
+    return interval;
 }
 
 std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error) {

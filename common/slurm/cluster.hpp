@@ -34,6 +34,10 @@ int gres_gpu_count(const std::string& gres);
 // slurm_load_node(SHOW_DETAIL): every node with gres and gres_used. nullopt: slurmctld
 // cannot be asked (error names why).
 std::optional<std::vector<NodeGpus>> load_node_gpus(std::string& error);
+// SchedulerParameters' bf_interval in seconds (slurm_load_ctl_conf; Slurm's default 30 when
+// unset): how long a job that only backfill may start can wait for it. nullopt: slurmctld
+// cannot be asked (error names why).
+std::optional<double> backfill_interval_s(std::string& error);
 // The GPUs of the nodes work may be placed on (usable ones).
 int usable_gpus(const std::vector<NodeGpus>& nodes);
 

@@ -106,6 +106,13 @@ Plan plan(std::span<const PendingTrial> trials, std::span<const NodeWindow> node
 
 std::string pilot_key(const std::string& checkpoint, int gpus) { return fmt::format("{}#{}gpu", checkpoint, gpus); }
 
+PilotAsk pilot_ask(const PilotRequest& r, double launch_s, double start_slack_s) {
+    const double least = std::ceil((r.time_min_s + launch_s) / 60) * 60;
+    const double limit = std::max(least, std::ceil((r.time_limit_s + launch_s) / 60) * 60);
+    const double room = std::floor((r.window_s - start_slack_s) / 60) * 60;  // infinity stays so
+    return {std::clamp(room, least, limit), limit};
+}
+
 double pilot_trial_limit(const PendingTrial& t, const PlanOptions& o) { return t.p90_s * (1 + o.margin_fraction) + o.margin_s; }
 
 std::optional<std::size_t> pilot_next(std::span<const PendingTrial> trials, const std::string& checkpoint, int gpus,
@@ -194,7 +201,8 @@ PilotPlan plan_pilots(std::span<const PendingTrial> trials, std::span<const Node
             // last and the makespan doubled). The window still bounds it.
             const double cap = std::max(options.max_s, best_min - c.shortest + c.longest);
             const double limit = std::max(best_min, std::min(best->w->window_s, cap));
-            out.submit.push_back({best->w->node, t.checkpoint, t.gpus, best_min, limit, slurm_time(best_min), slurm_time(limit), stages});
+            out.submit.push_back({best->w->node, t.checkpoint, t.gpus, best_min, limit, slurm_time(best_min), slurm_time(limit), stages,
+                                  best->w->window_s - (stages ? t.stage_s : 0)});
             best->free -= t.gpus;
             if (!has(best->local)) best->local.push_back(t.checkpoint);
             --wanted;

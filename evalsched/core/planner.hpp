@@ -104,7 +104,24 @@ struct PilotRequest {
     double time_limit_s = 0;    // --time (<= the node's window)
     std::string slurm_time_min, slurm_time;
     bool stages_checkpoint = false;
+    // The node's window once the pilot may start (after the staging it waits for); infinity
+    // when no pending job is planned onto the node. pilot_ask sizes --time-min to it.
+    double window_s = std::numeric_limits<double>::infinity();
 };
+
+// What a pilot asks Slurm for, in whole minutes (seconds here). Both bounds carry launch_s:
+// Slurm counts a limit from the allocation, before the prolog and the job's own start-up.
+// --time-min is the most of the node's window the pilot can use, not the least it needs:
+// Slurm 22.05's backfill grants a job exactly its --time-min (on the minicluster a job with
+// --time-min=1 --time=2, the next reservation 5 minutes away, ran with 1:00), so a pilot that
+// asked for the least kept only the least and was released after a trial or two. The window
+// is read up to start_slack_s (a backfill cycle) before the pilot can start, so that much
+// comes off it; where nothing bounds the window, --time-min is --time.
+struct PilotAsk {
+    double time_min_s = 0;
+    double time_limit_s = 0;
+};
+PilotAsk pilot_ask(const PilotRequest& request, double launch_s, double start_slack_s);
 
 struct PilotPlan {
     std::vector<PilotRequest> submit;

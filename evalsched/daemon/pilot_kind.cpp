@@ -31,6 +31,17 @@ std::string how_it_ended(const slurm::JobView* job) {
 }
 }  // namespace
 
+double PilotKind::backfill_interval() {
+    if (!bf_interval_s_) {
+        std::string error;
+        bf_interval_s_ = slurm::backfill_interval_s(error);
+        // Asked again next time; meanwhile Slurm's default.
+        if (!bf_interval_s_) return 30;
+        log_line("pilots: slurmctld's bf_interval is {:g} s: a pilot's --time-min leaves that much of its window", *bf_interval_s_);
+    }
+    return *bf_interval_s_;
+}
+
 const slurm::JobView* PilotKind::job_of(const PilotRow& p) { return by_tag_ ? find_tag(*by_tag_, p.tag, owner(p)) : nullptr; }
 
 bool PilotKind::alive(const PilotRow& p) {
@@ -43,18 +54,17 @@ bool PilotKind::start(const EvalInfo& e, const PilotRequest& r, const std::strin
         log_line("pilot for {} on {} not submitted: {}", e.key(), r.node, *refused);
         return false;
     }
-    // The planner sizes a pilot by its own work; Slurm counts the limit from the allocation,
-    // before the prolog and the batch script's start (launch_cost), so both bounds carry it,
-    // as evalsched-sim's pilots do. Without it a window sized to startup + the shortest trial
-    // left that trial a few seconds short once the pilot ran.
-    const double time_min_s = r.time_min_s + config_.launch_cost_s, time_limit_s = r.time_limit_s + config_.launch_cost_s;
-    const PilotRow p = begin_pilot(db_, e.id, r.gpus, r.node, time_min_s, time_limit_s, wall_clock_s());
+    // The planner sizes a pilot by its own work; pilot_ask adds the launch cost (without it a
+    // window sized to startup + the shortest trial left that trial a few seconds short) and
+    // asks --time-min for the window, less a backfill cycle, as evalsched-sim's pilots do.
+    const PilotAsk ask = pilot_ask(r, config_.launch_cost_s, backfill_interval());
+    const PilotRow p = begin_pilot(db_, e.id, r.gpus, r.node, ask.time_min_s, ask.time_limit_s, wall_clock_s());
     // The batch script only sleeps: no user environment, the daemon's minimal one.
     slurm::BatchJob job = job_for(e, p.tag, config_.partition, {"EVALSCHED_PILOT=" + p.tag});
     job.comment = job_comment(fmt::format("evalsched pilot {} gpus={}", e.key(), r.gpus), p.tag);
     job.script = pilot_script();
-    job.time_limit_min = static_cast<std::uint32_t>(std::ceil(time_limit_s / 60));
-    job.time_min_min = std::min(job.time_limit_min, static_cast<std::uint32_t>(std::ceil(time_min_s / 60)));
+    job.time_limit_min = static_cast<std::uint32_t>(std::lround(ask.time_limit_s / 60));
+    job.time_min_min = static_cast<std::uint32_t>(std::lround(ask.time_min_s / 60));
     job.gpus_per_node = r.gpus;
     job.required_node = r.node;
     // The precursor stage job on the node (Scheduler::stage_dependency): "" or "afterok:<job>".

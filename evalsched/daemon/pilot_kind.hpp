@@ -91,12 +91,15 @@ private:
     void release(const PilotRow& p, const std::string& why);
     const slurm::JobView* job_of(const PilotRow& p);
     bool alive(const PilotRow& p);
+    // slurmctld's bf_interval (read once it answers): how late a backfilled pilot may start.
+    double backfill_interval();
 
     const DaemonConfig& config_;
     store::Database& db_;
     TrialKind& trials_;
     StepRunner steps_;
     const TagIndex* by_tag_ = nullptr;
+    std::optional<double> bf_interval_s_;
     std::map<std::int64_t, double> released_at_;  // pilot id -> first release (this daemon's run)
     std::set<std::int64_t> stepped_;               // running steps whose step id is recorded
     // Pilots that serve: each pilot's server (its step runs in steps_ under -pilot id), and the

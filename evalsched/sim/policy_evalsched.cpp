@@ -37,7 +37,7 @@ public:
         const TailOptions to;
         if (pilots_)
             return fmt::format("per-dataset trials (shards, no bundles: a pilot loads once), priors from {} earlier runs per dataset; pilot jobs "
-                               "(one per free GPU of a window, --time-min = startup [+ staging] + shortest trial, --time = window, <= {} or the longest trial, + the launch cost) "
+                               "(one per free GPU of a window, --time-min = the window less a backfill cycle, >= startup [+ staging] + shortest trial, --time = window, <= {} or the longest trial, + the launch cost) "
                                "load the checkpoint once and pull trials longest-first while p90 x {:.2f} + {:.0f}s fits their granted "
                                "time; a trial longer than {:.2f} x the work left per serving GPU is re-sharded (x2, x4 .. x{}, pieces >= {:.0f}s) "
                                "before it starts; checkpoint staged once per node, metrics as CPU jobs",
@@ -184,13 +184,12 @@ private:
         job.eval = true;
         job.gpus_per_node = x.gpus;
         job.pinned_node = node;
-        // The planner sizes a pilot by its own work; Slurm counts the limit from the allocation,
-        // before the prolog and the job's start-up (the launch cost the daemon measures), so both
-        // bounds carry it. Without it a trial sized to the planner's --time missed by seconds
-        // and waited for a later pilot (issue 18: bbh ran last).
-        const double launch = w.scenario().launch_cost_s;
-        job.time_min = std::ceil((x.time_min_s + launch) / 60) * 60;
-        job.time_limit = std::max(job.time_min, std::ceil((x.time_limit_s + launch) / 60) * 60);
+        // The daemon's ask (pilot_ask): both bounds carry the launch cost (without it a trial
+        // sized to the planner's --time missed by seconds and waited for a later pilot, issue
+        // 18: bbh ran last), --time-min the window less a backfill cycle.
+        const PilotAsk ask = pilot_ask(x, w.scenario().launch_cost_s, poll_interval(w.scenario()));
+        job.time_min = ask.time_min_s;
+        job.time_limit = ask.time_limit_s;
         job.priority_time = w.now() + w.scenario().eval_nice_s;
         job.on_granted = [this, &w, serial](double now, int n, int id, double granted) {
             PilotRun& p = pilots_run_.at(serial);

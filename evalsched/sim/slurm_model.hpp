@@ -88,7 +88,7 @@ private:
     };
     // When node n will have `gpus` free, judging by running jobs' limits.
     double free_at(int node, int gpus, double now) const;
-    void start(int id, JobSpec spec, std::vector<int> nodes, double now, double fence, std::vector<Started>& out);
+    void start(int id, JobSpec spec, std::vector<int> nodes, double now, std::vector<Started>& out);
 
     int gpn_;
     int next_id_ = 1;

@@ -313,3 +313,29 @@ TEST_CASE("a pilot's --time stretches past max_s to its longest trial where the 
     p = plan_pilots(ts, std::vector<NodeWindow>{node("n1", 2, 5000)});
     for (const auto& x : p.submit) CHECK(x.time_limit_s <= 5000);
 }
+
+TEST_CASE("a pilot asks --time-min for the window it was planned into, since backfill grants exactly that") {
+    PilotRequest r;
+    r.time_min_s = 100;   // startup + the shortest trial
+    r.time_limit_s = 900;
+    // Nothing planned onto the node: --time-min is --time (the main scheduler grants --time anyway).
+    PilotAsk a = pilot_ask(r, 3, 30);
+    CHECK(a.time_limit_s == 960);   // 903 s -> 16 minutes
+    CHECK(a.time_min_s == 960);
+    // A reservation 300 s away: the whole minutes left after a backfill cycle.
+    r.window_s = 300;
+    a = pilot_ask(r, 3, 30);
+    CHECK(a.time_min_s == 240);
+    CHECK(a.time_limit_s == 960);
+    // Never below what the pilot needs, never above --time.
+    r.window_s = 90;
+    CHECK(pilot_ask(r, 3, 30).time_min_s == 120);
+    r.window_s = 5000;
+    CHECK(pilot_ask(r, 3, 30).time_min_s == 960);
+    // The planner hands it the node's window, less the staging the pilot waits for.
+    const std::vector<PendingTrial> ts = {trial("a", 600)};
+    const PilotPlan p = plan_pilots(ts, std::vector<NodeWindow>{node("n1", 1, 4000)});
+    REQUIRE(p.submit.size() == 1);
+    CHECK(p.submit[0].stages_checkpoint);
+    CHECK(p.submit[0].window_s == doctest::Approx(4000 - 40));
+}
