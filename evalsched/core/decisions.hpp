@@ -45,7 +45,10 @@ Plan plan_round(std::span<const PendingTrial> trials, const std::map<std::string
 // Where one of a metric job's trials stands.
 struct TrialProgress {
     std::string key, state, reason;
-    std::optional<std::int64_t> job_id;  // of its open attempt, once slurmctld took it
+    // Of its open attempt, once slurmctld took it, when that attempt is a job of its own. A step
+    // in a pilot has none to chain to: the pilot's job ends only when the pilot is released,
+    // after its last step, and a metric job chained to it waited for all of them.
+    std::optional<std::int64_t> job_id;
 };
 
 // What a waiting metric job does next. Submitted as soon as every unfinished trial of its
@@ -63,5 +66,10 @@ MetricDecision decide_metric(const std::vector<TrialProgress>& trials);
 // minutes. Generous: an estimate of CPU scoring is rough, and a killed metric job costs a
 // whole rescoring, not GPU time.
 double metric_time_limit_s(double estimate_s);
+// Its --time-min: twice the estimate plus two minutes, without the five-minute floor. On a
+// busy cluster only backfill starts it, and backfill grants exactly --time-min: with the floor
+// alone a metric job could not use a window shorter than five minutes and waited for the
+// big job's reservation to pass, while its dataset's GPU work had long ended.
+double metric_time_min_s(double estimate_s);
 
 }  // namespace acme::evalsched

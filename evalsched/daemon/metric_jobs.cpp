@@ -36,7 +36,7 @@ std::vector<TrialProgress> metric_trial_progress(Database& db, const MetricRow& 
     std::vector<TrialProgress> out;
     auto q = db.prepare(
         "SELECT t.trial_key, t.state, t.reason, (SELECT a.job_id FROM attempts a WHERE a.trial = t.id"
-        "   AND a.state IN ('queued', 'running') ORDER BY a.number DESC LIMIT 1)"
+        "   AND a.state IN ('queued', 'running') AND a.pilot IS NULL ORDER BY a.number DESC LIMIT 1)"
         " FROM metric_trials x JOIN trials t ON t.id = x.trial WHERE x.metric = ? ORDER BY t.id");
     q.bind(1, m.id);
     while (q.step()) out.push_back({q.column_text(0), q.column_text(1), q.column_text(2), q.column_optional_int(3)});

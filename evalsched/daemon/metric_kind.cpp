@@ -44,6 +44,7 @@ bool MetricKind::start(const MetricRow& waiting, const EvalInfo& e, const std::v
     job.script = metric_script(ms);
     // CPU only: no GPUs asked for, so inference's GPUs are free the moment it ends.
     job.time_limit_min = static_cast<std::uint32_t>(std::ceil(metric_time_limit_s(m.estimate_s) / 60));
+    job.time_min_min = std::min(job.time_limit_min, static_cast<std::uint32_t>(std::ceil(metric_time_min_s(m.estimate_s) / 60)));
     if (!m.after_jobs.empty()) job.dependency = "afterany:" + m.after_jobs;
     const auto id = submit_job(*this, m, job);
     if (id) log_line("{}: job {}{}", describe(m), *id, m.after_jobs.empty() ? "" : " after " + m.after_jobs);

@@ -167,3 +167,25 @@ TEST_CASE("a pilot's script only holds the allocation and exits 0 when released;
     t.record_step = true;
     CHECK(trial_script(t).find("\"${SLURM_STEP_ID:-null}\" > \"$attempt_dir/step.json\"") != std::string::npos);
 }
+
+TEST_CASE("a metric job after a trial run as a step is not chained to the pilot's job: it is submitted once the step is done") {
+    acme::test::TempDir dir;
+    auto db = acme::store::open_evalsched_store(dir.file("e.db"));
+    const auto id = test::submit_suite(db,
+                                       "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\n"
+                                       "[[dataset]]\nname = \"gsm8k\"\nkind = \"generation\"\nmetric_command = \"score {dataset} {output}\"\n");
+    const PilotRow p = running_pilot(db, id);
+    const MetricRow m = metrics_in_state(db, {"waiting"}).at(0);
+    const AttemptRow a = begin_step(db, *load_trial(db, m.trials.at(0)), p, 300, 1020);
+    // The pilot's job 42 ends only when the pilot is released, after its last step: chaining
+    // to it held the metric job until then. While the step runs, there is nothing to chain to.
+    const MetricDecision running = decide_metric(metric_trial_progress(db, m));
+    CHECK(running.kind == MetricDecision::Kind::wait);
+    Outcome ok;
+    ok.success = true;
+    ok.node = "n2";
+    finish_attempt(db, a, ok, "7b", 1100);
+    const MetricDecision done = decide_metric(metric_trial_progress(db, m));
+    CHECK(done.kind == MetricDecision::Kind::submit);
+    CHECK(done.after.empty());
+}
