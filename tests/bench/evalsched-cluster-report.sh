@@ -22,7 +22,7 @@ report_setup() {
 report_scenario() {
   local m k base e best_r oc_r lat
   echo "[$scenario]"
-  [ "$scenario" = busy ] && echo "  busy: before each run a training job holds the 4 GPUs of the last node for $busy_s s (--time=5) and a $nodes-node job (--time=1) waits behind it: backfill reserves every node from 5 min on"
+  [ "$scenario" = busy ] && echo "  busy: before each run a training job holds the 4 GPUs of the last node for $busy_s s (--time=$busy_limit_m) and a $nodes-node job (--time=1) waits behind it: backfill reserves every node from $busy_limit_m min on"
   for m in "${mode_list[@]}"; do
     k=$scenario/$m
     if [ "${mode_ok[$m]}" = 1 ]; then
