@@ -36,6 +36,7 @@
 #include "common/slurm/job_type.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
 #include "common/util/http_get.hpp"
+#include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
 
@@ -63,22 +64,10 @@ struct Options {
     std::optional<util::HttpUrl> prometheus_url;  // --prometheus, else $ACME_PROMETHEUS_URL; none: ask no Prometheus
 };
 
-std::vector<std::string> split(const std::string& list) {
-    std::vector<std::string> out;
-    size_t pos = 0;
-    while (pos <= list.size()) {
-        const auto comma = list.find(',', pos);
-        std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (!item.empty()) out.push_back(std::move(item));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
 
 std::vector<std::int64_t> parse_job_ids(const std::string& list) {
     std::vector<std::int64_t> ids;
-    for (const auto& item : split(list)) {
+    for (const auto& item : util::split_list(list)) {
         // sacct accepts JOBID.STEP; the job is what a spool records.
         const std::string id = item.substr(0, item.find('.'));
         std::int64_t value = 0;
@@ -125,17 +114,17 @@ Period period_of(const Options& o, const std::vector<std::int64_t>& ids, double 
 
 acct::JobFilter filter_of(const Options& o, const Environment& env) {
     acct::JobFilter f;
-    f.users = split(o.users);
+    f.users = util::split_list(o.users);
     if (f.users.empty() && !env.is_root && !o.allusers && !env.user.empty()) f.users.push_back(env.user);
-    f.accounts = split(o.accounts);
-    f.partitions = split(o.partitions);
+    f.accounts = util::split_list(o.accounts);
+    f.partitions = util::split_list(o.partitions);
     if (!o.states.empty()) {
         std::string error;
         auto states = acct::parse_state_list(o.states, error);
         if (!states) throw Failure{error};
         f.states = *states;
     }
-    for (const auto& t : split(o.types)) {
+    for (const auto& t : util::split_list(o.types)) {
         const auto type = acct::parse_job_type(t);
         if (!type) throw Failure{fmt::format("Invalid job type: \"{}\" (valid: pretrain, sft, eval, debug, mllm, other)", t.substr(0, 64))};
         f.types.emplace_back(*type);
@@ -286,9 +275,9 @@ SacctFilter sacct_filter_of(const Options& o) {
         f.nodes = slurm::expand_hostlist(o.nodelist);
         if (f.nodes.empty()) throw Failure{fmt::format("Invalid node list for -N: \"{}\": give NODE[,NODE...] or a range n[1-3]", o.nodelist.substr(0, 64))};
     }
-    f.names = split(o.names);
-    f.qos = split(o.qos);
-    for (const auto& g : split(o.gids)) {
+    f.names = util::split_list(o.names);
+    f.qos = util::split_list(o.qos);
+    for (const auto& g : util::split_list(o.gids)) {
         std::int64_t gid = -1;
         const auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), gid);
         if (ec != std::errc() || end != g.data() + g.size() || gid < 0) {
@@ -300,7 +289,7 @@ SacctFilter sacct_filter_of(const Options& o) {
         }
         f.gids.push_back(gid);
     }
-    for (const auto& a : split(o.associations)) {
+    for (const auto& a : util::split_list(o.associations)) {
         std::uint32_t id = 0;
         const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), id);
         if (ec != std::errc() || end != a.data() + a.size())
@@ -309,7 +298,7 @@ SacctFilter sacct_filter_of(const Options& o) {
     }
     f.tl_min = time_limit_of(o.timelimit_min, "--timelimit-min");
     f.tl_max = time_limit_of(o.timelimit_max, "--timelimit-max");
-    if (!o.allclusters) f.clusters = split(o.clusters);
+    if (!o.allclusters) f.clusters = util::split_list(o.clusters);
     // -M all is -L, as in sacct.
     if (std::find(f.clusters.begin(), f.clusters.end(), "all") != f.clusters.end()) f.clusters.clear();
     return f;

@@ -9,6 +9,8 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "common/util/parse.hpp"
+
 namespace acme::slurm {
 namespace {
 
@@ -72,17 +74,12 @@ std::optional<double> backfill_interval_s(std::string& error) {
     double interval = 30;  // Slurm's default
     const std::string params = conf->sched_params ? conf->sched_params : "";
     slurm_free_ctl_conf(conf);
-    // A comma-separated list: "bf_interval=1,bf_resolution=60,...".
-    std::size_t at = 0;
-    while (at <= params.size()) {
-        const std::size_t end = std::min(params.find(',', at), params.size());
-        const std::string item = params.substr(at, end - at);
-        if (item.starts_with("bf_interval=")) {
-            char* rest = nullptr;
-            const double v = std::strtod(item.c_str() + 12, &rest);
-            if (rest && *rest == '\0' && v >= 1 && v <= 10800) interval = v;
-        }
-        at = end + 1;
+    // A comma-separated list: "bf_interval=1,bf_resolution=60,...". Slurm takes 1..10800 s.
+    for (const auto& item : util::split_list(params)) {
+        const auto kv = util::split_key_value(item);
+        if (!kv || kv->first != "bf_interval") continue;
+        const auto v = util::parse_double(kv->second);
+        if (v && *v >= 1 && *v <= 10800) interval = *v;
     }
     return interval;
 }

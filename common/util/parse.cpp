@@ -50,6 +50,16 @@ std::string printable(std::string_view text, std::size_t max) {
     return out;
 }
 
+std::vector<std::string> split_list(std::string_view text, char separator) {
+    std::vector<std::string> out;
+    while (!text.empty()) {
+        const auto end = std::min(text.find(separator), text.size());
+        if (end > 0) out.emplace_back(text.substr(0, end));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return out;
+}
+
 std::optional<std::vector<int>> parse_id_list(std::string_view text, std::size_t max_count) {
     std::vector<int> ids;
     if (text.empty()) return ids;

@@ -88,8 +88,8 @@ MetricDecision decide_metric(const std::vector<TrialProgress>& trials) {
     return d;
 }
 
-double metric_time_limit_s(double estimate_s) { return std::max(2 * estimate_s + 120, 300.0); }
-
 double metric_time_min_s(double estimate_s) { return 2 * std::max(0.0, estimate_s) + 120; }
+
+double metric_time_limit_s(double estimate_s) { return std::max(metric_time_min_s(estimate_s), 300.0); }
 
 }  // namespace acme::evalsched

@@ -8,24 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "common/util/parse.hpp"
+
 namespace acme::evalsched {
 
 using nlohmann::json;
 
 namespace {
-
-std::vector<std::string> split(const std::string& list) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= list.size()) {
-        const auto comma = list.find(',', start);
-        const std::string part = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!part.empty()) out.push_back(part);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return out;
-}
 
 std::string text(const json& o, const char* key) {
     auto it = o.find(key);
@@ -74,7 +63,7 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
     };
     for (const auto& t : trials) {
         const std::string state = text(t, "state");
-        for (const auto& name : split(text(t, "datasets"))) {
+        for (const auto& name : util::split_list(text(t, "datasets"))) {
             Dataset& d = of(name);
             ++d.pieces;
             if (state == "done") {

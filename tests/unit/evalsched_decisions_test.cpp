@@ -128,4 +128,13 @@ TEST_CASE("decisions: a metric job's --time is twice its estimate and two minute
     CHECK(metric_time_limit_s(0) == 300);
     CHECK(metric_time_limit_s(60) == 300);
     CHECK(metric_time_limit_s(600) == 1320);
+    CHECK(metric_time_limit_s(-5) == 300);
+}
+
+TEST_CASE("decisions: a metric job's --time-min is the same without the floor, and never above its --time") {
+    CHECK(metric_time_min_s(0) == 120);
+    CHECK(metric_time_min_s(60) == 240);
+    CHECK(metric_time_min_s(-5) == 120);
+    for (double estimate : {-5.0, 0.0, 60.0, 89.0, 90.0, 600.0})
+        CHECK(metric_time_min_s(estimate) <= metric_time_limit_s(estimate));
 }

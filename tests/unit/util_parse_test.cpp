@@ -33,6 +33,14 @@ TEST_CASE("key=value splits at the first '='") {
     CHECK_FALSE(split_key_value("novalue").has_value());
 }
 
+TEST_CASE("lists keep their non-empty items in order") {
+    CHECK(split_list("bf_interval=1,,bf_resolution=60,") == std::vector<std::string>{"bf_interval=1", "bf_resolution=60"});
+    CHECK(split_list(",a") == std::vector<std::string>{"a"});
+    CHECK(split_list("a:b", ':') == std::vector<std::string>{"a", "b"});
+    CHECK(split_list("").empty());
+    CHECK(split_list(",,").empty());
+}
+
 TEST_CASE("Slurm id lists expand ranges, sort and drop repeats") {
     CHECK(parse_id_list("0,1") == std::vector<int>{0, 1});
     CHECK(parse_id_list("3,0-2,2") == std::vector<int>{0, 1, 2, 3});
