@@ -31,13 +31,27 @@ std::string how_it_ended(const slurm::JobView* job) {
 }
 }  // namespace
 
+namespace {
+// One slurm_load_ctl_conf per this long at most (pilots are sized every round).
+constexpr std::chrono::minutes kBackfillIntervalRefresh{5};
+}  // namespace
+
 double PilotKind::backfill_interval() {
-    if (!bf_interval_s_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!bf_interval_s_ || now - bf_interval_read_at_ >= kBackfillIntervalRefresh) {
         std::string error;
-        bf_interval_s_ = slurm::backfill_interval_s(error);
-        // Asked again next time; meanwhile Slurm's default.
-        if (!bf_interval_s_) return 30;
-        log_line("pilots: slurmctld's bf_interval is {:g} s: a pilot's --time-min leaves that much of its window", *bf_interval_s_);
+        const auto read = slurm::backfill_interval_s(error);
+        // Never read yet: asked again next round, Slurm's default meanwhile. Read before: the
+        // last value stands until the next refresh.
+        if (!read && !bf_interval_s_) return 30;
+        if (!read) {
+            bf_interval_read_at_ = now;
+            return *bf_interval_s_;
+        }
+        if (read != bf_interval_s_)
+            log_line("pilots: slurmctld's bf_interval is {:g} s: a pilot's --time-min leaves that much of its window", *read);
+        bf_interval_s_ = read;
+        bf_interval_read_at_ = now;
     }
     return *bf_interval_s_;
 }

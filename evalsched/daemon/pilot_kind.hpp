@@ -10,6 +10,7 @@
 // script: it ends COMPLETED), as are the pilots of a cancelled evaluation.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -91,7 +92,9 @@ private:
     void release(const PilotRow& p, const std::string& why);
     const slurm::JobView* job_of(const PilotRow& p);
     bool alive(const PilotRow& p);
-    // slurmctld's bf_interval (read once it answers): how late a backfilled pilot may start.
+    // slurmctld's bf_interval: how late a backfilled pilot may start. Read again every
+    // kBackfillIntervalRefresh, so an `scontrol reconfigure` that changes it takes effect
+    // without a restart.
     double backfill_interval();
 
     const DaemonConfig& config_;
@@ -100,6 +103,7 @@ private:
     StepRunner steps_;
     const TagIndex* by_tag_ = nullptr;
     std::optional<double> bf_interval_s_;
+    std::chrono::steady_clock::time_point bf_interval_read_at_;
     std::map<std::int64_t, double> released_at_;  // pilot id -> first release (this daemon's run)
     std::set<std::int64_t> stepped_;               // running steps whose step id is recorded
     // Pilots that serve: each pilot's server (its step runs in steps_ under -pilot id), and the
