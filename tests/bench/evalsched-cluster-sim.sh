@@ -12,12 +12,14 @@
 #   --time-scale                                  the simulator's own fixed costs x the bench's scale;
 #   --opencompass-subsets off                     the stand-in baseline lists every dataset whole;
 #   --sequential-gpus 1                           the sequential baseline runs on one GPU.
-# Gaps left (measured 2026-12-03, idle): evalsched (pilots) 0.55: the simulator's pilots run one
-# trial per dataset and load once per pilot (12 jobs), the daemon's pilots ran 6 bundles, each
-# step reloading (the optimum of those 6 trials alone is 108 s; learned startup and serve_command
-# remove it); opencompass 0.59-0.64: the stand-in's own CPU cost, which the simulator does not
-# model (~0.2 s per dataset per process alone on a 2-core host; infer tasks took 37.2 s on
-# average in sacct against 24.3 s of modelled launch, read, load and work, over 3 waves).
+# Gaps left (the run of 2026-12-03 09:36 on 4ffebf6, idle): evalsched (pilots) 0.91 and
+# sequential 1.01 within 15 %; evalsched-trials 0.84 (0.87 the run before): the daemon's trials
+# paid ~4 s a job in their second wave against the simulator's 2.8 s launch + 0.24 s replanning,
+# and ~3 s more in the first (12 trials launched together after their stage jobs on 2 cores); a
+# wave of 12 jobs measured 3.3 and 4.2 s a job (median) against 2.7-3.4 s alone, and the
+# simulator at 4.0 s gives 59.5 s (0.88); opencompass 0.70, opencompass-time 0.72: the stand-in's
+# own CPU cost, which the simulator does not model (~0.2 s per dataset per process alone on a
+# 2-core host), and 12-32 sruns launching at once.
 # Busy has no sim/real: the simulator's background is drawn from AcmeTrace, not the bench's
 # scripted training job. Seeds vary only the backfill phase and OpenCompass's jitter (the
 # durations carry no noise): ACME_BENCH_SIM_SEEDS (5), the mean.
