@@ -170,3 +170,23 @@ for s in sorted(r["data"]["result"], key=lambda s: [s["metric"].get(l, "") for l
     print("|".join([s["metric"].get(l, "") for l in labels] + [str(int(v)) if v.is_integer() else repr(v)]))' "$@" ||
     fail "Prometheus query failed: $expr"
 }
+
+# --- a second minicluster beside the harness's (another --prefix, a crash) -------------------
+# Sets `mc` to a fresh state directory under /tmp, not under the scratch dir: a checkout's deep
+# path would make its Unix socket paths too long (scripts/minicluster refuses past 72
+# characters). Fails the test when none can be made: an empty ACME_MINICLUSTER_DIR would name
+# the harness's own cluster.
+second_minicluster_dir() {
+  mc=$(mktemp -d /tmp/acme-mc.XXXXXX) && [ -n "$mc" ] || fail "cannot make a state directory under /tmp for a second minicluster"
+}
+# Its logs kept in the scratch dir (mc-logs), its daemons stopped, its directory removed.
+second_minicluster_down() { # dir port
+  [ -n "$1" ] && [ -d "$1" ] || return 0
+  mkdir -p "$ACME_TEST_TMP/mc-logs"
+  cp "$1"/log/*.log "$ACME_TEST_TMP/mc-logs/" 2>/dev/null
+  if [ -f "$1/nodes" ] || [ -f "$1/etc/slurm.conf" ]; then
+    ACME_MINICLUSTER_DIR=$1 ACME_MINICLUSTER_PORT=$2 "$ACME_SRC_DIR/scripts/minicluster" down >/dev/null 2>&1 ||
+      echo "cleanup: minicluster down in $1 failed" >&2
+  fi
+  rm -rf "$1"
+}

@@ -7,20 +7,11 @@
 # n2 (on the same node the new row would replace the old one and hide the leftover).
 . "$(dirname "$0")/lib.sh"
 
-# Under /tmp, not the scratch dir: a checkout's deep path makes socket paths too long.
-mc=$(mktemp -d /tmp/acme-mc.XXXXXX)
+second_minicluster_dir
 # Clear of the harness's cluster (+1..+111 and up), the demo's (+200) and the packages' (+400).
 mc_port=$((${ACME_MINICLUSTER_PORT:-16817} + 600))
 minicluster() { ACME_MINICLUSTER_DIR=$mc ACME_MINICLUSTER_PORT=$mc_port "$ACME_SRC_DIR/scripts/minicluster" "$@"; }
-cleanup() {
-  mkdir -p "$ACME_TEST_TMP/mc-logs"
-  cp "$mc"/log/*.log "$ACME_TEST_TMP/mc-logs/" 2>/dev/null
-  if [ -f "$mc/nodes" ] || [ -f "$mc/etc/slurm.conf" ]; then
-    minicluster down >/dev/null 2>&1 || echo "cleanup: minicluster down in $mc failed" >&2
-  fi
-  rm -rf "$mc"
-}
-trap cleanup EXIT
+trap 'second_minicluster_down "$mc" "$mc_port"' EXIT
 
 minicluster up --nodes 2 --no-accounting --no-prometheus >"$ACME_TEST_TMP/up1.log" 2>&1 ||
   { cat "$ACME_TEST_TMP/up1.log" >&2; fail "second minicluster did not come up (port $mc_port, $mc)"; }

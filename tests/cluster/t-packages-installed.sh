@@ -40,11 +40,9 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 [ -n "$multiarch" ] || fail "dpkg-architecture -qDEB_HOST_MULTIARCH said nothing"
 plugindir=/usr/lib/$multiarch/slurm
 
-# The second minicluster: its own state and ports, beside the harness's (which stays up). Its
-# state under /tmp, not under this test's scratch dir: sockets live there, and a checkout's
-# path can make theirs too long (scripts/minicluster refuses past 72 characters). Its logs are
-# copied to the scratch dir at the end.
-mc=$(mktemp -d /tmp/acme-mc.XXXXXX)
+# The second minicluster: its own state (lib.sh: under /tmp) and ports, beside the harness's
+# (which stays up).
+second_minicluster_dir
 # Clear of the outer cluster (its slurmd +1..+99, slurmdbd +100, MariaDB +101) and of the
 # demo's (+200..+301).
 mc_port=$((${ACME_MINICLUSTER_PORT:-16817} + 400))
@@ -52,13 +50,7 @@ work=$(mktemp -d /tmp/acme-deb.XXXXXX)
 installed=0
 copied_db=""
 cleanup() {
-  mkdir -p "$ACME_TEST_TMP/mc-logs"
-  cp "$mc"/log/*.log "$ACME_TEST_TMP/mc-logs/" 2>/dev/null
-  if [ -f "$mc/nodes" ] || [ -f "$mc/etc/slurm.conf" ]; then
-    ACME_MINICLUSTER_DIR=$mc ACME_MINICLUSTER_PORT=$mc_port "$src/scripts/minicluster" down >/dev/null 2>&1 ||
-      echo "cleanup: minicluster down in $mc failed" >&2
-  fi
-  rm -rf "$mc"
+  second_minicluster_down "$mc" "$mc_port"
   # gpuacct leaves SQLite's -wal and -shm beside the copy; dpkg keeps a non-empty spool.
   [ -n "$copied_db" ] && rm -f "$copied_db" "$copied_db-wal" "$copied_db-shm"
   if [ "$installed" -eq 1 ]; then
