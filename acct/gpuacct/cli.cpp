@@ -64,7 +64,6 @@ struct Options {
     std::optional<util::HttpUrl> prometheus_url;  // --prometheus, else $ACME_PROMETHEUS_URL; none: ask no Prometheus
 };
 
-
 std::vector<std::int64_t> parse_job_ids(const std::string& list) {
     std::vector<std::int64_t> ids;
     for (const auto& item : util::split_list(list)) {

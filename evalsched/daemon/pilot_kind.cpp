@@ -29,9 +29,7 @@ std::string how_it_ended(const slurm::JobView* job) {
     if (job->succeeded()) return "completed";
     return fmt::format("failed (exit {})", job->exit_code >> 8);
 }
-}  // namespace
 
-namespace {
 // One slurm_load_ctl_conf per this long at most (pilots are sized every round).
 constexpr std::chrono::minutes kBackfillIntervalRefresh{5};
 }  // namespace
