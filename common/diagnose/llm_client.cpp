@@ -11,13 +11,17 @@
 
 #include "common/diagnose/llm_answer.hpp"
 #include "common/util/http_get.hpp"
+#include "common/util/https_post.hpp"
 
 namespace acme::diagnose {
 
 std::string check_llm_config(const LlmConfig& c) {
     if (!c.enabled()) return {};
     std::string error;
-    if (!util::parse_http_url(c.endpoint, error)) return fmt::format("llm_endpoint={}: {}", c.endpoint, error);
+    // https:// (the token then travels encrypted) has the same grammar as http://.
+    const bool tls = c.endpoint.rfind("https://", 0) == 0;
+    if (!util::parse_http_url(tls ? "http://" + c.endpoint.substr(8) : c.endpoint, error))
+        return fmt::format("llm_endpoint={}: {}", c.endpoint, error);
     if (c.model.empty() || c.model.size() > 200) return "llm_model=: name the server's model (llm_endpoint= is set)";
     for (char ch : c.model)
         if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return "llm_model=: a control character in the name";
@@ -121,9 +125,16 @@ LlmOutcome ask_model(const LlmConfig& c, std::string_view log, const Diagnosis& 
         }
         const std::string tail = redact(part, redaction);
         std::string error;
-        auto url = util::parse_http_url(c.endpoint, error);
-        util::HttpClient client(*url, {c.timeout, c.max_answer});
-        const auto r = client.post("/v1/chat/completions", chat_request(c.model, tail), "application/json", headers);
+        util::HttpResponse r;
+        if (c.endpoint.rfind("https://", 0) == 0) {
+            std::string base = c.endpoint;
+            while (!base.empty() && base.back() == '/') base.pop_back();
+            r = util::https_post(base + "/v1/chat/completions", chat_request(c.model, tail), "application/json", headers, {c.timeout, c.max_answer});
+        } else {
+            auto url = util::parse_http_url(c.endpoint, error);
+            util::HttpClient client(*url, {c.timeout, c.max_answer});
+            r = client.post("/v1/chat/completions", chat_request(c.model, tail), "application/json", headers);
+        }
         if (!r.error.empty()) {
             out.note = fmt::format("model {} at {}: {}", c.model, c.endpoint, r.error);
             return out;

@@ -32,7 +32,9 @@ json follow_body(const FollowArgs& a) {
     std::stringstream ss;
     ss << in.rdbuf();
     parse_suite(ss.str(), a.suite_path);
-    const std::vector<std::string> env = capture_environment(environ);
+    std::vector<std::string> withheld;
+    const std::vector<std::string> env = capture_environment(environ, &withheld);
+    if (!withheld.empty()) fmt::print(stderr, "evalsched: {}\n", withheld_note(withheld));
     if (const std::string why = environment_problem(env); !why.empty()) throw std::runtime_error(why);
     json body{{"dir", fs::weakly_canonical(path).string()}, {"suite", ss.str()}, {"suite_file", a.suite_path}, {"priority", a.priority},
               {"every", a.every}, {"keep_up", a.keep_up}, {"environment", env}};

@@ -149,7 +149,9 @@ int main(int argc, char** argv) {
             // Checked here too, so a bad suite fails before the daemon is even asked.
             parse_suite(ss.str(), suite_path);
             // The trials run in the environment submitted from, as sbatch's --export=ALL would.
-            const std::vector<std::string> env = capture_environment(environ);
+            std::vector<std::string> withheld;
+            const std::vector<std::string> env = capture_environment(environ, &withheld);
+            if (!withheld.empty()) fmt::print(stderr, "evalsched: {}\n", withheld_note(withheld));
             if (const std::string why = environment_problem(env); !why.empty()) return fail(why);
             json body{{"checkpoint", fs::weakly_canonical(path).string()}, {"suite", ss.str()}, {"suite_file", suite_path},
                       {"priority", priority}, {"checkpoint_bytes", tree_bytes(path)}, {"environment", env}};

@@ -162,8 +162,10 @@ SubmitRequest parse_submit(std::string_view body) {
             if (entry.size() > kMaxEnvironmentBytes) throw RequestError(fmt::format("an environment entry is larger than {} bytes", kMaxEnvironmentBytes));
             const auto eq = entry.find('=');
             if (eq == std::string::npos || eq == 0) throw RequestError(fmt::format("environment entry '{}' is not NAME=value", printable(entry, 40)));
-            // Checked here too: a client may send what evalsched submit never would.
-            if (carried_variable(std::string_view(entry).substr(0, entry.find('=')))) r.environment.push_back(entry);
+            // Checked here too: a client may send what evalsched submit never would. A loader
+            // variable is kept so that environment_problem refuses the request, naming it.
+            const std::string_view name = std::string_view(entry).substr(0, eq);
+            if (carried_variable(name) || loader_variable(name)) r.environment.push_back(entry);
         }
         if (const std::string why = environment_problem(r.environment); !why.empty()) throw RequestError(printable(why, 300));
     }

@@ -133,7 +133,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             auto b = parse_bytes(value);
             if (!b || *b < 1024 || *b > 1e9) fail(fmt::format("{}={} is not a size from 1K to 1G: use e.g. 64K, 2M", key, value));
             (key == "max_header_bytes" ? c.max_header_bytes : c.max_body_bytes) = *b;
-        } else if (key == "max_connections_per_user" || key == "max_datasets" || key == "max_trials") {
+        } else if (key == "max_connections_per_user" || key == "max_datasets" || key == "max_trials" || key == "max_evaluations_per_user") {
             long v = 0;
             std::size_t used = 0;
             try {
@@ -143,8 +143,10 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             }
             if (used != value.size() || value.empty() || v < 1 || v > 1000000)
                 fail(fmt::format("{}={} is out of range: use a whole number 1-1000000", key, value.substr(0, 40)));
-            (key == "max_connections_per_user" ? c.max_connections_per_user : key == "max_datasets" ? c.max_datasets : c.max_trials) =
-                static_cast<int>(v);
+            (key == "max_connections_per_user"   ? c.max_connections_per_user
+             : key == "max_datasets"             ? c.max_datasets
+             : key == "max_evaluations_per_user" ? c.max_evaluations_per_user
+                                                 : c.max_trials) = static_cast<int>(v);
         }
         else if (key == "margin_fraction" || key == "max_attempts") {
             double v = 0;
@@ -162,7 +164,7 @@ DaemonConfig parse_config(std::string_view text, const std::string& file) {
             fail(fmt::format("unknown key '{}': use one of socket, database, results_dir, admin_group, stage_dir, "
                              "stage_cache_bytes, stage_helper, rules_dir, partition, metrics_listen, log_file, "
                              "poll_interval, change_poll_interval, bf_window, max_attempts, margin, margin_fraction, request_timeout, max_header_bytes, "
-                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time, launch_cost, serve_ports, tail_min_piece", key));
+                             "max_body_bytes, max_connections_per_user, max_datasets, max_trials, max_evaluations_per_user, checkpoint_rules, follow_helper, follow_interval, follow_scan_timeout, mode, pilot_max_time, launch_cost, serve_ports, tail_min_piece", key));
         }
     }
     return c;

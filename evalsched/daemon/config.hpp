@@ -44,6 +44,7 @@ struct DaemonConfig {
     int max_connections_per_user = 64;
     int max_datasets = 2000;                             // per evaluation
     int max_trials = 10000;                              // per evaluation
+    int max_evaluations_per_user = 100;                  // active at once (admins too: a script's loop is anyone's)
     // evalsched follow (issue 21): recovery's rules say which checkpoints are complete; the
     // helper lists them as the follow's user, every follow_interval, within the scan timeout.
     std::string checkpoint_rules{paths::kCheckpointRules};

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "evalsched/core/user_environment.hpp"
+
 namespace acme::evalsched {
 
 using store::Database;
@@ -90,6 +92,12 @@ std::string load_stage(Database& db, std::int64_t evaluation) {
     return q.step() ? q.column_text(0) : std::string();
 }
 
+int active_evaluations_of(Database& db, std::uint32_t uid) {
+    auto q = db.prepare("SELECT COUNT(*) FROM evaluations WHERE uid = ? AND state = 'active'");
+    q.bind(1, static_cast<std::int64_t>(uid));
+    return q.step() ? static_cast<int>(q.column_int(0)) : 0;
+}
+
 std::vector<std::string> load_environment(Database& db, std::int64_t evaluation) {
     auto q = db.prepare("SELECT environment FROM evaluations WHERE id = ?");
     q.bind(1, evaluation);
@@ -99,7 +107,8 @@ std::vector<std::string> load_environment(Database& db, std::int64_t evaluation)
     if (!j.is_array()) return out;
     for (const auto& e : j)
         if (e.is_string()) out.push_back(e.get<std::string>());
-    return out;
+    // Stored before loader variables were refused at submission: never given to a job.
+    return without_loader_variables(out);
 }
 
 CancelResult cancel_evaluation(Database& db, std::int64_t id, const Caller& caller, double now) {

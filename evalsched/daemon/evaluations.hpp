@@ -31,6 +31,8 @@ enum class CancelResult { cancelled, not_found, already_finished };
 CancelResult cancel_evaluation(store::Database& db, std::int64_t id, const Caller& caller, double now);
 
 std::vector<EvalInfo> active_evaluations(store::Database& db);
+// How many of uid's evaluations are active (max_evaluations_per_user).
+int active_evaluations_of(store::Database& db, std::uint32_t uid);
 std::optional<EvalInfo> load_evaluation(store::Database& db, std::int64_t id);
 
 // Closes the evaluation when none of its trials and metric jobs can change any more. Called

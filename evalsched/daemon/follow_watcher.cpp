@@ -9,11 +9,13 @@
 
 #include <event2/event.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/routes/route.hpp"
+#include "evalsched/core/user_environment.hpp"
 #include "evalsched/daemon/user_files.hpp"
 
 namespace acme::evalsched {
@@ -74,9 +76,29 @@ void FollowWatcher::on_timer(int, short, void* self) {
 }
 
 void FollowWatcher::scan_all(double now) {
-    for (const FollowRow& f : active_follows(db_)) {
+    // Every follow's directory is listed at once, each by its own helper in its own thread,
+    // kScansInFlight at a time: one user's hung file system costs that user's follow its
+    // follow_scan_timeout, never a wait for everyone else's. What the scans found is then
+    // taken one follow after another on this thread (the store has one writer here).
+    const std::vector<FollowRow> follows = active_follows(db_);
+    std::vector<FollowMemory> memories;
+    for (const FollowRow& f : follows) memories.push_back(follow_memory(db_, f.id));
+    std::vector<std::optional<HelperAnswer>> answers(follows.size());
+    for (std::size_t from = 0; from < follows.size(); from += kScansInFlight) {
+        std::vector<std::thread> scans;
+        for (std::size_t i = from; i < std::min(follows.size(), from + kScansInFlight); ++i)
+            scans.emplace_back([&, i] {
+                const FollowRow& f = follows[i];
+                const std::vector<std::string> argv{config_.follow_helper, "--dir", f.dir, "--rules", config_.checkpoint_rules, "--after",
+                                                    std::to_string(memories[i].last_step)};
+                answers[i] = run_helper_as_user(argv, f.uid, f.gid, kMaxScanOutput, config_.follow_scan_timeout_s);
+            });
+        for (auto& t : scans) t.join();
+    }
+    for (std::size_t i = 0; i < follows.size(); ++i) {
+        const FollowRow& f = follows[i];
         try {
-            scan(f, now);
+            take_scan(f, memories[i], answers[i], now);
         } catch (const std::exception& e) {
             log_line("follow {}: {}", f.id, e.what());
             record_scan(db_, f.id, e.what(), now);
@@ -84,11 +106,7 @@ void FollowWatcher::scan_all(double now) {
     }
 }
 
-void FollowWatcher::scan(const FollowRow& f, double now) {
-    FollowMemory memory = follow_memory(db_, f.id);
-    const std::vector<std::string> argv{config_.follow_helper, "--dir", f.dir, "--rules", config_.checkpoint_rules, "--after",
-                                        std::to_string(memory.last_step)};
-    const auto answer = run_helper_as_user(argv, f.uid, f.gid, kMaxScanOutput, config_.follow_scan_timeout_s);
+void FollowWatcher::take_scan(const FollowRow& f, const FollowMemory& memory, const std::optional<HelperAnswer>& answer, double now) {
     if (!answer) {
         record_scan(db_, f.id, fmt::format("no answer from {} within {} s (a hung file system?)", f.dir, config_.follow_scan_timeout_s), now);
         return;
@@ -117,8 +135,15 @@ void FollowWatcher::scan(const FollowRow& f, double now) {
         const ScannedCheckpoint* s = nullptr;
         for (const auto& x : scanned)
             if (x.checkpoint.path == d.checkpoint.path) s = &x;
+        // A follow stored before loader variables were refused still has them: they are left
+        // out (and said so), since the submission below would be refused with them.
+        std::vector<std::string> dropped;
+        const std::vector<std::string> environment = without_loader_variables(f.environment, &dropped);
+        if (!dropped.empty())
+            log_line("follow {}: its stored environment holds {}: not carried to the trials (loader variables never are)", f.id,
+                     printable(fmt::format("{}", fmt::join(dropped, ", ")), 200));
         nlohmann::json body{{"checkpoint", d.checkpoint.path}, {"name", f.name}, {"suite", f.suite}, {"suite_file", f.suite_file},
-                            {"priority", f.priority}, {"checkpoint_bytes", s ? s->weight_bytes : 0.0}, {"environment", f.environment}};
+                            {"priority", f.priority}, {"checkpoint_bytes", s ? s->weight_bytes : 0.0}, {"environment", environment}};
         if (f.params_b > 0) body["params_b"] = f.params_b;
         else if (s && s->parameters > 0) body["params_b"] = std::max(s->parameters / 1e9, 0.001);
         const std::string text = body.dump();
@@ -134,8 +159,9 @@ void FollowWatcher::scan(const FollowRow& f, double now) {
             continue;
         }
         const std::string error = r.is_object() && r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : reply.text;
-        if (reply.code >= 500) {
-            // The daemon's own trouble: try again next round, the checkpoint undecided.
+        if (reply.code >= 500 || reply.code == 429) {
+            // The daemon's own trouble, or the user's cap on active evaluations: try again next
+            // round, the checkpoint undecided.
             record_scan(db_, f.id, printable(error, 300), now);
             return;
         }

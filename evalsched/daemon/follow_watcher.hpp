@@ -14,11 +14,15 @@
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/follows.hpp"
+#include "evalsched/daemon/user_files.hpp"
 
 struct event_base;
 struct event;
 
 namespace acme::evalsched {
+
+// Follow scans run at once, at most this many (each a helper process and a waiting thread).
+inline constexpr std::size_t kScansInFlight = 16;
 
 class FollowWatcher {
 public:
@@ -33,7 +37,8 @@ public:
     void scan_all(double now);
 
 private:
-    void scan(const FollowRow& f, double now);
+    // What one follow's scan found (nullopt: no answer in time), planned and submitted.
+    void take_scan(const FollowRow& f, const FollowMemory& memory, const std::optional<HelperAnswer>& answer, double now);
     static void on_timer(int, short, void* self);
     static void on_stop(int fd, short, void* self);
 

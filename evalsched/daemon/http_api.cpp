@@ -10,8 +10,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include <grp.h>
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +23,7 @@
 #include <event2/listener.h>
 #include <fmt/format.h>
 
+#include "evalsched/daemon/accounts.hpp"
 #include "evalsched/daemon/api_request.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/routes/route.hpp"
@@ -44,18 +43,11 @@ void send(evhttp_request* req, const Reply& r) {
 
 bool in_group(const std::string& user, gid_t primary, const std::string& group) {
     if (group.empty()) return false;
-    struct group* g = getgrnam(group.c_str());
-    if (!g) return false;
-    if (g->gr_gid == primary) return true;
-    const gid_t wanted = g->gr_gid;
-    int n = 64;
-    std::vector<gid_t> groups(static_cast<std::size_t>(n));
-    if (getgrouplist(user.c_str(), primary, groups.data(), &n) < 0) {
-        groups.resize(static_cast<std::size_t>(n));
-        if (getgrouplist(user.c_str(), primary, groups.data(), &n) < 0) return false;
-    }
-    for (int i = 0; i < n; ++i)
-        if (groups[static_cast<std::size_t>(i)] == wanted) return true;
+    const auto wanted = group_id(group);
+    if (!wanted) return false;
+    if (*wanted == primary) return true;
+    for (gid_t g : groups_of(user, primary))
+        if (g == *wanted) return true;
     return false;
 }
 
@@ -94,7 +86,7 @@ std::optional<Caller> peer_caller(evhttp_request* req, const std::string& admin_
     Caller caller;
     caller.uid = cred.uid;
     caller.gid = cred.gid;
-    if (passwd* pw = getpwuid(cred.uid)) caller.user = pw->pw_name;
+    if (const auto account = account_of(cred.uid)) caller.user = account->name;
     else caller.user = std::to_string(cred.uid);
     caller.admin = cred.uid == 0 || in_group(caller.user, cred.gid, admin_group);
     return caller;

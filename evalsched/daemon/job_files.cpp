@@ -2,11 +2,11 @@
 
 #include <ctime>
 
-#include <pwd.h>
 
 #include <fmt/format.h>
 
 #include "evalsched/core/user_environment.hpp"
+#include "evalsched/daemon/accounts.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/user_files.hpp"
 
@@ -38,7 +38,7 @@ slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::st
     slurm::BatchJob job;
     job.name = tag;
     std::string home = "/";
-    if (passwd* pw = getpwuid(e.uid); pw && pw->pw_dir) home = pw->pw_dir;
+    if (const auto account = account_of(e.uid); account && !account->home.empty()) home = account->home;
     std::vector<std::string> fixed = {"HOME=" + home, "USER=" + e.user, "LOGNAME=" + e.user, fmt::format("EVALSCHED_EVALUATION={}", e.id)};
     if (user_env.empty()) fixed.insert(fixed.begin(), "PATH=/usr/local/bin:/usr/bin:/bin");
     for (auto& x : extra) fixed.push_back(std::move(x));
@@ -50,24 +50,6 @@ slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::st
     job.work_dir = e.output_dir;
     job.std_out = log_path(e, tag);
     return job;
-}
-
-std::optional<json> read_user_json(const std::string& path, const EvalInfo& e) {
-    auto text = read_as_user(path, e.uid, e.gid, 1 << 20);
-    if (!text) return std::nullopt;
-    json j = json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return std::nullopt;
-    return j;
-}
-
-RunRecord read_run(const std::string& dir, const EvalInfo& e) {
-    RunRecord r;
-    if (auto run = read_user_json(dir + "/run.json", e)) {
-        r.exit_code = run->value("exit_code", -1);
-        r.seconds = run->value("end", 0.0) - run->value("start", 0.0);
-        if (run->value("end", 0.0) > 0) r.end = run->value("end", 0.0);
-    }
-    return r;
 }
 
 std::optional<double> measured_startup(const RunRecord& run, const std::optional<double>& inference) {

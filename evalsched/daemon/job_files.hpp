@@ -1,7 +1,7 @@
 // What every job evalschedd submits (a trial's attempt, a dataset's metric job) shares: where
 // its files are under the evaluation's output directory, the directories made for it, the
-// environment it runs with, what it left behind (read as its user), and the diagnosis of a
-// failed one.
+// environment it runs with, what its results hold (job_outputs.hpp reads what it left behind),
+// and the diagnosis of a failed one.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "common/diagnose/engine.hpp"
 #include "common/slurm/cluster.hpp"
 #include "evalsched/daemon/attempts.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/rows.hpp"
 
 namespace acme::evalsched {
@@ -43,17 +44,6 @@ std::optional<std::string> ensure_dirs(const EvalInfo& e);
 // minimal PATH.
 slurm::BatchJob job_for(const EvalInfo& e, const std::string& tag, const std::string& partition, std::vector<std::string> extra,
                         const std::vector<std::string>& user_env = {});
-
-// A JSON object the job's user wrote, at most 1 MiB; nullopt when missing, unreadable or not an object.
-std::optional<nlohmann::json> read_user_json(const std::string& path, const EvalInfo& e);
-
-// The run's exit status and seconds from the wrapper's run.json (a purged job leaves only it).
-struct RunRecord {
-    std::optional<int> exit_code;
-    std::optional<double> seconds;
-    std::optional<double> end;       // Unix seconds, when the command ended
-};
-RunRecord read_run(const std::string& dir, const EvalInfo& e);
 
 // What a trial cost beyond its inference: the wrapper's wall time around the command (run.json,
 // which starts after the staging copy) minus the inference_s its parts reported. That is the

@@ -59,25 +59,31 @@ concept JobKind = requires(K& k, typename K::Row& row, const typename K::Row& cr
 template <JobKind K>
 void reconcile(K& kind, const TagIndex& by_tag) {
     for (typename K::Row row : kind.open()) {
-        const slurm::JobView* job = find_tag(by_tag, row.tag, kind.owner(row));
-        if (row.state == "submitting") {
-            // The daemon died between marking it and recording its job.
-            if (!job) {
-                log_line("{}: no job tagged {} after a restart; submitting it again", kind.describe(row), row.tag);
-                kind.lost(row);
+        // One row's trouble (a store error, a record no reader foresaw) is that row's: it is
+        // logged with the row, and the round goes on for every other user's jobs.
+        try {
+            const slurm::JobView* job = find_tag(by_tag, row.tag, kind.owner(row));
+            if (row.state == "submitting") {
+                // The daemon died between marking it and recording its job.
+                if (!job) {
+                    log_line("{}: no job tagged {} after a restart; submitting it again", kind.describe(row), row.tag);
+                    kind.lost(row);
+                    continue;
+                }
+                kind.adopted(row, job->job_id);
+                log_line("{}: adopted job {} found by its tag after a restart", kind.describe(row), job->job_id);
+                row.state = "queued";
+                row.job_id = job->job_id;
+            }
+            if (job && job->job_id != row.job_id.value_or(0)) continue;  // not ours (a reused name)
+            if (job && job->active()) {
+                if (!job->pending() && row.state != "running") kind.running(row, job->nodes);
                 continue;
             }
-            kind.adopted(row, job->job_id);
-            log_line("{}: adopted job {} found by its tag after a restart", kind.describe(row), job->job_id);
-            row.state = "queued";
-            row.job_id = job->job_id;
+            kind.finish(row, job);
+        } catch (const std::exception& ex) {
+            log_line("{}: not reconciled this round: {}", kind.describe(row), ex.what());
         }
-        if (job && job->job_id != row.job_id.value_or(0)) continue;  // not ours (a reused name)
-        if (job && job->active()) {
-            if (!job->pending() && row.state != "running") kind.running(row, job->nodes);
-            continue;
-        }
-        kind.finish(row, job);
     }
 }
 

@@ -9,6 +9,7 @@
 #include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
@@ -92,13 +93,14 @@ MetricOutcome MetricKind::judge(const MetricRow& m, const EvalInfo& e, const slu
     const int exit_code = job ? static_cast<int>(job->exit_code >> 8) : run.exit_code.value_or(-1);
     const bool ok = job ? job->succeeded() : exit_code == 0;
     if (ok) {
-        if (auto r = read_user_json(fmt::format("{}/{}/result.json", e.output_dir, m.dataset), e)) {
-            o.scores = scores_of(*r, m.dataset);
+        const auto r = read_result_record(fmt::format("{}/{}/result.json", e.output_dir, m.dataset), e);
+        if (r.value) {
+            o.scores = scores_of(*r.value, m.dataset);
             o.kind = MetricOutcome::Kind::done;
             return o;
         }
         o.category = "script";
-        o.reason = "metric job wrote no result.json";
+        o.reason = r.bad() ? "attempt failed: " + r.problem : "metric job wrote no result.json";
         return o;
     }
     if (job && job->cancelled) {

@@ -12,6 +12,7 @@
 #include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/pilot_serve.hpp"
@@ -88,26 +89,17 @@ bool PilotKind::start(const EvalInfo& e, const PilotRequest& r, const std::strin
     return id.has_value();
 }
 
-// configure's AC_PATH_PROG results; Debian's paths when built without it.
-#ifndef ACME_SETPRIV
-#define ACME_SETPRIV "/usr/bin/setpriv"
-#endif
+// configure's AC_PATH_PROG result; Debian's path when built without it.
 #ifndef ACME_SRUN
 #define ACME_SRUN "/usr/bin/srun"
 #endif
 
 namespace {
-// `srun --jobid` of a step in pilot p as e's user (setpriv drops root before srun runs: the
-// step is the user's, authenticated by munge as them), running `script` with its output in
-// the log of `tag`. Both programs by absolute path: root looks nothing up in a PATH, and the
-// step's environment (the user's) cannot choose which srun runs.
+// `srun --jobid` of a step in pilot p, running `script` with its output in the log of `tag`.
+// srun by absolute path: root looks nothing up in a PATH, and the step's environment (the
+// user's) cannot choose which srun runs. StepRunner execs it as the evaluation's user.
 std::vector<std::string> step_argv(const PilotRow& p, const EvalInfo& e, const std::string& tag, const std::string& script) {
-    return {ACME_SETPRIV,
-            fmt::format("--reuid={}", e.uid),
-            fmt::format("--regid={}", e.gid),
-            "--init-groups",
-            "--",
-            ACME_SRUN,
+    return {ACME_SRUN,
             fmt::format("--jobid={}", p.job_id.value_or(0)),
             "--nodes=1",
             "--ntasks=1",
@@ -125,7 +117,8 @@ std::vector<std::string> step_argv(const PilotRow& p, const EvalInfo& e, const s
 }
 
 // The user's environment as a trial job gets it; the submitter's own Slurm job variables
-// would point srun at their job, not at the pilot.
+// would point srun at their job, not at the pilot. A stored environment from before loader
+// variables were refused (a follow's) is given without them.
 std::vector<std::string> step_env(store::Database& db, const PilotRow& p, const EvalInfo& e, const std::string& tag, const DaemonConfig& config,
                                   std::vector<std::string> extra) {
     extra.push_back("EVALSCHED_PILOT=" + p.tag);
@@ -134,6 +127,13 @@ std::vector<std::string> step_env(store::Database& db, const PilotRow& p, const 
         if (!v.starts_with("SLURM_")) env.push_back(std::move(v));
     if (const char* conf = std::getenv("SLURM_CONF")) env.push_back(std::string("SLURM_CONF=") + conf);
     return env;
+}
+
+// The step of `tag` as e's user, as the group database has the user now: a user who left the
+// evaluation's group since submitting no longer runs as it (identity_of keeps the stored gid
+// only while the user is still a member).
+StepLaunch step_launch(std::vector<std::string> argv, std::vector<std::string> env, const EvalInfo& e, const std::string& tag) {
+    return StepLaunch{std::move(argv), std::move(env), identity_of(e.uid, e.gid), attempt_dir(e, tag)};
 }
 
 std::string server_tag(const PilotRow& p) { return p.tag + "-serve"; }
@@ -150,11 +150,12 @@ bool PilotKind::start_step(const PilotRow& p, const TrialRow& t, const EvalInfo&
     ts.record_step = true;
     std::vector<std::string> extra = {"EVALSCHED_TRIAL=" + t.trial_key};
     if (serving) {
-        ts.command = client_command(ts.command, *serving);
+        ts.command = client_command(ts.command, *serving, servers_.count(p.id) ? servers_[p.id].port : 0);
         extra.push_back("EVALSCHED_BASE_URL=" + url);
     }
     std::string error;
-    if (!steps_.start(a.id, step_argv(p, e, a.tag, trial_script(ts)), step_env(db_, p, e, a.tag, config_, std::move(extra)), error)) {
+    if (!steps_.start(a.id, step_launch(step_argv(p, e, a.tag, trial_script(ts)), step_env(db_, p, e, a.tag, config_, std::move(extra)), e, a.tag),
+                      error)) {
         step_lost(db_, a, "cannot start the step: " + error, wall_clock_s());
         log_line("trial {} not started in pilot {}: {}", t.trial_key, p.tag, error);
         return false;
@@ -177,13 +178,13 @@ std::optional<std::string> PilotKind::serve(const PilotRow& p, const EvalInfo& e
     if (it == servers_.end()) {
         // After a restart: a server that answered is adopted from its server.json; one that was
         // starting cannot be judged (its srun was this daemon's child), so the pilot goes.
-        if (auto j = read_user_json(dir + "/server.json", e); j && j->value("ready", false) && (*j)["port"].is_number_integer()) {
-            const int port = (*j)["port"].get<int>();
+        if (auto j = read_server_record(dir, e); j.value && j.value->ready && j.value->port) {
+            const int port = *j.value->port;
             servers_[p.id] = Server{port, now, true};
             log_line("pilot {}: adopted its server on port {}", p.tag, port);
             return base_url(port);
         }
-        if (read_user_json(dir + "/step.json", e)) {
+        if (const auto step = read_step_record(dir, e); step.value || step.bad()) {
             release(p, "its server was starting when evalschedd restarted");
             return std::nullopt;
         }
@@ -206,7 +207,9 @@ std::optional<std::string> PilotKind::serve(const PilotRow& p, const EvalInfo& e
         ts.record_step = true;
         std::string error;
         // The server's step is kept under -pilot id: attempts have positive ids.
-        if (!steps_.start(-p.id, step_argv(p, e, server_tag(p), trial_script(ts)), step_env(db_, p, e, server_tag(p), config_, {}), error)) {
+        if (!steps_.start(-p.id,
+                          step_launch(step_argv(p, e, server_tag(p), trial_script(ts)), step_env(db_, p, e, server_tag(p), config_, {}), e, server_tag(p)),
+                          error)) {
             release(p, "its server step cannot start: " + error);
             return std::nullopt;
         }
@@ -222,7 +225,12 @@ std::optional<std::string> PilotKind::serve(const PilotRow& p, const EvalInfo& e
         return std::nullopt;
     }
     if (!s.ready) {
-        if (auto j = read_user_json(dir + "/server.json", e); j && j->value("ready", false)) {
+        const auto j = read_server_record(dir, e);
+        if (j.bad()) {
+            server_failed(p, e, "attempt failed: " + j.problem);
+            return std::nullopt;
+        }
+        if (j.value && j.value->ready) {
             s.ready = true;
             serve_failures_.erase(e.id);
             log_line("pilot {}: its server answers {} after {:.1f} s", p.tag, base_url(s.port) + ss.suite.serving->probe, now - s.started_at);
@@ -286,65 +294,67 @@ bool PilotKind::split_for_tail(const PilotRow& p, const EvalInfo& e, const Pendi
 
 void PilotKind::judge_steps() {
     for (const AttemptRow& a : open_steps(db_)) {
-        const auto p = load_pilot(db_, a.pilot.value_or(0));
-        const auto t = load_trial(db_, a.trial);
-        const auto e = t ? load_evaluation(db_, t->evaluation) : std::nullopt;
-        if (!p || !e) continue;
-        const bool known = steps_.known(a.id);
-        const std::optional<int> status = steps_.exited(a.id);
-        auto read_step = [&]() -> std::optional<std::int64_t> {
-            if (auto s = read_user_json(attempt_dir(*e, a.tag) + "/step.json", *e); s && s->contains("step") && (*s)["step"].is_number_integer())
-                return (*s)["step"].get<std::int64_t>();
-            return std::nullopt;
-        };
-        if (known && !status) {
-            // srun still runs; its step id is shown by evalsched status once its script wrote it.
-            if (!stepped_.count(a.id))
-                if (const auto id = read_step()) {
-                    step_id_recorded(db_, a, *id);
-                    stepped_.insert(a.id);
+        // One step's trouble never stops the judging of the others (nor the round).
+        try {
+            const auto p = load_pilot(db_, a.pilot.value_or(0));
+            const auto t = load_trial(db_, a.trial);
+            const auto e = t ? load_evaluation(db_, t->evaluation) : std::nullopt;
+            if (!p || !e) continue;
+            const bool known = steps_.known(a.id);
+            const std::optional<int> status = steps_.exited(a.id);
+            // A step.json its user overwrote says nothing: the step is then judged by run.json alone.
+            auto read_step = [&]() -> std::optional<std::int64_t> { return read_step_record(attempt_dir(*e, a.tag), *e).value; };
+            if (known && !status) {
+                // srun still runs; its step id is shown by evalsched status once its script wrote it.
+                if (!stepped_.count(a.id))
+                    if (const auto id = read_step()) {
+                        step_id_recorded(db_, a, *id);
+                        stepped_.insert(a.id);
+                    }
+                continue;
+            }
+            const std::optional<std::int64_t> step_id = read_step();
+            stepped_.erase(a.id);
+            const RunRecord run = read_run(attempt_dir(*e, a.tag), *e);
+            // Adopted after a restart: over once the wrapper wrote run.json, or once slurmctld no
+            // longer runs its step (killed before the wrapper could write it); while neither, and
+            // while the pilot lives, it still runs.
+            if (!known && !run.exit_code) {
+                if (!step_id || !alive(*p)) continue;
+                std::string error;
+                const auto running = slurm::step_running(static_cast<std::uint32_t>(a.job_id.value_or(0)), static_cast<std::uint32_t>(*step_id), error);
+                if (!running || *running) continue;
+            }
+            if (step_id) step_id_recorded(db_, a, *step_id);
+            const bool ok = run.exit_code && *run.exit_code == 0;
+            if (!ok && run.exit_code && *run.exit_code == kServerLostExit && t->state != "cancelled" && suite_of(t->evaluation) &&
+                suite_of(t->evaluation)->served) {
+                // The pilot's server went away under the client: the trial is not at fault the first
+                // time; a trial that loses its server twice counts (it may be what kills it).
+                const std::string why = fmt::format("its pilot {}'s server stopped answering", p->tag);
+                auto q = db_.prepare("SELECT COUNT(*) FROM attempts WHERE trial = ? AND state = 'lost' AND reason LIKE '%''s server stopped answering'");
+                q.bind(1, t->id);
+                if (q.step() && q.column_int(0) == 0) {
+                    step_lost(db_, a, why, wall_clock_s());
+                    log_line("trial {} attempt {}: {}; pending again, the attempt not counted", t->trial_key, a.number, why);
+                } else {
+                    trials_.finish_step(a, known ? status : std::nullopt);
                 }
-            continue;
-        }
-        const std::optional<std::int64_t> step_id = read_step();
-        stepped_.erase(a.id);
-        const RunRecord run = read_run(attempt_dir(*e, a.tag), *e);
-        // Adopted after a restart: over once the wrapper wrote run.json, or once slurmctld no
-        // longer runs its step (killed before the wrapper could write it); while neither, and
-        // while the pilot lives, it still runs.
-        if (!known && !run.exit_code) {
-            if (!step_id || !alive(*p)) continue;
-            std::string error;
-            const auto running = slurm::step_running(static_cast<std::uint32_t>(a.job_id.value_or(0)), static_cast<std::uint32_t>(*step_id), error);
-            if (!running || *running) continue;
-        }
-        if (step_id) step_id_recorded(db_, a, *step_id);
-        const bool ok = run.exit_code && *run.exit_code == 0;
-        if (!ok && run.exit_code && *run.exit_code == kServerLostExit && t->state != "cancelled" && suite_of(t->evaluation) &&
-            suite_of(t->evaluation)->served) {
-            // The pilot's server went away under the client: the trial is not at fault the first
-            // time; a trial that loses its server twice counts (it may be what kills it).
-            const std::string why = fmt::format("its pilot {}'s server stopped answering", p->tag);
-            auto q = db_.prepare("SELECT COUNT(*) FROM attempts WHERE trial = ? AND state = 'lost' AND reason LIKE '%''s server stopped answering'");
-            q.bind(1, t->id);
-            if (q.step() && q.column_int(0) == 0) {
-                step_lost(db_, a, why, wall_clock_s());
-                log_line("trial {} attempt {}: {}; pending again, the attempt not counted", t->trial_key, a.number, why);
+                steps_.forget(a.id);
+                if (p->state == "running") release(*p, why);
+                continue;
+            }
+            if (!ok && !alive(*p) && t->state != "cancelled") {
+                // It failed because its pilot ended under it: the trial's lease ends, not its chances.
+                step_lost(db_, a, fmt::format("its pilot {} ended mid-trial ({})", p->tag, how_it_ended(job_of(*p))), wall_clock_s());
+                log_line("trial {} attempt {}: pilot {} ended under it; pending again, the attempt not counted", t->trial_key, a.number, p->tag);
             } else {
                 trials_.finish_step(a, known ? status : std::nullopt);
             }
             steps_.forget(a.id);
-            if (p->state == "running") release(*p, why);
-            continue;
+        } catch (const std::exception& ex) {
+            log_line("step attempt {} ({}): not judged this round: {}", a.id, a.tag, ex.what());
         }
-        if (!ok && !alive(*p) && t->state != "cancelled") {
-            // It failed because its pilot ended under it: the trial's lease ends, not its chances.
-            step_lost(db_, a, fmt::format("its pilot {} ended mid-trial ({})", p->tag, how_it_ended(job_of(*p))), wall_clock_s());
-            log_line("trial {} attempt {}: pilot {} ended under it; pending again, the attempt not counted", t->trial_key, a.number, p->tag);
-        } else {
-            trials_.finish_step(a, known ? status : std::nullopt);
-        }
-        steps_.forget(a.id);
     }
 }
 

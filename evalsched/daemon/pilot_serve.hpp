@@ -31,9 +31,17 @@ inline constexpr double kServeGraceS = 120;
 // the server. Exits non-zero when the server ends before answering or the timeout passes.
 std::string server_command(const Suite& suite, int gpus, int port);
 
-// A client step's command around the trial's rendered one: on failure, a probe of the server
-// decides whether the trial failed (its status) or its server is gone (kServerLostExit).
-std::string client_command(const std::string& command, const Serving& serving);
+// A client step's command around the trial's rendered one: first a check that every listener
+// on `port` is the user's own (else kServerLostExit: another user's program took the port,
+// and the trial's prompts must not reach it); on failure, a probe of the server decides
+// whether the trial failed (its status) or its server is gone (kServerLostExit).
+std::string client_command(const std::string& command, const Serving& serving, int port);
+
+// A shell function, evalsched_port_owner: exit 0 when something listens on 127.0.0.1:`port`
+// (or a wildcard address) and every such listener is owned by the calling uid; exit 1, printing
+// the other uid, when one is not; exit 2 when nothing listens. The server step waits on it
+// before it believes its probe, and each client step checks it before it sends a prompt.
+std::string port_owner_check(int port);
 
 // The server's address as client steps see it: on the pilot's own node.
 std::string base_url(int port);

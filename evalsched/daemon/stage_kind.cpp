@@ -7,6 +7,7 @@
 
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
@@ -63,16 +64,19 @@ void StageKind::finish(const StageRow& s, const slurm::JobView* job) {
     if (!e) return;
     StageOutcome o;
     const std::string dir = attempt_dir(*e, s.tag);
-    if (auto j = read_user_json(dir + "/stage.json", *e)) {
+    const auto stage = read_stage_record(dir, *e);
+    if (stage.value) {
         o.recorded = true;
-        o.copied = j->value("copied", 0) != 0;
-        o.bytes = j->value("bytes", 0.0);
-        o.seconds = j->value("seconds", 0.0);
+        o.copied = stage.value->copied;
+        o.bytes = stage.value->bytes;
+        o.seconds = stage.value->seconds;
     }
     // Purged from slurmctld's memory: its stage.json is the proof it ran to the end.
-    o.ok = job ? job->succeeded() : o.recorded;
-    // Its reason as a trial's staging failure would read (the wrapper's line names the cause).
-    if (!o.ok) o.reason = diagnose_failure(nullptr, log_path(*e, s.tag), *e, job).reason;
+    o.ok = !stage.bad() && (job ? job->succeeded() : o.recorded);
+    // Its reason as a trial's staging failure would read (the wrapper's line names the cause),
+    // or what is wrong with the record its user overwrote.
+    if (stage.bad()) o.reason = "attempt failed: " + stage.problem;
+    else if (!o.ok) o.reason = diagnose_failure(nullptr, log_path(*e, s.tag), *e, job).reason;
     finish_stage(db_, s, o, e->key(), wall_clock_s());
     if (o.ok) log_line("{} done: {} ({} bytes in {:.3f} s)", describe(s), o.copied ? "copied" : "a copy was there", o.bytes, o.seconds);
     else log_line("{} failed: {}{}", describe(s), o.reason, s.number < kStageTries ? "; the next trial there retries it" : "; trials there stage themselves");

@@ -1,5 +1,6 @@
 #include "evalsched/daemon/submit_worker.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -52,6 +53,9 @@ bool SubmitWorker::post(void* token, const Caller& caller, std::string body, dou
     {
         std::lock_guard lock(mutex_);
         if (queue_.size() >= max_queued_) return false;
+        // One user's flood leaves room for the others: a quarter of the queue each at most.
+        const auto mine = std::count_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.caller.uid == caller.uid; });
+        if (static_cast<std::size_t>(mine) >= std::max<std::size_t>(1, max_queued_ / 4)) return false;
         queue_.push_back(Job{token, caller, std::move(body), now});
         // Started at the first submission, not in the constructor: evalschedd forks into the
         // background after building its API, and a thread does not survive fork(2).

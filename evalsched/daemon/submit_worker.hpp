@@ -5,8 +5,9 @@
 // hands the Reply back through a pipe the loop watches, and the loop sends it. The client sees
 // the same 201 with the created evaluation, as before.
 //
-// A bounded queue: past `max_queued` waiting submissions a caller is told to retry (503), so a
-// flood of submissions cannot grow the daemon's memory without limit.
+// A bounded queue: past `max_queued` waiting submissions, or past a quarter of them from the
+// same uid, a caller is told to retry (503), so a flood of submissions cannot grow the daemon's
+// memory without limit, nor one user's flood keep everyone else's out.
 #pragma once
 
 #include <atomic>

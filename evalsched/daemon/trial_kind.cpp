@@ -10,6 +10,7 @@
 #include "evalsched/core/decisions.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
@@ -119,15 +120,23 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
     Outcome o;
     o.node = job && !job->nodes.empty() ? job->nodes : a.node;
     const std::string dir = attempt_dir(e, a.tag);
-    if (auto s = read_user_json(dir + "/stage.json", e)) {
-        o.stage = Outcome::Stage{s->value("copied", 0) != 0, s->value("bytes", 0.0), s->value("seconds", 0.0)};
-    }
-    const RunRecord run = read_run(dir, e);
+    const auto stage = read_stage_record(dir, e);
+    if (stage.value) o.stage = Outcome::Stage{stage.value->copied, stage.value->bytes, stage.value->seconds};
+    std::string run_problem;
+    const RunRecord run = read_run(dir, e, &run_problem);
     o.exit_code = run.exit_code;
     o.run_s = run.seconds;
     if (job && job->start_time > 0) o.ended_at = std::max(static_cast<double>(job->end_time), run.end.value_or(0));
     if (t.state == "cancelled") {
         o.cancelled = true;
+        return o;
+    }
+    // A record the job's user overwrote with something else: the attempt fails, saying which
+    // file and what is wrong, and is not retried (it would be overwritten again).
+    if (const std::string& why = stage.bad() ? stage.problem : run_problem; !why.empty()) {
+        o.category = "script";
+        o.reason = "attempt failed: " + why;
+        o.retry = false;
         return o;
     }
     // Inference succeeded: Slurm says so, or (the job was purged) the wrapper recorded exit 0.
@@ -139,18 +148,20 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
         // Inference the parts reported; nullopt once one part did not say (no startup then).
         std::optional<double> inference = 0.0;
         for (const auto& d : t.parts()) {
-            auto r = read_user_json(part_dir(e, t, d) + "/result.json", e);
-            if (!r && !by_metric.count(d)) {
+            const auto result = read_result_record(part_dir(e, t, d) + "/result.json", e);
+            const std::optional<nlohmann::json>& r = result.value;
+            if ((!r && !by_metric.count(d)) || result.bad()) {
                 // The output check: a run that wrote no result is the evaluation's bug, not the node's.
                 o.category = "script";
-                o.reason = fmt::format("no result.json written for {}", d);
+                o.reason = result.bad() ? fmt::format("attempt failed: {} of {}", result.problem, d) : fmt::format("no result.json written for {}", d);
                 o.retry = false;
                 o.scores.clear();
+                o.success = false;
                 return o;
             }
             // A part scored by its metric job may still have said how long it inferred.
             const std::optional<double> inferred =
-                r && r->contains("inference_s") && (*r)["inference_s"].is_number() ? std::optional((*r)["inference_s"].get<double>()) : std::nullopt;
+                r && r->contains("inference_s") ? std::optional((*r)["inference_s"].get<double>()) : std::nullopt;
             if (inference && inferred && *inferred >= 0) *inference += *inferred;
             else inference.reset();
             if (by_metric.count(d)) continue;

@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "evalsched/daemon/accounts.hpp"
+
 namespace acme::evalsched {
 namespace {
 
@@ -134,32 +136,31 @@ ChildAnswer run_as(const UserIdentity& who, int dir_fd, std::size_t max_output, 
 }  // namespace
 
 UserIdentity identity_of(uid_t uid, gid_t gid) {
-    UserIdentity who{uid, gid, {gid}};
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(16384);
-    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) return who;
-    int n = 64;
-    std::vector<gid_t> groups(static_cast<std::size_t>(n));
-    if (getgrouplist(found->pw_name, gid, groups.data(), &n) < 0) {
-        groups.resize(static_cast<std::size_t>(n));
-        if (getgrouplist(found->pw_name, gid, groups.data(), &n) < 0) return who;
-    }
-    groups.resize(static_cast<std::size_t>(n));
-    who.groups = std::move(groups);
+    const auto account = account_of(uid);
+    if (!account) return UserIdentity{uid, gid, {gid}};
+    UserIdentity who{uid, gid, groups_of(account->name, account->gid)};
+    // The stored gid stands while the user still belongs to that group; a user who left it
+    // since runs as their primary group now, never as the old one.
+    if (std::find(who.groups.begin(), who.groups.end(), gid) == who.groups.end()) who.gid = account->gid;
     return who;
 }
 
-std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s) {
+namespace {
+// The child's exit codes for read_file_as (UserText::Status).
+constexpr int kReadMissing = 2, kReadNotRegular = 3, kReadTooLarge = 4;
+
+UserText read_file_as(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s, bool whole) {
     const UserIdentity who = identity_of(uid, gid);
     const char* file = path.c_str();
     ChildAnswer a = run_as(who, -1, max_bytes, timeout_s, [&]() -> int {
         // O_NONBLOCK: a FIFO planted in place of a result must not hang the open.
         const int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) return 1;
+        if (fd < 0) return errno == ENOENT || errno == ENOTDIR ? kReadMissing : errno == ELOOP ? kReadNotRegular : 1;
         struct stat st {};
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 1;
+        if (fstat(fd, &st) != 0) return 1;
+        if (!S_ISREG(st.st_mode)) return kReadNotRegular;
         const off_t end = st.st_size;
+        if (whole && end > static_cast<off_t>(max_bytes)) return kReadTooLarge;
         off_t at = end > static_cast<off_t>(max_bytes) ? end - static_cast<off_t>(max_bytes) : 0;
         char chunk[16384];
         while (at < end) {
@@ -172,8 +173,27 @@ std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_
         }
         return 0;
     });
-    if (!a.exited || a.status != 0) return std::nullopt;
-    return std::move(a.output);
+    UserText t;
+    if (!a.exited) t.status = UserText::no_answer;
+    else if (a.status == 0) {
+        t.status = UserText::ok;
+        t.text = std::move(a.output);
+    } else if (a.status == kReadMissing) t.status = UserText::missing;
+    else if (a.status == kReadNotRegular) t.status = UserText::not_regular;
+    else if (a.status == kReadTooLarge) t.status = UserText::too_large;
+    else t.status = UserText::unreadable;
+    return t;
+}
+}  // namespace
+
+std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s) {
+    UserText t = read_file_as(path, uid, gid, max_bytes, timeout_s, false);
+    if (t.status != UserText::ok) return std::nullopt;
+    return std::move(t.text);
+}
+
+UserText read_whole_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s) {
+    return read_file_as(path, uid, gid, max_bytes, timeout_s, true);
 }
 
 std::optional<std::string> prepare_user_dirs(const std::string& dir, const std::vector<std::string>& subdirs, uid_t uid, gid_t gid,

@@ -28,6 +28,16 @@ UserIdentity identity_of(uid_t uid, gid_t gid);
 // as not one), or the read takes longer than timeout_s.
 std::optional<std::string> read_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s = 10);
 
+// A whole file of the user's, at most max_bytes, and why not when it is not there to read: what
+// the readers of a job's JSON records (job_outputs.hpp) tell apart, since a record that is
+// missing (the job never got that far) and one that is a FIFO or 2 GiB (the user's doing)
+// mean different things.
+struct UserText {
+    enum Status { ok, missing, not_regular, too_large, unreadable, no_answer } status = unreadable;
+    std::string text;
+};
+UserText read_whole_as_user(const std::string& path, uid_t uid, gid_t gid, std::size_t max_bytes, double timeout_s = 10);
+
 // Makes `dir` (an evaluation's output directory, inside the admin's root-owned results_dir)
 // the user's and, as the user, the subdirectories `subdirs` in it. The output directory is
 // created and handed over through a descriptor opened with O_NOFOLLOW, so a symlink planted

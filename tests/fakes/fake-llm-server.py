@@ -7,7 +7,8 @@
 #   fake-garbage          content that is not JSON
 #   fake-invented         a reason not in the taxonomy
 #   fake-made-up          evidence the log does not hold
-# Usage: fake-llm-server.py PORT_FILE RECORD_FILE  (writes its port; each request body to RECORD_FILE)
+# Usage: fake-llm-server.py PORT_FILE RECORD_FILE [CERT KEY]  (writes its port; each request body
+# to RECORD_FILE; with CERT and KEY it speaks https, as a site's TLS-fronted server does)
 import json, sys, time, re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -49,6 +50,11 @@ class Handler(BaseHTTPRequestHandler):
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
+if len(sys.argv) > 4:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
 with open(port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os

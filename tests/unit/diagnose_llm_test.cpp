@@ -17,6 +17,7 @@
 #include "acct/faultdiag/cli.hpp"
 #include "common/diagnose/llm_answer.hpp"
 #include "common/diagnose/llm_client.hpp"
+#include "common/util/https_post.hpp"
 #include "common/diagnose/rule_draft.hpp"
 #include "spank/faultguard/core/recovery_policy.hpp"
 #include "spank/faultguard/core/xid_actions.hpp"
@@ -47,16 +48,18 @@ struct FakeServer {
     acme::test::TempDir dir;
     pid_t pid = -1;
     std::string url;
-    FakeServer() {
+    // With `cert` and `key`: https, with that (self-signed) certificate.
+    explicit FakeServer(const std::string& cert = {}, const std::string& key = {}) {
         const std::string script = srcdir() + "/tests/fakes/fake-llm-server.py";
         const std::string port = dir.file("port"), record = dir.file("record.json");
         pid = fork();
         if (pid == 0) {
-            execlp("python3", "python3", script.c_str(), port.c_str(), record.c_str(), nullptr);
+            if (cert.empty()) execlp("python3", "python3", script.c_str(), port.c_str(), record.c_str(), nullptr);
+            else execlp("python3", "python3", script.c_str(), port.c_str(), record.c_str(), cert.c_str(), key.c_str(), nullptr);
             _exit(127);
         }
         for (int i = 0; i < 100 && !std::ifstream(port); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        url = "http://127.0.0.1:" + slurp(port);
+        url = (cert.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + slurp(port);
     }
     ~FakeServer() {
         kill(pid, SIGTERM);
@@ -222,4 +225,36 @@ TEST_CASE("faultdiag --suggest-rule --label drafts a rule from the log's last er
                               out2, err2);
     CHECK(rc == 2);
     CHECK(err2.str() == "faultdiag: --label script/storage_error: reason storage_error is infrastructure, not script: fix the category\n");
+}
+
+TEST_CASE("an https:// model server is reached with TLS, its certificate checked: a self-signed one gets no request and no token") {
+    LlmConfig c;
+    c.endpoint = "https://models.example.org:8443/api";
+    c.model = "qwen";
+    CHECK(check_llm_config(c).empty());
+    c.endpoint = "https://";
+    CHECK(check_llm_config(c).starts_with("llm_endpoint=https://: "));
+    acme::test::TempDir certs;
+    const std::string cert = certs.file("cert.pem"), key = certs.file("key.pem");
+    if (std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout " + key + " -out " + cert +
+                     " >/dev/null 2>&1").c_str()) != 0) {
+        MESSAGE("no openssl: the TLS check is not run");
+        return;
+    }
+    FakeServer server(cert, key);
+    acme::test::TempDir d;
+    const std::string token = d.file("token");
+    std::ofstream(token) << "sk-never-in-clear\n";
+    chmod(token.c_str(), 0600);
+    c.endpoint = server.url;
+    c.model = "fake:infrastructure/storage_error";
+    c.token_file = token;
+    c.timeout = 5;
+    const auto asked = ask_model(c, kLog, Diagnosis{}, {});
+    CHECK_FALSE(asked.diagnosis);
+    CHECK(asked.note.find("certificate") != std::string::npos);
+    // The handshake failed before any request: the server recorded nothing.
+    CHECK_FALSE(std::ifstream(server.dir.file("record.json")));
+    const auto plain = acme::util::https_post("http://127.0.0.1:1/x", "{}", "application/json", {}, {});
+    CHECK(plain.error == "not an https:// URL");
 }

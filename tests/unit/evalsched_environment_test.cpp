@@ -25,6 +25,33 @@ TEST_CASE("the submitter's environment: Slurm's, evalsched's and the shell's own
     CHECK(environment_problem({"=x"}).find("is not NAME=value") != std::string::npos);
 }
 
+TEST_CASE("the loader's and glibc's variables never travel: withheld by the CLI, refused by the API, dropped from a stored environment") {
+    for (const char* v : {"LD_PRELOAD", "LD_AUDIT", "LD_DEBUG_OUTPUT", "LD_PROFILE", "GCONV_PATH", "GLIBC_TUNABLES", "NLSPATH", "LOCPATH",
+                          "HOSTALIASES", "RESOLV_HOST_CONF", "MALLOC_TRACE"}) {
+        CAPTURE(v);
+        CHECK(loader_variable(v));
+        CHECK_FALSE(carried_variable(v));
+    }
+    // Module systems and sites set these for jobs; no root process is given them.
+    CHECK_FALSE(loader_variable("LD_LIBRARY_PATH"));
+    CHECK_FALSE(loader_variable("TMPDIR"));
+    CHECK_FALSE(loader_variable("CUDA_HOME"));
+    char a[] = "LD_PRELOAD=/tmp/x.so", b[] = "LD_LIBRARY_PATH=/opt/cuda/lib64", c[] = "GCONV_PATH=/tmp/g", d[] = "HOME=/h";
+    char* envp[] = {a, b, c, d, nullptr};
+    std::vector<std::string> withheld;
+    CHECK(capture_environment(envp, &withheld) == std::vector<std::string>{"LD_LIBRARY_PATH=/opt/cuda/lib64", "HOME=/h"});
+    CHECK(withheld == std::vector<std::string>{"LD_PRELOAD", "GCONV_PATH"});
+    CHECK(withheld_note(withheld).starts_with("not carried to the trials: LD_PRELOAD, GCONV_PATH (the dynamic loader's"));
+    CHECK(environment_problem({"LD_PRELOAD=/tmp/x.so"}).starts_with("environment variable LD_PRELOAD steers the dynamic loader or glibc"));
+    std::vector<std::string> dropped;
+    CHECK(without_loader_variables({"A=1", "LD_AUDIT=/x", "B=2"}, &dropped) == std::vector<std::string>{"A=1", "B=2"});
+    CHECK(dropped == std::vector<std::string>{"LD_AUDIT"});
+    // A client that sends one anyway (evalsched submit never does) is refused, naming it.
+    const std::string suite = "[[dataset]]\\nname = \\\"a\\\"\\nkind = \\\"generation\\\"\\ncommand = \\\"run {dataset} {output}\\\"\\n";
+    CHECK_THROWS_WITH_AS(parse_submit("{\"checkpoint\": \"/ck/r/s\", \"suite\": \"" + suite + "\", \"environment\": [\"PATH=/v\", \"LD_PRELOAD=/tmp/x.so\"]}"),
+                         doctest::Contains("environment variable LD_PRELOAD steers the dynamic loader"), RequestError);
+}
+
 TEST_CASE("a job's environment: the user's, with the daemon's variables replacing the user's values") {
     const auto env = merge_environment({"PATH=/venv/bin:/usr/bin", "HOME=/fake", "HF_HOME=/hf"}, {"HOME=/home/u", "EVALSCHED_EVALUATION=3"});
     CHECK(env == std::vector<std::string>{"PATH=/venv/bin:/usr/bin", "HF_HOME=/hf", "HOME=/home/u", "EVALSCHED_EVALUATION=3"});

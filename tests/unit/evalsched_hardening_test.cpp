@@ -2,7 +2,10 @@
 // go up, and every message quoting a request is one clean bounded line.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +13,7 @@
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/trials.hpp"
+#include "evalsched/daemon/accounts.hpp"
 #include "evalsched/daemon/api_request.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/evaluations.hpp"
@@ -221,4 +225,24 @@ TEST_CASE("the CLI's messages: one line, bounded, control characters escaped") {
     const std::string l = one_line("--params-b: Value -1 not in range 0 to " + digits);
     CHECK(l.size() <= 203);
     CHECK(l.substr(l.size() - 3) == "...");
+}
+
+TEST_CASE("user and group lookups from two threads at once never answer with the other thread's user") {
+    // getpwuid's static buffer let the scheduler thread's lookup rename the API thread's caller.
+    const auto root = acme::evalsched::account_of(0), nobody = acme::evalsched::account_of(65534);
+    REQUIRE(root);
+    REQUIRE(nobody);
+    std::atomic<int> wrong{0};
+    auto hammer = [&](uid_t uid, const std::string& name) {
+        for (int i = 0; i < 2000; ++i)
+            if (const auto a = acme::evalsched::account_of(uid); !a || a->name != name) ++wrong;
+    };
+    std::thread a(hammer, 0, root->name), b(hammer, 65534, nobody->name);
+    a.join();
+    b.join();
+    CHECK(wrong == 0);
+    CHECK(acme::evalsched::group_id("root") == 0);
+    CHECK_FALSE(acme::evalsched::group_id("no-such-group-acme"));
+    const auto groups = acme::evalsched::groups_of("root", 0);
+    CHECK(std::find(groups.begin(), groups.end(), 0) != groups.end());
 }

@@ -4,7 +4,17 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstdio>
+#include <netinet/in.h>
+#include <optional>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <tuple>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/evaluations.hpp"
@@ -117,18 +127,94 @@ TEST_CASE("each running pilot on a node gets its own server port, rotating with 
     CHECK(choose_port(20000, 20001, 0, {20000, 20001}) == -1);
 }
 
+namespace {
+// A TCP listener on 127.0.0.1 (an ephemeral port), owned by this process or, with `as` set and
+// when running as root, by a forked child that became that uid first: the impostor.
+struct Listener {
+    int port = 0;
+    int fd = -1;
+    pid_t child = -1;
+    explicit Listener(std::optional<uid_t> as = std::nullopt) {
+        int ready[2];
+        REQUIRE(pipe(ready) == 0);
+        auto bind_listen = [] {
+            const int s = socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            socklen_t len = sizeof a;
+            if (s < 0 || bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(s, 4) != 0 ||
+                getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+                return std::pair(-1, 0);
+            return std::pair(s, static_cast<int>(ntohs(a.sin_port)));
+        };
+        if (!as) {
+            std::tie(fd, port) = bind_listen();
+            close(ready[0]);
+            close(ready[1]);
+            return;
+        }
+        child = fork();
+        if (child == 0) {
+            if (setresuid(*as, *as, *as) != 0) _exit(1);
+            const auto [s, p] = bind_listen();
+            if (write(ready[1], &p, sizeof p) != sizeof p) _exit(1);
+            pause();
+            _exit(s >= 0 ? 0 : 1);
+        }
+        close(ready[1]);
+        if (read(ready[0], &port, sizeof port) != sizeof port) port = 0;
+        close(ready[0]);
+    }
+    ~Listener() {
+        if (fd >= 0) close(fd);
+        if (child > 0) {
+            kill(child, SIGKILL);
+            waitpid(child, nullptr, 0);
+        }
+    }
+};
+
+int run_client(const std::string& command, const Serving& s, int port) {
+    const std::string line = fmt::format("EVALSCHED_BASE_URL=http://127.0.0.1:{} bash -c {} 2>/dev/null", port, shell_quote(client_command(command, s, port)));
+    const int rc = std::system(line.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+}  // namespace
+
 TEST_CASE("a client step whose server is gone exits kServerLostExit; a failing one with its server up keeps its status") {
     Serving s;
     s.probe = "/health";
-    const std::string script = client_command("exit 3", s);
-    // Nothing listens on port 1: the server is gone.
-    const std::string gone = "EVALSCHED_BASE_URL=http://127.0.0.1:1 bash -c " + shell_quote(script);
-    const int rc = std::system(gone.c_str());
-    REQUIRE(WIFEXITED(rc));
-    CHECK(WEXITSTATUS(rc) == kServerLostExit);
-    const std::string fine = "EVALSCHED_BASE_URL=http://127.0.0.1:1 bash -c " + shell_quote(client_command("exit 0", s));
-    const int ok = std::system(fine.c_str());
-    CHECK(WEXITSTATUS(ok) == 0);
+    // Nothing listens on the port: the server is gone.
+    int free_port = 0;
+    {
+        Listener gone;
+        free_port = gone.port;
+    }
+    CHECK(run_client("exit 3", s, free_port) == kServerLostExit);
+    CHECK(run_client("exit 0", s, free_port) == kServerLostExit);
+    // The server is ours: the trial's own status counts.
+    Listener ours;
+    REQUIRE(ours.port > 0);
+    CHECK(run_client("exit 0", s, ours.port) == 0);
+}
+
+TEST_CASE("a client step never talks to a listener of another uid on its server's port (an impostor)") {
+    if (geteuid() != 0) return;  // becoming another uid needs root
+    Serving s;
+    s.probe = "/health";
+    Listener impostor(65534);
+    REQUIRE(impostor.port > 0);
+    // The command would send the prompts: it must not run.
+    CHECK(run_client("exit 0", s, impostor.port) == kServerLostExit);
+    const std::string check = fmt::format("bash -c {}", shell_quote(port_owner_check(impostor.port) + "evalsched_port_owner"));
+    FILE* out = popen(check.c_str(), "r");
+    REQUIRE(out);
+    char buf[64] = {};
+    const std::size_t n = fread(buf, 1, sizeof buf - 1, out);
+    const int rc = pclose(out);
+    CHECK(std::string(buf, n) == "65534\n");
+    CHECK(WEXITSTATUS(rc) == 1);
 }
 
 TEST_CASE("submit: a serving suite is served in mode = pilots (client commands, nothing bundled) and ignored in mode = trials") {

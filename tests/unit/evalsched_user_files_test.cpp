@@ -15,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/job_outputs.hpp"
 #include "evalsched/daemon/job_script.hpp"
 #include "evalsched/daemon/user_files.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -222,4 +225,96 @@ TEST_CASE("a staging failure's reason is the wrapper's line: a squatted director
     CHECK(f.reason ==
           "staging_failed: staging directory /dev/shm/evalsched-alice is owned by uid 1001 with mode 777, not by you (uid 1000) with mode 700:"
           " ask the node's admin to remove it");
+}
+
+namespace {
+// A file of the user's in the evaluation's output directory.
+void write_user_file(const Results& r, const std::string& name, const std::string& text) {
+    const std::string path = r.e.output_dir + "/" + name;
+    std::ofstream(path) << text;
+    REQUIRE(chown(path.c_str(), kUser, kGroup) == 0);
+}
+}  // namespace
+
+TEST_CASE("a job's records in any shape its user can give them: one line naming the file, never a throw") {
+    Results r;
+    const std::string dir = r.e.output_dir;
+    // Missing: nothing, and nothing wrong (the job never got that far).
+    CHECK_FALSE(read_stage_record(dir, r.e).value);
+    CHECK_FALSE(read_stage_record(dir, r.e).bad());
+    std::string problem;
+    CHECK_FALSE(read_run(dir, r.e, &problem).exit_code);
+    CHECK(problem.empty());
+
+    write_user_file(r, "stage.json", R"({"copied": 1, "bytes": 2048, "seconds": 0.5})");
+    auto stage = read_stage_record(dir, r.e);
+    REQUIRE(stage.value);
+    CHECK(stage.value->copied);
+    CHECK(stage.value->bytes == 2048);
+    // Wrong types: what used to throw nlohmann's type_error out of the scheduling round.
+    write_user_file(r, "stage.json", R"({"copied": "yes", "bytes": null})");
+    stage = read_stage_record(dir, r.e);
+    CHECK_FALSE(stage.value);
+    CHECK(stage.problem == "stage.json: field 'copied' is a string, not 0, 1 or a boolean");
+    write_user_file(r, "stage.json", R"({"copied": 0, "bytes": null})");
+    CHECK(read_stage_record(dir, r.e).problem == "stage.json: field 'bytes' is null, not a number");
+
+    write_user_file(r, "run.json", R"({"exit_code": 0, "start": 100.5, "end": 130.5})");
+    const RunRecord run = read_run(dir, r.e, &problem);
+    CHECK(run.exit_code == 0);
+    CHECK(run.seconds == doctest::Approx(30));
+    CHECK(problem.empty());
+    write_user_file(r, "run.json", R"({"exit_code": null})");
+    CHECK_FALSE(read_run(dir, r.e, &problem).exit_code);
+    CHECK(problem == "run.json: field 'exit_code' is null, not an integer");
+    write_user_file(r, "run.json", R"({"exit_code": 0, "start": 1, "end": "later"})");
+    read_run(dir, r.e, &problem);
+    CHECK(problem == "run.json: field 'end' is a string, not a number");
+    write_user_file(r, "run.json", R"({"exit_code": 4096})");
+    read_run(dir, r.e, &problem);
+    CHECK(problem == "run.json: exit_code 4096 is not an exit status (0-255)");
+    // Truncated, not an object, empty.
+    write_user_file(r, "run.json", R"({"exit_code": 0, "sta)");
+    read_run(dir, r.e, &problem);
+    CHECK(problem == "run.json: not JSON (truncated?)");
+    write_user_file(r, "run.json", "[0]");
+    read_run(dir, r.e, &problem);
+    CHECK(problem == "run.json: an array, not a JSON object");
+
+    write_user_file(r, "server.json", R"({"ready": true, "port": 20100})");
+    auto server = read_server_record(dir, r.e);
+    REQUIRE(server.value);
+    CHECK(server.value->port == 20100);
+    write_user_file(r, "server.json", R"({"ready": "true", "port": 20100})");
+    CHECK(read_server_record(dir, r.e).problem == "server.json: field 'ready' is a string, not 0, 1 or a boolean");
+    write_user_file(r, "server.json", R"({"ready": true, "port": 70000})");
+    CHECK(read_server_record(dir, r.e).problem == "server.json: port 70000 is not a TCP port");
+    write_user_file(r, "server.json", R"({"ready": true, "port": 1.5})");
+    CHECK(read_server_record(dir, r.e).problem == "server.json: field 'port' is a number, not an integer");
+
+    // Huge: refused whole, never parsed from its tail.
+    write_user_file(r, "stage.json", std::string(kMaxRecordBytes + 1, ' '));
+    CHECK(read_stage_record(dir, r.e).problem == fmt::format("stage.json: larger than {} bytes", kMaxRecordBytes));
+    // A FIFO: refused without hanging (no writer ever comes).
+    const std::string fifo = dir + "/server.json";
+    fs::remove(fifo);
+    REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+    REQUIRE(chown(fifo.c_str(), kUser, kGroup) == 0);
+    CHECK(read_server_record(dir, r.e).problem == "server.json: not a regular file (a symlink, a FIFO or a directory)");
+    // A symlink to root's file: not followed.
+    fs::remove(dir + "/stage.json");
+    fs::create_symlink("/etc/shadow", dir + "/stage.json");
+    CHECK(read_stage_record(dir, r.e).problem == "stage.json: not a regular file (a symlink, a FIFO or a directory)");
+
+    // step.json: the wrapper's null outside a step is no fault.
+    write_user_file(r, "step.json", R"({"job": 5, "step": null})");
+    CHECK_FALSE(read_step_record(dir, r.e).value);
+    CHECK_FALSE(read_step_record(dir, r.e).bad());
+    write_user_file(r, "step.json", R"({"job": 5, "step": 3})");
+    CHECK(read_step_record(dir, r.e).value == 3);
+    write_user_file(r, "step.json", R"({"step": "3"})");
+    CHECK(read_step_record(dir, r.e).problem == "step.json: field 'step' is a string, not an integer");
+
+    write_user_file(r, "result.json", R"({"scores": {"acc": 0.5}, "inference_s": "fast"})");
+    CHECK(read_result_record(dir + "/result.json", r.e).problem == "result.json: field 'inference_s' is a string, not a number");
 }

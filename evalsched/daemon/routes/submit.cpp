@@ -39,6 +39,11 @@ Reply route_submit(RouteContext& ctx) {
         return error_reply(400, fmt::format("suite {} has {} datasets, more than max_datasets={} allows per evaluation: split it into "
                                             "several suites, or raise max_datasets in evalsched.conf",
                                             printable(sr.suite.name), sr.suite.datasets.size(), ctx.config.max_datasets));
+    // One user's loop of submissions cannot hold the scheduler for everyone: active evaluations per user are bounded.
+    if (const int active = active_evaluations_of(ctx.db, ctx.caller.uid); active >= ctx.config.max_evaluations_per_user)
+        return error_reply(429, fmt::format("you have {} active evaluations, the most evalschedd takes per user (max_evaluations_per_user={}): "
+                                            "wait for some to finish, or evalsched cancel some",
+                                            active, ctx.config.max_evaluations_per_user));
     // Pilots that serve (evalsched-suite(5)): the trials run the suite's client_command against
     // their pilot's server; in mode = trials the serving keys are ignored.
     sr.served = ctx.config.pilots && sr.suite.serving.has_value();
