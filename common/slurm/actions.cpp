@@ -9,6 +9,8 @@
 #include <mutex>
 
 #include <slurm/slurm.h>
+
+#include "common/slurm/jobs.hpp"
 #include <slurm/slurm_errno.h>
 
 namespace acme::slurm {
@@ -55,12 +57,18 @@ std::string cancel_job(unsigned job_id) {
     return slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS ? std::string() : last_error();
 }
 
-std::string release_job(unsigned job_id) {
+std::string release_job(unsigned job_id, const std::string& exclude_node) {
     init_once();
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
     desc.job_id = job_id;
     desc.begin_time = time(nullptr) + 1;  // after the revocation's second (actions.hpp)
+    std::string excluded;
+    if (!exclude_node.empty()) {
+        excluded = exclude_node;
+        if (const auto record = load_job(job_id); record && !record->exc_nodes.empty()) excluded = record->exc_nodes + "," + exclude_node;
+        desc.exc_nodes = excluded.data();
+    }
     return slurm_update_job(&desc) == SLURM_SUCCESS ? std::string() : last_error();
 }
 

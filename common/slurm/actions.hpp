@@ -21,8 +21,9 @@ std::string cancel_job(unsigned job_id);
 // Makes a requeued pending job eligible in a second (StartTime=now+1). Not now: each node of
 // the ended run revoked the job's credential at its end, and slurmd refuses a credential created
 // in the same second as the revocation ("Job credential revoked", seconds compared with <=);
-// the next second is the earliest start that cannot collide.
-std::string release_job(unsigned job_id);
+// the next second is the earliest start that cannot collide. `exclude_node`, when given, joins
+// the nodes the job already excludes (ExcNodeList).
+std::string release_job(unsigned job_id, const std::string& exclude_node = {});
 // slurm.conf's MailProg (what slurmctld runs for --mail-type mail); empty with `error` when
 // slurmctld cannot be asked.
 std::string mail_prog(std::string& error);

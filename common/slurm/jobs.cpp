@@ -105,6 +105,7 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         r.state = j.job_state & JOB_STATE_BASE;
         r.completing = (j.job_state & (JOB_COMPLETING | JOB_REQUEUE)) != 0;
         r.begin_time = static_cast<double>(j.eligible_time ? j.eligible_time : 0);
+        r.exc_nodes = str(j.exc_nodes);
         r.timeout = r.state == JOB_TIMEOUT;
         r.cancelled = r.state == JOB_CANCELLED;
         r.node_fail = r.state == JOB_NODE_FAIL;

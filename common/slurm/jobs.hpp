@@ -20,6 +20,7 @@ struct JobRecord {
     std::string std_out, std_err;   // expanded by libslurm (slurm_get_job_stdout/stderr)
     std::string work_dir, batch_host, nodes;
     std::string mail_user;          // --mail-user; empty: the job's user
+    std::string exc_nodes;          // ExcNodeList (--exclude)
     std::uint32_t state = 0;        // job_state & JOB_STATE_BASE
     bool timeout = false, cancelled = false, node_fail = false, oom = false, preempted = false;
     bool completing = false;        // epilogs (or a requeue) still in progress

@@ -170,7 +170,7 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
     if (d.category == diagnose::Category::infrastructure) {
         bool evidence_here = false;
         for (const auto& e : end.gpu_events) evidence_here = evidence_here || e.kind != "ecc_sbe";
-        evidence_here = evidence_here || !in.stall_named_here.empty();
+        // A node the stall verdict named is checked like one without evidence (recovery_policy.hpp).
         if (!evidence_here) in.gpucheck_healthy = run_gpucheck(o, in.gpucheck_detail);
     }
     const auto p = recovery::plan(in);
@@ -185,6 +185,11 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
         // for the same XID.
         faultguard::record_health_check(db, o.node, wall_now(), o.job, false, "drained by recovery: " + p.drain_reason);
     }
+    // The node a stall verdict named and nobody drained: the requeued job avoids it. Every node's
+    // epilog that holds the verdict says so, so whichever release watcher runs first keeps it.
+    const std::string avoid = p.avoid_node ? o.node
+                              : stall && stall->hardware && d.reason == "stalled_node" && stall->named_node != o.node ? stall->named_node
+                                                                                                                    : std::string();
     if (p.requeue) {
         const auto err = slurm::requeue_job(static_cast<unsigned>(o.job));
         requeued = err.empty();
@@ -193,7 +198,7 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
         // the job eligible at once instead of after cred_expire.
         if (requeued) {
             const auto err = recovery::start_release_watcher(static_cast<unsigned>(o.job), o.restart,
-                                                             faultguard::log_path(o.spool, o.node));
+                                                             faultguard::log_path(o.spool, o.node), avoid);
             if (!err.empty()) outcome += fmt::format("; cannot start the release watcher: {}", err);
         }
     }
@@ -295,6 +300,12 @@ int run(const Options& o) {
         d.evidence.insert(d.evidence.begin(), {0, "sampler", fmt::format("stall on {}: {}", stall->node, stall->evidence)});
     for (const auto& note : notes) d.evidence.push_back({0, "faultguard", "log not read: " + note});
     if (!history_error.empty()) d.evidence.push_back({0, "faultguard", "history not used: " + history_error});
+    // Evidence lines are quoted from the job's log: stored (spool, AdminComment) with the same
+    // redaction as what the model is sent, so a token or password a job printed stays in its log.
+    diagnose::RedactOptions redaction;
+    if (!o.user.empty()) redaction.words.push_back(o.user);
+    if (record && !record->user.empty()) redaction.words.push_back(record->user);
+    for (auto& e : d.evidence) e.text = diagnose::redact(e.text, redaction);
     faultguard::record_diagnosis(db, o.job, o.restart, o.node, wall_now(), d);
     fmt::print("job {} on {}: {}/{} ({:.2f}) action={}{}{}\n", o.job, o.node, diagnose::to_string(d.category), d.reason,
                d.confidence, diagnose::to_string(d.action), d.evidence.empty() ? "" : ": ",
@@ -316,9 +327,6 @@ int run(const Options& o) {
         llm.token_file = o.llm_token_file;
         llm.timeout = o.llm_timeout;
         llm.below = o.llm_below;
-        diagnose::RedactOptions redaction;
-        if (!o.user.empty()) redaction.words.push_back(o.user);
-        if (record && !record->user.empty()) redaction.words.push_back(record->user);
         const auto asked = diagnose::ask_model(llm, log, d, redaction);
         if (!asked.note.empty()) fmt::print("job {} on {}: {}\n", o.job, o.node, util::printable(asked.note, 300));
         if (asked.diagnosis) {
@@ -352,7 +360,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const Options& o = *parsed;
-    if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart);
+    if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart, o.exclude_node);
     if (o.job <= 0 || o.node.empty() || o.spool.empty() || o.rules.empty()) {
         fmt::print(stderr, "acme-faultguard-epilog: --job, --node, --spool and --rules are required\n");
         return 2;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Jobs that exit 3, die of SIGKILL, print a Python ValueError, or lose a GPU (XID 79) each get
 # their task exit in the spool, the right stored diagnosis, and the same answer from
-# `faultdiag --job`.
+# `faultdiag --job`. An evidence line quoted from a log is stored redacted: the API key a job
+# printed in its error stays in its log, out of the spool and the job record.
 . "$(dirname "$0")/lib.sh"
 
 use_uniform_scenario 80 79
@@ -10,6 +11,7 @@ d=$ACME_TEST_TMP
 exit3=$(submit -o "$d/exit3.out" --wrap 'echo starting; exit 3')
 killed=$(submit -o "$d/killed.out" --wrap 'echo starting; kill -9 $$')
 value=$(submit -o "$d/value.out" --wrap 'python3 -c "import sys; print(\"loading\"); int(\"x\")"')
+secret=$(submit -o "$d/secret.out" --wrap 'python3 -c "raise ValueError(\"bad endpoint config: api_key=sk-AbCdEf0123456789XyZaBcDeF0123456789\")"')
 # --auto-recover=0: drain the node on the hardware evidence, but requeue nothing.
 xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=0 -o "$d/xid.out" --wrap \
   'sleep 3; echo "RuntimeError: NCCL communicator was aborted on rank 0" >&2; exit 1')
@@ -17,6 +19,7 @@ xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=0 -o "$d/xid.out"
 assert_eq FAILED "$(wait_job "$exit3")" "exit-3 job"
 assert_eq FAILED "$(wait_job "$killed")" "SIGKILL job"
 assert_eq FAILED "$(wait_job "$value")" "ValueError job"
+assert_eq FAILED "$(wait_job "$secret")" "ValueError job with a secret"
 assert_eq FAILED "$(wait_job "$xid" 90)" "XID job"
 
 check() { # job expected-diagnosis expected-task-exit what
@@ -33,6 +36,10 @@ check() { # job expected-diagnosis expected-task-exit what
 
 check "$exit3" "unknown|unknown|none" "3:0" "exit 3"
 check "$value" "framework|value_error|fix_code" "1:0" "ValueError"
+check "$secret" "framework|value_error|fix_code" "1:0" "ValueError with a secret"
+evidence=$(spool_query "$(job_nodes "$secret")" "SELECT evidence FROM diagnoses WHERE job_id = $secret")
+assert_contains "$evidence" "bad endpoint config: api_key=[REDACTED" "the stored evidence line, redacted"
+case "$evidence$(faultdiag --job "$secret" --json)" in *sk-AbCdEf0123456789*) fail "the API key reached the stored evidence: $evidence" ;; esac
 check "$xid" "infrastructure|gpu_lost|drain" "1:0" "XID 79"
 node=$(job_nodes "$killed")
 assert_eq "9" "$(spool_query "$node" "SELECT signal FROM task_exits WHERE job_id = $killed AND step_id = 4294967291")" "SIGKILL: batch task signal"

@@ -134,6 +134,32 @@ TEST_CASE("recovery never drains on a guess: no evidence here, or an application
     CHECK(p.drain_reason.find("gpucheck failed") != std::string::npos);
 }
 
+TEST_CASE("a stall verdict's localisation never drains on its own: gpucheck decides, the requeued job avoids the node") {
+    // A job that busy-waits on one node and sleeps on the others looks like a hung collective.
+    auto in = infra_with({});
+    in.diagnosis.reason = "stalled_node";
+    in.stall_named_here = "its GPUs spin while the others idle";
+    auto p = recovery::plan(in);
+    CHECK_FALSE(p.drain);
+    CHECK(p.avoid_node);
+    CHECK(p.requeue);
+    CHECK(p.why.find("which the job itself can cause") != std::string::npos);
+    CHECK(p.why.find("the requeued job avoids it") != std::string::npos);
+    in.gpucheck_healthy = true;
+    CHECK_FALSE(recovery::plan(in).drain);
+    // gpucheck, run on the node after the job, is evidence the job cannot make.
+    in.gpucheck_healthy = false;
+    in.gpucheck_detail = "GPU 0 NCCL all-reduce hung";
+    p = recovery::plan(in);
+    CHECK(p.drain);
+    CHECK_FALSE(p.avoid_node);
+    CHECK(p.drain_reason == "acme: stalled_node: its GPUs spin while the others idle; gpucheck failed: GPU 0 NCCL all-reduce hung");
+    // A fatal XID on the named node still drains it.
+    in = infra_with({{0, "xid", 79, 1.0, ""}});
+    in.stall_named_here = "fatal XIDs on its GPUs";
+    CHECK(recovery::plan(in).drain);
+}
+
 TEST_CASE("framework and script failures are never requeued; the restart cap holds") {
     auto in = infra_with({{0, "xid", 79, 1.0, ""}});
     in.diagnosis.category = diagnose::Category::framework;

@@ -342,6 +342,18 @@ TEST_CASE("stall_mail: off, user or an address; MailProg's argv as slurmctld's, 
     CHECK_FALSE(mail_address_ok(""));
     CHECK_FALSE(mail_address_ok("x;rm"));
     CHECK(mail_address_ok("alice"));
+    CHECK(mail_address_ok("alice.smith+gpu@hpc-lab.example.org"));
+    // mailx reads "+name" as a folder (root would append to /+name), "-x" as an option.
+    CHECK_FALSE(mail_address_ok("+name"));
+    CHECK_FALSE(mail_address_ok("+name@example.org"));
+    CHECK_FALSE(mail_address_ok("-oX@example.org"));
+    CHECK_FALSE(mail_address_ok(".alice@example.org"));
+    CHECK_FALSE(mail_address_ok("a..b@example.org"));
+    CHECK_FALSE(mail_address_ok("alice@"));
+    CHECK_FALSE(mail_address_ok("alice@-example.org"));
+    CHECK_FALSE(mail_address_ok("alice@example..org"));
+    CHECK_FALSE(mail_address_ok("alice@b@c"));
+    CHECK_FALSE(mail_address_ok("a|b"));
 
     Verdict v;
     v.stalled = true;

@@ -50,6 +50,7 @@ const Field kFields[] = {
     {"--llm-timeout", &EpilogArgs::llm_timeout, 0.1, 120, "seconds for the whole request to the model"},
     {"--llm-below", &EpilogArgs::llm_below, 0, 1, "also ask when the rules' confidence is below this"},
     {"--release", &EpilogArgs::release, 0, kAny, "internal: wait for this job's requeue, then make it eligible now"},
+    {"--exclude-node", &EpilogArgs::exclude_node, 0, 0, "internal (with --release): keep the requeued job off this node"},
 };
 
 template <class... F>

@@ -28,6 +28,7 @@ struct EpilogArgs {
     std::string llm_endpoint, llm_model, llm_token_file;
     double llm_timeout = 8;
     double llm_below = 0.5;
+    std::string exclude_node;  // internal (with --release): the node the requeued job avoids
     long long release = 0;  // internal (the release watcher): wait for this job's requeue
     bool operator==(const EpilogArgs&) const = default;
 };

@@ -35,16 +35,19 @@ Plan plan(const Inputs& in) {
         p.drain_reason = culprit->kind == "xid"
                              ? fmt::format("acme: {} XID {} on GPU {}", d.reason, culprit->code.value_or(0), culprit->gpu)
                              : fmt::format("acme: {} ({}) on GPU {}", d.reason, culprit->kind, culprit->gpu);
-    } else if (!in.stall_named_here.empty()) {
-        p.drain = true;
-        p.drain_reason = fmt::format("acme: {}: {}", d.reason, in.stall_named_here);
     } else if (in.gpucheck_healthy && !*in.gpucheck_healthy) {
         p.drain = true;
-        p.drain_reason = fmt::format("acme: {}; gpucheck failed: {}", d.reason, in.gpucheck_detail);
+        p.drain_reason = in.stall_named_here.empty() ? fmt::format("acme: {}; gpucheck failed: {}", d.reason, in.gpucheck_detail)
+                                                     : fmt::format("acme: {}: {}; gpucheck failed: {}", d.reason, in.stall_named_here, in.gpucheck_detail);
     }
     std::string where = p.drain ? fmt::format("drained ({})", p.drain_reason)
                                 : in.gpucheck_healthy ? std::string("gpucheck found this node healthy: not drained")
                                                       : std::string("no hardware evidence on this node: not drained");
+    if (!p.drain && !in.stall_named_here.empty()) {
+        p.avoid_node = true;
+        where = fmt::format("the stall verdict named this node ({}), which the job itself can cause; {}; the requeued job avoids it",
+                            in.stall_named_here, where);
+    }
     if (in.restarts >= in.max_restarts) {
         p.why = fmt::format("infrastructure failure ({}); {}; restart cap reached ({} of {}): not requeued", d.reason,
                             where, in.restarts, in.max_restarts);

@@ -1,6 +1,12 @@
 // What recovery does about one failed job on one node: drain this node (only on hardware
-// evidence here, never on a guess), requeue the job (only for infrastructure causes, under the
-// restart cap). Pure, so every branch is unit-tested.
+// evidence here that the job cannot make itself, never on a guess), requeue the job (only for
+// infrastructure causes, under the restart cap). Pure, so every branch is unit-tested.
+//
+// Evidence a job cannot fake: an XID or ECC event the driver reported on one of its GPUs, or
+// gpucheck failing on the node after the job. A stall verdict's localisation is not such
+// evidence: a job can busy-wait on one node and sleep on the others, and its GPUs then "spin
+// while the others idle" exactly as a hung collective's do. A node named that way is checked
+// with gpucheck and, unless gpucheck fails it, stays in service; the requeued job avoids it.
 #pragma once
 
 #include <optional>
@@ -21,7 +27,7 @@ struct Inputs {
     std::optional<bool> gpucheck_healthy;        // gpucheck's verdict when one was run
     std::string gpucheck_detail;
     // Set when the sampler's stall verdict named this node on GPU evidence (its GPUs spun while
-    // the others idled, or fatal XIDs): why, for the drain reason.
+    // the others idled, or fatal XIDs): why. Never a drain reason on its own (above).
     std::string stall_named_here;
     XidActions xids = builtin_xid_actions();     // which XIDs drain: load_xid_actions(rules dir)
 };
@@ -30,6 +36,7 @@ struct Plan {
     bool drain = false;
     std::string drain_reason;   // "acme: gpu_lost XID 79 on GPU 2"
     bool requeue = false;
+    bool avoid_node = false;    // the requeued job is kept off this node (the stall named it)
     std::string why;            // one line: what was decided and why
 };
 

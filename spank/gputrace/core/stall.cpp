@@ -368,11 +368,30 @@ std::optional<std::string> progress_since(const std::vector<NodeState>& nodes, d
 }
 
 bool mail_address_ok(std::string_view a) {
-    if (a.empty() || a.size() > 254 || a.front() == '-') return false;
-    for (const char ch : a)
-        if (!(std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._%+-@").find(ch) != std::string_view::npos))
-            return false;
-    return true;
+    // What a mail transport delivers and no mail program reads as something else: a local part
+    // that starts with a letter or digit (mailx takes "+name" for a folder, "-x" for an option,
+    // "|cmd" for a pipe), of letters, digits and . _ % + - without "..", and an optional
+    // @domain of dot-separated letter/digit/hyphen labels (no leading or trailing hyphen).
+    if (a.empty() || a.size() > 254) return false;
+    const auto at = a.find('@');
+    const std::string_view local = a.substr(0, at);
+    const auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+    if (local.empty() || local.size() > 64 || !alnum(local.front()) || local.back() == '.' || local.find("..") != std::string_view::npos)
+        return false;
+    for (const char ch : local)
+        if (!alnum(ch) && std::string_view("._%+-").find(ch) == std::string_view::npos) return false;
+    if (at == std::string_view::npos) return true;
+    std::string_view domain = a.substr(at + 1);
+    if (domain.empty()) return false;
+    while (true) {
+        const auto dot = domain.find('.');
+        const std::string_view label = domain.substr(0, dot);
+        if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+        for (const char ch : label)
+            if (!alnum(ch) && ch != '-') return false;
+        if (dot == std::string_view::npos) return true;
+        domain = domain.substr(dot + 1);
+    }
 }
 
 std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,
