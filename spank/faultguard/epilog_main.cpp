@@ -38,6 +38,7 @@
 #include "common/slurm/actions.hpp"
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
+#include "common/slurm/nodes.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_failures.hpp"
 #include "common/store/spool_gpu.hpp"
@@ -173,7 +174,21 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
         // A node the stall verdict named is checked like one without evidence (recovery_policy.hpp).
         if (!evidence_here) in.gpucheck_healthy = run_gpucheck(o, in.gpucheck_detail);
     }
-    const auto p = recovery::plan(in);
+    in.uid = o.uid;
+    in.drain_per_user = o.drain_per_user;
+    if (in.drain_per_user > 0 && o.uid >= 0) {
+        // How many nodes this uid's jobs hold drained now, from slurmctld's reasons: one RPC, and
+        // only for a failed --auto-recover job (a node that cannot be asked is not held back).
+        std::string error;
+        if (const auto nodes = slurm::load_node_health(error)) {
+            std::vector<std::string> reasons;
+            for (const auto& n : *nodes)
+                if (n.state.find("DRAIN") != std::string::npos) reasons.push_back(n.reason);
+            in.drained_by_uid = recovery::drains_by_uid(reasons, o.uid);
+        }
+    }
+    auto p = recovery::plan(in);
+    if (p.drain) p.drain_reason += recovery::drain_owner_tag(o.job, o.uid);
     std::string outcome = p.why;
     bool drained = false, requeued = false;
     if (p.drain) {

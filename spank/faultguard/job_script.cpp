@@ -83,6 +83,7 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     a.job_type = job_type_option(sp);
     a.auto_recover = auto_recover_option(sp);
     a.gpucheck = config.gpucheck;
+    a.drain_per_user = config.drain_per_user;
     a.admin_comment = config.admin_comment;
     a.llm_endpoint = config.llm_endpoint;
     a.llm_model = config.llm_model;

@@ -106,5 +106,12 @@ TEST_CASE("faultguard's llm_* arguments: off by default, a model is required, th
     REQUIRE(too_long.errors.size() == 1);
     CHECK(too_long.errors[0].find("at least 2 s below timeout=10") != std::string::npos);
     CHECK(too_long.config.llm_endpoint.empty());
-    CHECK(parse_plugstack_args({"llm_endpoint=https://h", "llm_model=m"}, d).config.llm_endpoint.empty());
+    // https:// is the way to send a token (libcurl, the system's CA store).
+    CHECK(parse_plugstack_args({"llm_endpoint=https://h", "llm_model=m"}, d).config.llm_endpoint == "https://h");
+    CHECK(parse_plugstack_args({"llm_endpoint=ftp://h", "llm_model=m"}, d).config.llm_endpoint.empty());
+    CHECK(parse_plugstack_args({}, d).config.drain_per_user == 3);
+    CHECK(parse_plugstack_args({"drain_per_user=0"}, d).config.drain_per_user == 0);
+    const auto bad_cap = parse_plugstack_args({"drain_per_user=-1"}, d);
+    REQUIRE(bad_cap.errors.size() == 1);
+    CHECK(bad_cap.errors[0] == "faultguard: plugstack argument drain_per_user=-1: want a count of nodes in [0, 100000] (0: no limit)");
 }

@@ -160,6 +160,27 @@ TEST_CASE("a stall verdict's localisation never drains on its own: gpucheck deci
     CHECK(recovery::plan(in).drain);
 }
 
+TEST_CASE("one user's jobs hold at most drain_per_user nodes drained; past it the node stays and the job avoids it") {
+    auto in = infra_with({{1, "xid", 79, 10.0, "Xid 79"}});
+    in.uid = 1001;
+    in.drain_per_user = 2;
+    in.drained_by_uid = 1;
+    CHECK(recovery::plan(in).drain);
+    in.drained_by_uid = 2;
+    const auto p = recovery::plan(in);
+    CHECK_FALSE(p.drain);
+    CHECK(p.avoid_node);
+    CHECK(p.requeue);
+    CHECK(p.why.find("uid 1001's jobs already hold 2 nodes drained (drain_per_user=2): not drained (acme: gpu_lost XID 79 on GPU 1), an admin decides") !=
+          std::string::npos);
+    in.drain_per_user = 0;  // no limit
+    CHECK(recovery::plan(in).drain);
+    // The count comes from slurmctld's reasons, by the tag each acme drain ends with.
+    const std::string mine = "acme: gpu_lost XID 79 on GPU 1" + recovery::drain_owner_tag(7, 1001);
+    CHECK(mine == "acme: gpu_lost XID 79 on GPU 1 (job 7 uid 1001)");
+    CHECK(recovery::drains_by_uid({mine, "acme: ecc (job 9 uid 10010)", "maintenance (job 1 uid 1001)", "acme: x (job 8 uid 1001)"}, 1001) == 2);
+}
+
 TEST_CASE("framework and script failures are never requeued; the restart cap holds") {
     auto in = infra_with({{0, "xid", 79, 1.0, ""}});
     in.diagnosis.category = diagnose::Category::framework;

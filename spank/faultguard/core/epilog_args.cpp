@@ -31,6 +31,7 @@ const Field kFields[] = {
     {"--job-type", &EpilogArgs::job_type, 0, 0, "the job's --llm-job-type"},
     {"--auto-recover", &EpilogArgs::auto_recover, -1, 1000000, "the job's --auto-recover restart cap (-1: not asked)"},
     {"--gpucheck", &EpilogArgs::gpucheck, 0, 0, "gpucheck program for localising faults"},
+    {"--drain-per-user", &EpilogArgs::drain_per_user, 0, 100000, "nodes one uid's jobs may hold drained at once (0: no limit)"},
     {"--admin-comment", &EpilogArgs::admin_comment, 0, 0, "put this node's part of the job record into its AdminComment"},
     {"--uid", &EpilogArgs::uid, -1, kAny, "the job's uid"},
     {"--gid", &EpilogArgs::gid, -1, kAny, "the job's gid"},

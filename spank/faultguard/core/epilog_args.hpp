@@ -15,6 +15,7 @@ struct EpilogArgs {
     std::string node, spool, rules;
     std::string labels;             // labels store for history matching; empty: none
     std::string job_type;           // the job's --llm-job-type; empty: not given
+    int drain_per_user = 3;         // nodes one uid's jobs may hold drained at once (0: no limit)
     int auto_recover = -1;          // the job's --auto-recover restart cap; -1: not asked
     std::string gpucheck;           // localises an infrastructure failure with no hardware evidence
     bool admin_comment = false;     // put the node's GPU summary into the job's AdminComment

@@ -79,8 +79,8 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
             else
                 c.nvml = value;
         } else if (key == "llm_endpoint") {
-            if (!value.starts_with("http://") || value.size() > 1024)
-                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_endpoint={}: want http://HOST:PORT of an "
+            if (!(value.starts_with("http://") || value.starts_with("https://")) || value.size() > 1024)
+                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_endpoint={}: want https://HOST:PORT (or http://) of an "
                                                     "OpenAI-compatible server on the cluster", util::printable(value)));
             else
                 c.llm_endpoint = value;
@@ -103,6 +103,13 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
                                                     util::printable(value)));
             else
                 c.llm_below = *v;
+        } else if (key == "drain_per_user") {
+            const auto v = util::parse_int(value);
+            if (!v || *v < 0 || *v > 100000)
+                result.errors.push_back(fmt::format(
+                    "faultguard: plugstack argument drain_per_user={}: want a count of nodes in [0, 100000] (0: no limit)", util::printable(value)));
+            else
+                c.drain_per_user = static_cast<int>(*v);
         } else if (key == "log_bytes") {
             const auto v = util::parse_int(value);
             if (!v || *v < 1024 || *v > 64LL * 1024 * 1024)
@@ -113,7 +120,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else {
             result.errors.push_back(fmt::format(
                 "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, ckpt_finder, "
-                "ckpt_rules, ckpt_timeout, gpucheck, health_gate, gate_helper, gate_timeout, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
+                "ckpt_rules, ckpt_timeout, gpucheck, drain_per_user, health_gate, gate_helper, gate_timeout, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
                 util::printable(key)));
         }
     }

@@ -17,6 +17,7 @@ struct Config {
     std::string helper;         // path of acme-faultguard-epilog
     double timeout = 20.0;      // seconds the epilog waits for the helper
     long long log_bytes = 256 * 1024;  // how much of the end of stdout/stderr is read
+    int drain_per_user = 3;            // nodes one uid's jobs may hold drained at once (0: no limit)
     bool admin_comment = true;  // put this node's part of the job record into its AdminComment (slurmdbd)
     // recovery (--auto-recover, --ckpt-dir)
     std::string ckpt_finder;    // path of acme-ckpt-find

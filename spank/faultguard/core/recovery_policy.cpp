@@ -40,7 +40,17 @@ Plan plan(const Inputs& in) {
         p.drain_reason = in.stall_named_here.empty() ? fmt::format("acme: {}; gpucheck failed: {}", d.reason, in.gpucheck_detail)
                                                      : fmt::format("acme: {}: {}; gpucheck failed: {}", d.reason, in.stall_named_here, in.gpucheck_detail);
     }
+    if (p.drain && in.drain_per_user > 0 && in.drained_by_uid >= in.drain_per_user) {
+        // Evidence or not, one user's jobs never take more than this many nodes out of service:
+        // past it a person decides (the reason stays in the diagnosis and the recovery row).
+        p.drain = false;
+        p.why_not_drained = fmt::format("uid {}'s jobs already hold {} nodes drained (drain_per_user={}): not drained ({}), an admin decides",
+                                        in.uid, in.drained_by_uid, in.drain_per_user, p.drain_reason);
+        p.drain_reason.clear();
+        p.avoid_node = true;
+    }
     std::string where = p.drain ? fmt::format("drained ({})", p.drain_reason)
+                      : !p.why_not_drained.empty() ? p.why_not_drained
                                 : in.gpucheck_healthy ? std::string("gpucheck found this node healthy: not drained")
                                                       : std::string("no hardware evidence on this node: not drained");
     if (!p.drain && !in.stall_named_here.empty()) {
@@ -57,6 +67,16 @@ Plan plan(const Inputs& in) {
     p.why = fmt::format("infrastructure failure ({}); {}; requeued (restart {} of {})", d.reason, where,
                         in.restarts + 1, in.max_restarts);
     return p;
+}
+
+std::string drain_owner_tag(long long job, long long uid) { return fmt::format(" (job {} uid {})", job, uid); }
+
+int drains_by_uid(const std::vector<std::string>& reasons, long long uid) {
+    const std::string tag = fmt::format(" uid {})", uid);
+    int n = 0;
+    for (const auto& r : reasons)
+        if (r.starts_with("acme: ") && r.ends_with(tag)) ++n;
+    return n;
 }
 
 }  // namespace acme::recovery

@@ -30,13 +30,25 @@ struct Inputs {
     // the others idled, or fatal XIDs): why. Never a drain reason on its own (above).
     std::string stall_named_here;
     XidActions xids = builtin_xid_actions();     // which XIDs drain: load_xid_actions(rules dir)
+    // The per-user bound on drains (plugstack drain_per_user; 0: none), and how many nodes the
+    // job's uid already holds drained (drains_by_uid over slurmctld's reasons).
+    int drain_per_user = 0;
+    int drained_by_uid = 0;
+    long long uid = -1;
 };
+
+// The tag a drain reason ends with, so the drains of one uid can be counted from slurmctld's
+// node reasons on any node: " (job 123 uid 1001)". The uid, not the name: sinfo -R is world-readable.
+std::string drain_owner_tag(long long job, long long uid);
+// How many of `reasons` are acme's drains for jobs of `uid`.
+int drains_by_uid(const std::vector<std::string>& reasons, long long uid);
 
 struct Plan {
     bool drain = false;
     std::string drain_reason;   // "acme: gpu_lost XID 79 on GPU 2"
     bool requeue = false;
     bool avoid_node = false;    // the requeued job is kept off this node (the stall named it)
+    std::string why_not_drained;  // the per-user bound held a drain back
     std::string why;            // one line: what was decided and why
 };
 
