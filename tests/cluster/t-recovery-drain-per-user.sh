@@ -33,3 +33,13 @@ assert_eq "0" "$(spool_query n2 "SELECT drained FROM recoveries WHERE job_id = $
 assert_contains "$(spool_query n2 "SELECT outcome FROM recoveries WHERE job_id = $second")" \
   "uid $uid's jobs already hold 1 nodes drained (drain_per_user=1): not drained (acme: gpu_lost XID 79 on GPU 0), an admin decides" \
   "why n2 stayed in service"
+# The XID is still the node's: the next job there meets the health gate, which drains n2 on it
+# (hardware evidence checked before a job, not a user's job taking nodes out of service).
+third=$(submit -w n2 -N1 --gres=gpu:1 -o /dev/null --wrap true)
+deadline=$((SECONDS + 60))
+until sinfo -h -N -n n2 -o '%T' | grep -q drain; do
+  ((SECONDS < deadline)) || fail "the health gate did not drain n2 for the next job: $(sinfo -h -N -n n2 -o '%T %E')"
+  sleep 0.5
+done
+assert_contains "$(sinfo -h -N -n n2 -o '%E')" "health gate" "n2's reason after the gate"
+scancel "$third" 2>/dev/null

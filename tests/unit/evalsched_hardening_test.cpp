@@ -246,3 +246,19 @@ TEST_CASE("user and group lookups from two threads at once never answer with the
     const auto groups = acme::evalsched::groups_of("root", 0);
     CHECK(std::find(groups.begin(), groups.end(), 0) != groups.end());
 }
+
+TEST_CASE("one user's active evaluations are bounded (max_evaluations_per_user): 429 naming the key, nothing stored, others still served") {
+    Api api;
+    api.config.results_dir = api.dir.file("results");
+    api.config.max_evaluations_per_user = 2;
+    CHECK(api.submit(suite_of(1, false)).code == 201);
+    CHECK(api.submit(suite_of(1, false)).code == 201);
+    const auto before = api.count("trials");
+    const Reply third = api.submit(suite_of(1, false));
+    CHECK(third.code == 429);
+    CHECK(third.text.find("you have 2 active evaluations, the most evalschedd takes per user (max_evaluations_per_user=2)") != std::string::npos);
+    CHECK(api.count("trials") == before);
+    CHECK(api.count("evaluations") == 2);
+    api.alice = Caller{1002, 1002, "bob", false};
+    CHECK(api.submit(suite_of(1, false)).code == 201);
+}
