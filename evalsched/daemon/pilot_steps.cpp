@@ -17,17 +17,6 @@ StepRunner::StepRunner(std::function<void()> wake) : shared_(std::make_shared<Sh
 
 namespace {
 // In the forked child: only async-signal-safe calls from here to execve (the daemon has threads).
-bool write_all(int fd, const char* p, std::size_t n) {
-    while (n > 0) {
-        const ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return true;
-}
-
 [[noreturn]] void run_step(const StepLaunch& l, char* const* argv, char* const* envp, const char* dir, const char* output) {
     // Its own process group: a signal meant for the daemon's group never reaches the steps.
     setpgid(0, 0);

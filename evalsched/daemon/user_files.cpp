@@ -41,17 +41,6 @@ double monotonic_s() {
     return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
-bool write_all(int fd, const char* p, std::size_t n) {
-    while (n > 0) {
-        const ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return true;
-}
-
 struct ChildAnswer {
     bool exited = false;  // it ran to the end in time (status is then its exit status)
     int status = -1;
@@ -134,6 +123,17 @@ ChildAnswer run_as(const UserIdentity& who, int dir_fd, std::size_t max_output, 
 }
 
 }  // namespace
+
+bool write_all(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
 
 UserIdentity identity_of(uid_t uid, gid_t gid) {
     const auto account = account_of(uid);

@@ -23,6 +23,9 @@ struct UserIdentity {
 };
 UserIdentity identity_of(uid_t uid, gid_t gid);
 
+// All of p[0, n) to fd, through EINTR and short writes: async-signal-safe, for forked children.
+bool write_all(int fd, const char* p, std::size_t n);
+
 // At most max_bytes from the end of the file (the whole file when smaller); nullopt when it
 // cannot be read as that user, is not a regular file (a symlink at the last component counts
 // as not one), or the read takes longer than timeout_s.

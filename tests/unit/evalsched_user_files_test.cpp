@@ -3,6 +3,7 @@
 // the job scripts hand the user's paths to bash unchanged, refusing a squatted stage directory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -317,4 +318,15 @@ TEST_CASE("a job's records in any shape its user can give them: one line naming 
 
     write_user_file(r, "result.json", R"({"scores": {"acc": 0.5}, "inference_s": "fast"})");
     CHECK(read_result_record(dir + "/result.json", r.e).problem == "result.json: field 'inference_s' is a string, not a number");
+}
+
+TEST_CASE("a user who left the evaluation's group since submitting no longer runs as it: groups are read at each launch") {
+    // nobody was never in root's group 0: a stored gid 0 (what a submission made while the
+    // user was in it would hold) gives way to the user's primary group.
+    const UserIdentity who = identity_of(kUser, 0);
+    CHECK(who.uid == kUser);
+    CHECK(who.gid == kGroup);
+    CHECK(std::find(who.groups.begin(), who.groups.end(), gid_t{0}) == who.groups.end());
+    // A gid the user still has stands.
+    CHECK(identity_of(kUser, kGroup).gid == kGroup);
 }
