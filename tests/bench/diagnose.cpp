@@ -2,6 +2,12 @@
 // (tests/data/diagnosis): category and reason accuracy, the category confusion matrix (rows
 // expected, columns got), infrastructure precision and recall; the targets (category >= 0.95,
 // reason >= 0.90, infrastructure precision >= 0.99 and recall >= 0.95) are printed beside them.
+// Beside it, the first-sight score of each batch of cases (tests/data/first-sight/batch-NN.tsv:
+// what the rules said of the batch before any rule was written for it) and what they say of the
+// same cases now; the targets are judged on the latest batch's first sight, the honest figure
+// for logs nobody tuned a rule to.
+// `diagnose --first-sight NN --commit HASH` prints batch NN's record with the current rules
+// (tests/data/first-sight/README.md says when to write one) and exits.
 // Then speed: a log tail, side by side with grep -E running every rule pattern over the same
 // text. Prints figures and ratios; never fails (the unit accuracy test asserts the floors).
 #include <algorithm>
@@ -10,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +30,9 @@
 #endif
 #ifndef ACME_CORPUS_DIR
 #error "build with -DACME_CORPUS_DIR=\"<tree>/tests/data/diagnosis\""
+#endif
+#ifndef ACME_FIRST_SIGHT_DIR
+#error "build with -DACME_FIRST_SIGHT_DIR=\"<tree>/tests/data/first-sight\""
 #endif
 
 namespace {
@@ -72,19 +82,57 @@ std::string to_ere(std::string pattern) {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+std::string figures(const acme::diagnose::corpus::Score& s) {
+    return fmt::format("category {:.3f}, reason {:.3f}, infrastructure precision {:.3f}, recall {:.3f} ({} cases)",
+                       s.category_accuracy(), s.reason_accuracy(), s.infrastructure_precision(),
+                       s.infrastructure_recall(), s.total);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     using namespace acme::diagnose;
     Engine engine = Engine::from_dir(ACME_RULES_DIR);
+    std::vector<corpus::Case> cases = corpus::load(ACME_CORPUS_DIR);
 
-    // 0. Quality over the labelled corpus.
-    corpus::Score score = corpus::score(engine, corpus::load(ACME_CORPUS_DIR));
+    if (argc == 5 && std::string(argv[1]) == "--first-sight" && std::string(argv[3]) == "--commit") {
+        if (corpus::of_batch(cases, argv[2]).empty()) {
+            fmt::print(stderr, "diagnose: no case has batch = \"{}\"\n", argv[2]);
+            return 2;
+        }
+        fmt::print("{}", corpus::first_sight_tsv(engine, cases, argv[2], argv[4]));
+        return 0;
+    }
+    if (argc != 1) {
+        fmt::print(stderr, "usage: diagnose [--first-sight BATCH --commit HASH]\n");
+        return 2;
+    }
+
+    // 0. Quality over the labelled corpus, then each batch's first sight beside its score now.
+    corpus::Score score = corpus::score(engine, cases);
     fmt::print("{}", corpus::report(score));
-    fmt::print("targets: category {:.3f} (>= 0.95), reason {:.3f} (>= 0.90), infrastructure precision {:.3f} (>= 0.99), "
-               "recall {:.3f} (>= 0.95)\n\n",
-               score.category_accuracy(), score.reason_accuracy(), score.infrastructure_precision(),
-               score.infrastructure_recall());
+    fmt::print("corpus now: {}\n", figures(score));
+    std::vector<std::filesystem::path> records;
+    if (std::filesystem::is_directory(ACME_FIRST_SIGHT_DIR))
+        for (const auto& entry : std::filesystem::directory_iterator(ACME_FIRST_SIGHT_DIR))
+            if (entry.path().extension() == ".tsv") records.push_back(entry.path());
+    std::sort(records.begin(), records.end());
+    std::optional<corpus::FirstSight> latest;
+    for (const auto& path : records) {
+        corpus::FirstSight record = corpus::read_first_sight(path);
+        corpus::Score now = corpus::score(engine, corpus::of_batch(cases, record.batch));
+        fmt::print("batch {} first sight (rules at {}): {}\n", record.batch, record.commit.substr(0, 12),
+                   figures(record.score));
+        fmt::print("batch {} now:                          {}\n", record.batch, figures(now));
+        latest = std::move(record);
+    }
+    const corpus::Score& judged = latest ? latest->score : score;
+    if (latest) fmt::print("\nlatest batch {} at first sight:\n{}", latest->batch, corpus::report(latest->score));
+    fmt::print("targets on {}: category {:.3f} (>= 0.95), reason {:.3f} (>= 0.90), infrastructure precision {:.3f} "
+               "(>= 0.99), recall {:.3f} (>= 0.95)\n\n",
+               latest ? fmt::format("batch {} at first sight", latest->batch) : std::string("the corpus"),
+               judged.category_accuracy(), judged.reason_accuracy(), judged.infrastructure_precision(),
+               judged.infrastructure_recall());
 
     // 1. A 256 KiB tail, as the epilog reads it: median over repeated runs.
     std::string tail = synthetic_log(256 * 1024, 400);

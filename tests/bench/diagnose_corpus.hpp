@@ -19,6 +19,7 @@ struct Case {
     std::string text;          // the log; job.log views it (set by score(), as cases move)
     JobEnd job;                // what the sidecar adds
     std::string source, why;   // the sidecar's provenance: where the log came from, why this label
+    std::string batch;         // the sidecar's `batch = "01"`: the first-sight batch it came in; empty: older
 };
 
 // Every case under dir, in path order. Throws std::runtime_error naming the file when a
@@ -44,6 +45,26 @@ struct Score {
 };
 
 Score score(const Engine& engine, const std::vector<Case>& cases);
+
+// The cases of one batch (`batch = "NN"` in their sidecars).
+std::vector<Case> of_batch(const std::vector<Case>& cases, const std::string& batch);
+// Every batch named in cases, in order.
+std::vector<std::string> batches(const std::vector<Case>& cases);
+
+// A first-sight record (tests/data/first-sight/batch-NN.tsv): what the rules at `commit` said of
+// each case of a batch before any rule was written for it. The record is written once, committed,
+// and never rewritten: the score on it is the honest figure for logs nobody tuned a rule to.
+struct FirstSight {
+    std::string batch, commit;
+    Score score;  // rebuilt from the rows (expected and got reasons); misses as recorded
+};
+
+// The record as TSV: comment lines naming the batch and the commit, a header, one row per case
+// (case, expected reason, got reason, their categories, the deciding rule).
+std::string first_sight_tsv(const Engine& engine, const std::vector<Case>& cases, const std::string& batch,
+                            const std::string& commit);
+// Reads a record back; throws std::runtime_error naming the file and line when it is not one.
+FirstSight read_first_sight(const std::filesystem::path& path);
 
 // The figures as text: accuracies, the category confusion matrix (rows expected, columns got),
 // infrastructure precision and recall, per-reason accuracy, then every miss.
