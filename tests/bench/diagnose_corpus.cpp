@@ -177,13 +177,16 @@ std::string first_sight_tsv(const Engine& engine, const std::vector<Case>& cases
     return out;
 }
 
-FirstSight read_first_sight(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
+FirstSight parse_first_sight(std::string_view text, std::string_view name) {
     FirstSight record;
-    std::string line;
     bool header = false;
-    for (int number = 1; std::getline(in, line); ++number) {
+    int number = 0;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string line(text.substr(start, end - start));
+        start = end + 1;
+        ++number;
         if (line.empty()) continue;
         auto cells = split_tabs(line);
         if (line.starts_with("# batch\t")) record.batch = cells.at(1);
@@ -196,12 +199,18 @@ FirstSight read_first_sight(const fs::path& path) {
         const ReasonInfo* expected = cells.size() >= 7 ? find_reason(cells[1]) : nullptr;
         const ReasonInfo* got = cells.size() >= 7 ? find_reason(cells[2]) : nullptr;
         if (!expected || !got)
-            throw std::runtime_error(fmt::format("{}:{}: not a row of case, expected and got reasons", path.string(), number));
+            throw std::runtime_error(fmt::format("{}:{}: not a row of case, expected and got reasons", name, number));
         tally(record.score, cells[0], *expected, *got, cells[6]);
     }
     if (record.batch.empty() || record.commit.empty())
-        throw std::runtime_error(fmt::format("{}: no '# batch' or '# commit' line", path.string()));
+        throw std::runtime_error(fmt::format("{}: no '# batch' or '# commit' line", name));
     return record;
+}
+
+FirstSight read_first_sight(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
+    return parse_first_sight(slurp(path), path.string());
 }
 
 std::string report(const Score& s) {

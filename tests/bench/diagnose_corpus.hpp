@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/diagnose/engine.hpp"
@@ -69,7 +70,9 @@ struct FirstSight {
 // (case, expected reason, got reason, their categories, the deciding rule).
 std::string first_sight_tsv(const Engine& engine, const std::vector<Case>& cases, const std::string& batch,
                             const std::string& commit);
-// Reads a record back; throws std::runtime_error naming the file and line when it is not one.
+// Parses a record's text; throws std::runtime_error naming `name` and the line when it is not one.
+FirstSight parse_first_sight(std::string_view text, std::string_view name);
+// Reads a record back from its file (parse_first_sight of its text).
 FirstSight read_first_sight(const std::filesystem::path& path);
 
 // The figures as text: accuracies, the category confusion matrix (rows expected, columns got),
