@@ -145,6 +145,20 @@ Score score(const Engine& engine, const std::vector<Case>& cases) {
     return s;
 }
 
+std::string source_group(const Case& c) {
+    std::string_view s = c.source;
+    for (std::string_view scheme : {"https://", "http://"})
+        if (s.starts_with(scheme)) s.remove_prefix(scheme.size());
+    if (s.empty()) return "case:" + c.log.string();
+    std::size_t host = s.find('/');
+    if (s.starts_with("github.com/")) {
+        std::size_t owner = s.find('/', host + 1);
+        std::size_t name = owner == std::string_view::npos ? owner : s.find('/', owner + 1);
+        return std::string(s.substr(host + 1, name == std::string_view::npos ? s.size() : name - host - 1));
+    }
+    return std::string(s.substr(0, host));
+}
+
 std::vector<Case> of_batch(const std::vector<Case>& cases, const std::string& batch) {
     std::vector<Case> out;
     for (const Case& c : cases)

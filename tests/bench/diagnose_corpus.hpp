@@ -53,6 +53,10 @@ struct Score {
 
 Score score(const Engine& engine, const std::vector<Case>& cases);
 
+// The repository a case came from ("owner/name" of its source URL, or the host), or, for a
+// case without a source, the case itself: the unit a leave-one-source-out score holds out.
+std::string source_group(const Case& c);
+
 // The cases of one batch (`batch = "NN"` in their sidecars).
 std::vector<Case> of_batch(const std::vector<Case>& cases, const std::string& batch);
 // Every batch named in cases, in order.
