@@ -92,9 +92,11 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
     auto model = std::make_shared<const FallbackModel>(FallbackModel::train(examples()));
     Engine engine(rules, model, 0.3);
 
-    JobEnd job;
+    const std::string lost = "warmup\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
+    const std::string lost_and_oom = lost + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+    JobEnd job;  // its log is a view: the strings above outlive it
     job.job_exit = ExitStatus{1, 0};
-    job.log = "warmup\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
+    job.log = lost;
     Diagnosis d = engine.diagnose(job);
     CHECK(d.reason == "node_failure");
     CHECK(d.rule == "fallback");
@@ -103,7 +105,7 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
     REQUIRE_FALSE(d.evidence.empty());
     CHECK(d.evidence.front().source == "fallback");
 
-    job.log += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+    job.log = lost_and_oom;
     CHECK(engine.diagnose(job).reason == "out_of_memory");
 
     job.job_exit = ExitStatus{0, 0};
@@ -111,6 +113,6 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
 
     Engine without = engine.with_fallback(nullptr);
     job.job_exit = ExitStatus{1, 0};
-    job.log = "warmup\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
+    job.log = lost;
     CHECK(without.diagnose(job).reason == "unknown");
 }
