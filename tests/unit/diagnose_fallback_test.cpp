@@ -10,6 +10,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/fallback.hpp"
+#include "common/diagnose/llm_client.hpp"
 
 using namespace acme::diagnose;
 
@@ -104,6 +105,8 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
     CHECK(d.confidence <= 0.85);
     REQUIRE_FALSE(d.evidence.empty());
     CHECK(d.evidence.front().source == "fallback");
+    CHECK(from_model(d));  // so recovery (faultguard) refuses it, as it refuses an LLM's answer
+    CHECK(from_fallback(d));
 
     job.log = lost_and_oom;
     CHECK(engine.diagnose(job).reason == "out_of_memory");
