@@ -46,6 +46,7 @@ struct Options {
     bool spool_given = false;  // --spool-dir on the command line: the node spools, not slurmdbd
     std::int64_t suggest = -1;  // --suggest-rule JOBID
     diagnose::LlmConfig llm;    // --llm-*: off unless --llm-endpoint
+    bool explain = false;       // --explain: what the learned fallback says of each log, and why
 };
 
 // A problem with one named thing and what to do about it; becomes one line and exit 1.
@@ -142,16 +143,60 @@ std::string concatenated(const std::vector<Input>& inputs) {
     return all;
 }
 
+// --explain: the learned fallback's answer for a log whether or not it decided (it decides only
+// where no rule and no history did, and only above its threshold), and the words that weighed
+// most for it against the runner-up.
+struct Explanation {
+    bool model = false;
+    diagnose::FallbackPrediction prediction;
+    double threshold = 0;
+};
+
+Explanation explain(const diagnose::Engine& engine, const std::string& log) {
+    Explanation e;
+    if (const auto* model = engine.fallback()) {
+        e.model = true;
+        e.threshold = engine.fallback_threshold();
+        e.prediction = model->predict(log, e.threshold);
+    }
+    return e;
+}
+
 class Printer {
 public:
     Printer(std::ostream& out, bool json) : out_(out), json_(json) {}
-    void print(const std::string& title, const std::string& origin, const diagnose::Diagnosis& d) {
+    void print(const std::string& title, const std::string& origin, const diagnose::Diagnosis& d,
+               const Explanation* why = nullptr) {
         if (json_) {
-            out_ << render_json(title, origin, d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+            auto j = render_json(title, origin, d);
+            if (why) {
+                nlohmann::json f = nlohmann::json::object();
+                if (why->model) {
+                    f["best"] = why->prediction.best;
+                    f["probability"] = why->prediction.probability;
+                    f["threshold"] = why->threshold;
+                    f["reason"] = why->prediction.reason;
+                    f["decided_by"] = nlohmann::json::array();
+                    for (const auto& [word, weight] : why->prediction.decided_by)
+                        f["decided_by"].push_back({{"feature", word}, {"weight", weight}});
+                }
+                j["fallback"] = f;
+            }
+            out_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             return;
         }
         if (blocks_++) out_ << '\n';
         render_plain(out_, title, origin, d);
+        if (!why) return;
+        if (!why->model) {
+            out_ << "  fallback:   no model (" << diagnose::kFallbackModelFile << " is not in the rules directory)\n";
+            return;
+        }
+        out_ << fmt::format("  fallback:   {} p={:.2f} ({} the {:.2f} threshold{})\n", why->prediction.best,
+                            why->prediction.probability, why->prediction.probability >= why->threshold ? "over" : "under",
+                            why->threshold, d.rule == "fallback" ? "; it decided" : "");
+        for (const auto& [word, weight] : why->prediction.decided_by)
+            out_ << fmt::format("    {:+.3f}  \"{}\"\n", weight, word);
     }
 
 private:
@@ -323,7 +368,13 @@ int diagnose_files(const Options& o, std::istream& in, std::ostream& out, std::o
         diagnose::JobEnd end;
         end.log = input.text;
         if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
-        printer.print(input.name, "", with_model(o, input.text, engine.diagnose(end, history ? &*history : nullptr), err));
+        auto d = with_model(o, input.text, engine.diagnose(end, history ? &*history : nullptr), err);
+        if (o.explain) {
+            auto why = explain(engine, input.text);
+            printer.print(input.name, "", d, &why);
+        } else {
+            printer.print(input.name, "", d);
+        }
     }
     return 0;
 }
@@ -423,6 +474,8 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.set_version_flag("--version", acme::version_line("faultdiag"), "print the version and exit");
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
+    app.add_flag("--explain", o.explain,
+                 "also show what the learned fallback says of each log file and the words that decided it");
     auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(util::positive_integer());
     auto* lbl = app.add_option("--label", o.label,
                                "record the confirmed REASON of JOBID for history matching; with --suggest-rule: "

@@ -15,7 +15,9 @@ void render_plain(std::ostream& out, const std::string& title, const std::string
     fmt::print(out, "  confidence: {:.2f}\n", d.confidence);
     fmt::print(out, "  action:     {}\n", diagnose::to_string(d.action));
     if (!origin.empty()) fmt::print(out, "  source:     {}\n", origin);
-    if (diagnose::from_model(d))
+    if (diagnose::from_fallback(d))
+        fmt::print(out, "  answer of:  the learned fallback (not a rule; recovery does not act on it)\n");
+    else if (diagnose::from_model(d))
         fmt::print(out, "  answer of:  model {} (LLM, not a rule; recovery does not act on it)\n", diagnose::model_name(d));
     if (!d.evidence.empty()) fmt::print(out, "  evidence:\n");
     for (const auto& e : d.evidence) {
@@ -29,7 +31,7 @@ nlohmann::json render_json(const std::string& title, const std::string& origin, 
     object["input"] = title;
     if (!origin.empty()) object["source"] = origin;
     object.update(diagnose::to_json(d));
-    object["diagnosed_by"] = diagnose::from_model(d) ? "llm" : "rules";
+    object["diagnosed_by"] = diagnose::from_fallback(d) ? "fallback" : diagnose::from_model(d) ? "llm" : "rules";
     if (diagnose::from_model(d)) object["model"] = diagnose::model_name(d);
     return object;
 }

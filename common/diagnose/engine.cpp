@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -242,9 +244,32 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
 
 }  // namespace
 
-Engine::Engine(RuleSet rules)
+Engine::Engine(RuleSet rules, std::shared_ptr<const FallbackModel> fallback, double threshold)
     : rules_(std::make_shared<const RuleSet>(std::move(rules))),
-      scanner_(std::make_shared<const LogScanner>(rules_->log)) {}
+      scanner_(std::make_shared<const LogScanner>(rules_->log)),
+      fallback_(std::move(fallback)),
+      threshold_(threshold) {}
+
+Engine Engine::with_fallback(std::shared_ptr<const FallbackModel> fallback, double threshold) const {
+    Engine copy = *this;
+    copy.fallback_ = std::move(fallback);
+    copy.threshold_ = threshold;
+    return copy;
+}
+
+Engine Engine::from_dir(const std::filesystem::path& dir) {
+    RuleSet rules = load_rules_dir(dir);
+    std::shared_ptr<const FallbackModel> fallback;
+    auto model = dir / kFallbackModelFile;
+    if (std::filesystem::is_regular_file(model)) {
+        std::ifstream in(model, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (!in) throw RuleError(fmt::format("{}: cannot read the fallback model", model.string()));
+        fallback = std::make_shared<const FallbackModel>(FallbackModel::parse(text.str(), model.string()));
+    }
+    return Engine(std::move(rules), std::move(fallback));
+}
 
 Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
     Exits exits = collect_exits(job);
@@ -285,6 +310,26 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
                                    fmt::format("no rule matched; nearest labelled failure is job {} ({}), similarity {:.2f}",
                                                match->failure->job_id, reason->name, match->similarity)});
             }
+        }
+    }
+    // The learned fallback: only where neither a rule nor the site's history decided. It names a
+    // cause for the person reading; it never drains or requeues.
+    if (fallback_ && d.reason == unknown_reason().name) {
+        FallbackPrediction p = fallback_->predict(job.log, threshold_);
+        if (const ReasonInfo* reason = find_reason(p.reason); reason && reason->name != unknown_reason().name) {
+            d.category = reason->category;
+            d.reason = std::string(reason->name);
+            d.action = Action::none;
+            d.confidence = std::clamp(p.probability, 0.0, 0.85);
+            d.rule = "fallback";
+            std::string words;
+            for (std::size_t i = 0; i < p.decided_by.size() && i < 5; ++i)
+                words += fmt::format("{}\"{}\"", i ? ", " : "", p.decided_by[i].first);
+            d.evidence.insert(d.evidence.begin(),
+                              {0, "fallback",
+                               clean_text(fmt::format("no rule matched; the learned fallback says {} (p={:.2f}) from {}",
+                                                      reason->name, p.probability, words),
+                                          0)});
         }
     }
     if (const ExitStatus* failed = exits.failure()) d.evidence.push_back({0, "exit_status", describe(*failed)});

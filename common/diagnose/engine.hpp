@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnose/fallback.hpp"
 #include "common/diagnose/history.hpp"
 #include "common/diagnose/job_end.hpp"
 #include "common/diagnose/rules.hpp"
@@ -44,25 +45,40 @@ struct Diagnosis {
     double confidence = 0;  // 0..1
     std::vector<Evidence> evidence;  // the deciding line first
     Action action = Action::none;
-    std::string rule;  // id of the deciding rule, "history:<job>" or empty
+    std::string rule;  // id of the deciding rule, "history:<job>", "fallback" or empty
 };
 
 class LogScanner;
 
 class Engine {
 public:
-    // Compiles the rules; throws RuleError when they cannot be compiled.
-    explicit Engine(RuleSet rules);
-    static Engine from_dir(const std::filesystem::path& dir) { return Engine(load_rules_dir(dir)); }
+    // Compiles the rules; throws RuleError when they cannot be compiled. With a fallback model,
+    // a failed job no rule and no history decides gets the model's answer when its probability
+    // clears `threshold`, always with action none (see fallback.hpp).
+    explicit Engine(RuleSet rules, std::shared_ptr<const FallbackModel> fallback = nullptr,
+                    double threshold = FallbackModel::kDefaultThreshold);
+    // The *.toml rules of dir, and dir/fallback.model when there is one.
+    static Engine from_dir(const std::filesystem::path& dir);
 
     Diagnosis diagnose(const JobEnd& job, const History* history = nullptr) const;
 
+    // The same compiled rules with another fallback model (none: nullptr).
+    Engine with_fallback(std::shared_ptr<const FallbackModel> fallback,
+                         double threshold = FallbackModel::kDefaultThreshold) const;
+
     const RuleSet& rules() const noexcept { return *rules_; }
+    const FallbackModel* fallback() const noexcept { return fallback_.get(); }
+    double fallback_threshold() const noexcept { return threshold_; }
 
 private:
     std::shared_ptr<const RuleSet> rules_;
     std::shared_ptr<const LogScanner> scanner_;
+    std::shared_ptr<const FallbackModel> fallback_;
+    double threshold_ = FallbackModel::kDefaultThreshold;
 };
+
+// The model file a rules directory may hold beside its *.toml files.
+inline constexpr std::string_view kFallbackModelFile = "fallback.model";
 
 // For glue that must never throw (SPANK callbacks). On any failure inside the engine the
 // answer is "unknown" with the failure named in the evidence.

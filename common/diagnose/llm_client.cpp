@@ -68,14 +68,22 @@ bool wants_model(const Diagnosis& d, double below) noexcept {
     return d.reason == "unknown" || d.category == Category::unknown || d.confidence < below;
 }
 
+bool from_fallback(const Diagnosis& d) noexcept {
+    if (d.rule == "fallback") return true;
+    for (const auto& e : d.evidence)
+        if (e.source == "fallback") return true;
+    return false;
+}
+
 bool from_model(const Diagnosis& d) noexcept {
-    if (d.rule.starts_with("llm:")) return true;
+    if (d.rule.starts_with("llm:") || from_fallback(d)) return true;
     for (const auto& e : d.evidence)
         if (e.source == "llm_model") return true;
     return false;
 }
 
 std::string model_name(const Diagnosis& d) {
+    if (from_fallback(d)) return std::string(kFallbackModelFile) + " (the learned fallback)";
     for (const auto& e : d.evidence)
         if (e.source == "llm_model") return e.text;
     if (d.rule.starts_with("llm:")) return d.rule.substr(4);

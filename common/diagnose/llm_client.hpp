@@ -44,8 +44,12 @@ std::optional<std::string> read_token_file(const std::string& path, std::string&
 bool wants_model(const Diagnosis& rules_answer, double below) noexcept;
 
 // Is this diagnosis a model's answer? (Either the rule "llm:..." of a fresh one, or the
-// "llm_model" evidence entry of one read back from a store.)
+// "llm_model" evidence entry of one read back from a store.) The learned fallback is a model
+// too: its rule is "fallback" and its first evidence entry's source "fallback". Recovery acts on
+// neither.
 bool from_model(const Diagnosis& d) noexcept;
+// The learned fallback's answer (rule "fallback", or the "fallback" evidence of a stored one).
+bool from_fallback(const Diagnosis& d) noexcept;
 std::string model_name(const Diagnosis& d);
 
 // The part of the log that is sent: its last `bytes`, from a line start; `first_line` is the

@@ -2,6 +2,12 @@
 // (tests/data/diagnosis): category and reason accuracy, the category confusion matrix (rows
 // expected, columns got), infrastructure precision and recall; the targets (category >= 0.95,
 // reason >= 0.90, infrastructure precision >= 0.99 and recall >= 0.95) are printed beside them.
+// Beside it, the first-sight score of each batch of cases (tests/data/first-sight/batch-NN.tsv:
+// what the rules said of the batch before any rule was written for it) and what they say of the
+// same cases now; the targets are judged on the latest batch's first sight, the honest figure
+// for logs nobody tuned a rule to.
+// `diagnose --first-sight NN --commit HASH` prints batch NN's record with the current rules
+// (tests/data/first-sight/README.md says when to write one) and exits.
 // Then speed: a log tail, side by side with grep -E running every rule pattern over the same
 // text. Prints figures and ratios; never fails (the unit accuracy test asserts the floors).
 #include <algorithm>
@@ -10,6 +16,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +32,9 @@
 #endif
 #ifndef ACME_CORPUS_DIR
 #error "build with -DACME_CORPUS_DIR=\"<tree>/tests/data/diagnosis\""
+#endif
+#ifndef ACME_FIRST_SIGHT_DIR
+#error "build with -DACME_FIRST_SIGHT_DIR=\"<tree>/tests/data/first-sight\""
 #endif
 
 namespace {
@@ -72,19 +84,112 @@ std::string to_ere(std::string pattern) {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+std::string figures(const acme::diagnose::corpus::Score& s) {
+    return fmt::format("category {:.3f}, reason {:.3f}, infrastructure precision {:.3f}, recall {:.3f} ({} cases)",
+                       s.category_accuracy(), s.reason_accuracy(), s.infrastructure_precision(),
+                       s.infrastructure_recall(), s.total);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     using namespace acme::diagnose;
     Engine engine = Engine::from_dir(ACME_RULES_DIR);
+    std::vector<corpus::Case> cases = corpus::load(ACME_CORPUS_DIR);
 
-    // 0. Quality over the labelled corpus.
-    corpus::Score score = corpus::score(engine, corpus::load(ACME_CORPUS_DIR));
+    if (argc == 5 && std::string(argv[1]) == "--first-sight" && std::string(argv[3]) == "--commit") {
+        if (corpus::of_batch(cases, argv[2]).empty()) {
+            fmt::print(stderr, "diagnose: no case has batch = \"{}\"\n", argv[2]);
+            return 2;
+        }
+        fmt::print("{}", corpus::first_sight_tsv(engine, cases, argv[2], argv[4]));
+        return 0;
+    }
+    if (argc != 1) {
+        fmt::print(stderr, "usage: diagnose [--first-sight BATCH --commit HASH]\n");
+        return 2;
+    }
+
+    // 0. Quality over the labelled corpus, then each batch's first sight beside its score now.
+    corpus::Score score = corpus::score(engine, cases);
     fmt::print("{}", corpus::report(score));
-    fmt::print("targets: category {:.3f} (>= 0.95), reason {:.3f} (>= 0.90), infrastructure precision {:.3f} (>= 0.99), "
-               "recall {:.3f} (>= 0.95)\n\n",
-               score.category_accuracy(), score.reason_accuracy(), score.infrastructure_precision(),
-               score.infrastructure_recall());
+    fmt::print("corpus now: {}\n", figures(score));
+    std::vector<std::filesystem::path> records;
+    if (std::filesystem::is_directory(ACME_FIRST_SIGHT_DIR))
+        for (const auto& entry : std::filesystem::directory_iterator(ACME_FIRST_SIGHT_DIR))
+            if (entry.path().extension() == ".tsv") records.push_back(entry.path());
+    std::sort(records.begin(), records.end());
+    std::optional<corpus::FirstSight> latest;
+    for (const auto& path : records) {
+        corpus::FirstSight record = corpus::read_first_sight(path);
+        corpus::Score now = corpus::score(engine, corpus::of_batch(cases, record.batch));
+        fmt::print("batch {} first sight (rules at {}): {}\n", record.batch, record.commit.substr(0, 12),
+                   figures(record.score));
+        fmt::print("batch {} now:                          {}\n", record.batch, figures(now));
+        latest = std::move(record);
+    }
+    const corpus::Score& judged = latest ? latest->score : score;
+    if (latest) fmt::print("\nlatest batch {} at first sight:\n{}", latest->batch, corpus::report(latest->score));
+    fmt::print("targets on {}: category {:.3f} (>= 0.95), reason {:.3f} (>= 0.90), infrastructure precision {:.3f} "
+               "(>= 0.99), recall {:.3f} (>= 0.95)\n\n",
+               latest ? fmt::format("batch {} at first sight", latest->batch) : std::string("the corpus"),
+               judged.category_accuracy(), judged.reason_accuracy(), judged.infrastructure_precision(),
+               judged.infrastructure_recall());
+
+    // 0b. The learned fallback, scored leave-one-source-repository-out: for each repository, a
+    // model trained on every other repository's cases, then the engine (rules first, the model
+    // where no rule decides) on that repository's cases. The rules alone are the corpus figure.
+    {
+        auto started = Clock::now();
+        std::map<std::string, std::vector<std::size_t>> groups;
+        std::vector<FallbackExample> all;
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            groups[corpus::source_group(cases[i])].push_back(i);
+            all.push_back({cases[i].expected, cases[i].text, corpus::source_group(cases[i]),
+                           fallback_features(cases[i].text)});
+        }
+        double temperature = FallbackModel::train(all).temperature();
+        corpus::Score combined;
+        int answered = 0, answered_right = 0, decided = 0, decided_right = 0;
+        for (const auto& [group, members] : groups) {
+            std::vector<FallbackExample> rest;
+            for (std::size_t i = 0; i < cases.size(); ++i)
+                if (std::find(members.begin(), members.end(), i) == members.end()) rest.push_back(all[i]);
+            auto model = std::make_shared<const FallbackModel>(FallbackModel::train(rest, temperature));
+            Engine with = engine.with_fallback(model);
+            std::vector<corpus::Case> held;
+            for (std::size_t i : members) {
+                held.push_back(cases[i]);
+                auto p = model->predict(cases[i].text);
+                if (p.reason != "unknown") {
+                    ++answered;
+                    answered_right += p.reason == cases[i].expected;
+                }
+            }
+            corpus::Score s = corpus::score(with, held);
+            combined.total += s.total;
+            combined.reason_right += s.reason_right;
+            combined.category_right += s.category_right;
+            for (std::size_t r = 0; r < s.confusion.size(); ++r)
+                for (std::size_t c = 0; c < s.confusion[r].size(); ++c) combined.confusion[r][c] += s.confusion[r][c];
+            for (const auto& c : held) {
+                JobEnd job = c.job;
+                job.log = c.text;
+                auto d = with.diagnose(job);
+                if (d.rule == "fallback") {
+                    ++decided;
+                    decided_right += d.reason == c.expected;
+                }
+            }
+        }
+        fmt::print("learned fallback, leave-one-source-repository-out ({} repositories, temperature {:.1f}, threshold {:.2f}, {:.0f} s):\n",
+                   groups.size(), temperature, FallbackModel::kDefaultThreshold, seconds_since(started));
+        fmt::print("  alone: answers {} of {} cases, {:.1f} % of them right\n", answered, cases.size(),
+                   answered ? 100.0 * answered_right / answered : 0.0);
+        fmt::print("  rules + fallback: {} (the fallback decided {} cases where no rule did, {} right)\n", figures(combined),
+                   decided, decided_right);
+        fmt::print("  rules alone:      {}\n\n", figures(score));
+    }
 
     // 1. A 256 KiB tail, as the epilog reads it: median over repeated runs.
     std::string tail = synthetic_log(256 * 1024, 400);
