@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (fmt 11 keeps it here only)
 #include <fmt/ostream.h>
 
 #include "acct/faultdiag/render.hpp"

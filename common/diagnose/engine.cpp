@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (fmt 11 keeps it here only)
 
 #include "common/diagnose/log_scan.hpp"
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/diagnose/pattern.hpp"
+#include "common/util/re2_text.hpp"
 
 namespace acme::diagnose {
 
@@ -83,7 +84,7 @@ std::vector<LogHit> LogScanner::scan(std::string_view text, const Lines& lines, 
 
     std::vector<int> candidates;
     RE2::Set::ErrorInfo info{};
-    if (!set_->Match(text, &candidates, &info) && info.kind != RE2::Set::kNoError) {
+    if (!set_->Match(util::re2_text(text), &candidates, &info) && info.kind != RE2::Set::kNoError) {
         // The set's DFA ran out of memory on this text: search every rule on its own instead.
         candidates.resize(compiled_.size());
         for (std::size_t i = 0; i < compiled_.size(); ++i) candidates[i] = static_cast<int>(i);
@@ -96,16 +97,16 @@ std::vector<LogHit> LogScanner::scan(std::string_view text, const Lines& lines, 
         std::size_t pos = 0;
         re2::StringPiece match;
         while (accepted < per_rule && pos < text.size() &&
-               rule.pattern->Match(text, pos, text.size(), RE2::UNANCHORED, &match, 1)) {
+               rule.pattern->Match(util::re2_text(text), pos, text.size(), RE2::UNANCHORED, &match, 1)) {
             std::size_t offset = static_cast<std::size_t>(match.data() - text.data());
             std::size_t number = lines.line_of(offset);
             std::string_view line = lines.line(number);
             pos = lines.end_of(number);
-            if (rule.unless && RE2::PartialMatch(line, *rule.unless)) continue;
+            if (rule.unless && RE2::PartialMatch(util::re2_text(line), *rule.unless)) continue;
             if (rule.near) {
                 std::size_t w = static_cast<std::size_t>(rule.within);
                 std::string_view around = lines.span(number > w ? number - w : 1, number + w);
-                if (!RE2::PartialMatch(around, *rule.near)) continue;
+                if (!RE2::PartialMatch(util::re2_text(around), *rule.near)) continue;
             }
             hits.push_back({static_cast<std::size_t>(index), number,
                             offset - static_cast<std::size_t>(line.data() - text.data())});
@@ -126,7 +127,7 @@ std::vector<ErrorLine> error_lines(std::string_view text, const Lines& lines, st
     for (std::size_t number = lines.count(); number > stop && out.size() < limit; --number) {
         std::string_view line = lines.line(number);
         re2::StringPiece word;
-        if (error_line.Match(line, 0, line.size(), RE2::UNANCHORED, &word, 1))
+        if (error_line.Match(util::re2_text(line), 0, line.size(), RE2::UNANCHORED, &word, 1))
             out.push_back({number, static_cast<std::size_t>(word.data() - line.data())});
     }
     std::reverse(out.begin(), out.end());

@@ -1,4 +1,5 @@
 #include "common/slurm/accounting.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <pwd.h>
 
@@ -10,7 +11,6 @@
 #include <vector>
 
 #include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
 namespace acme::slurm {
@@ -47,11 +47,11 @@ void* connect(std::string& why_not) {
     std::call_once(once, [] { slurm_init(nullptr); });
     slurm_conf_t* conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
-        why_not = std::string("slurmctld not reachable (") + slurm_strerror(slurm_get_errno()) + ")";
+        why_not = std::string("slurmctld not reachable (") + compat::last_error_text() + ")";
         return nullptr;
     }
     const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     if (storage.empty() || storage == "accounting_storage/none") {
         why_not = "Slurm accounting is not configured (AccountingStorageType=" +
                   (storage.empty() ? std::string("none") : storage) + ")";
@@ -59,7 +59,7 @@ void* connect(std::string& why_not) {
     }
     std::uint16_t flags = 0;
     void* conn = slurmdb_connection_get(&flags);
-    if (!conn) why_not = std::string("slurmdbd not reachable (") + slurm_strerror(slurm_get_errno()) + ")";
+    if (!conn) why_not = std::string("slurmdbd not reachable (") + compat::last_error_text() + ")";
     return conn;
 }
 
@@ -69,7 +69,7 @@ void* connect(std::string& why_not) {
 struct JobQuery {
     slurmdb_job_cond_t cond{};
     std::vector<slurm_selected_step_t> steps;
-    List step_list = nullptr;
+    compat::List step_list = nullptr;
 
     JobQuery(const std::vector<std::int64_t>& job_ids, double start, double end, std::uint32_t flags)
         : steps(job_ids.size()) {
@@ -101,10 +101,10 @@ struct JobQuery {
 
 std::optional<std::uint32_t> gpu_tres_id(void* conn) {
     slurmdb_tres_cond_t cond{};
-    List tres = slurmdb_tres_get(conn, &cond);
+    compat::List tres = slurmdb_tres_get(conn, &cond);
     if (!tres) return std::nullopt;
     std::optional<std::uint32_t> id;
-    ListIterator it = slurm_list_iterator_create(tres);
+    compat::ListIterator it = slurm_list_iterator_create(tres);
     while (auto* t = static_cast<slurmdb_tres_rec_t*>(slurm_list_next(it)))
         if (t->type && t->name && std::string_view(t->type) == "gres" && std::string_view(t->name) == "gpu") id = t->id;
     slurm_list_iterator_destroy(it);
@@ -126,9 +126,9 @@ std::string text(const char* s) { return s ? s : ""; }
 std::map<std::uint32_t, std::string> qos_names(void* conn) {
     std::map<std::uint32_t, std::string> out;
     slurmdb_qos_cond_t cond{};
-    List qos = slurmdb_qos_get(conn, &cond);
+    compat::List qos = slurmdb_qos_get(conn, &cond);
     if (!qos) return out;
-    ListIterator it = slurm_list_iterator_create(qos);
+    compat::ListIterator it = slurm_list_iterator_create(qos);
     while (auto* q = static_cast<slurmdb_qos_rec_t*>(slurm_list_next(it)))
         if (q->name) out[q->id] = q->name;
     slurm_list_iterator_destroy(it);
@@ -167,7 +167,7 @@ AccountedRun run_of(const slurmdb_job_rec_t& job, std::optional<std::uint32_t> g
     r.elapsed_s = job.elapsed;
     double step_cpu = 0;
     if (job.steps) {
-        ListIterator it = slurm_list_iterator_create(job.steps);
+        compat::ListIterator it = slurm_list_iterator_create(job.steps);
         while (auto* step = static_cast<slurmdb_step_rec_t*>(slurm_list_next(it))) {
             step_cpu += static_cast<double>(step->tot_cpu_sec) + step->tot_cpu_usec / 1e6;
             // Bytes, the largest of any task of the step (sacct's MaxRSS).
@@ -218,7 +218,7 @@ std::string local_cluster_name() {
     slurm_conf_t* conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return {};
     std::string name = conf->cluster_name ? conf->cluster_name : "";
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     return name;
 }
 
@@ -227,11 +227,11 @@ bool accounting_is_slurmdbd(std::string& why_not) {
     std::call_once(once, [] { slurm_init(nullptr); });
     slurm_conf_t* conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
-        why_not = std::string("slurmctld not reachable (") + slurm_strerror(slurm_get_errno()) + ")";
+        why_not = std::string("slurmctld not reachable (") + compat::last_error_text() + ")";
         return false;
     }
     const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     if (storage != "accounting_storage/slurmdbd") {
         why_not = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? std::string("none") : storage) + ")";
         return false;
@@ -247,14 +247,14 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
     JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));
-    List jobs = slurmdb_jobs_get(conn, &q.cond);
+    compat::List jobs = slurmdb_jobs_get(conn, &q.cond);
     if (!jobs) {
-        why_not = std::string("slurmdbd query failed (") + slurm_strerror(slurm_get_errno()) + ")";
+        why_not = std::string("slurmdbd query failed (") + compat::last_error_text() + ")";
         slurmdb_connection_close(&conn);
         return std::nullopt;
     }
     std::vector<AccountedRun> out;
-    ListIterator it = slurm_list_iterator_create(jobs);
+    compat::ListIterator it = slurm_list_iterator_create(jobs);
     while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id, qos));
     slurm_list_iterator_destroy(it);
     slurm_list_destroy(jobs);
@@ -267,14 +267,14 @@ std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<s
     void* conn = connect(why_not);
     if (!conn) return std::nullopt;
     JobQuery q(job_ids, start, end, JOBCOND_FLAG_NO_STEP);
-    List jobs = slurmdb_jobs_get(conn, &q.cond);
+    compat::List jobs = slurmdb_jobs_get(conn, &q.cond);
     if (!jobs) {
-        why_not = std::string("slurmdbd query failed (") + slurm_strerror(slurm_get_errno()) + ")";
+        why_not = std::string("slurmdbd query failed (") + compat::last_error_text() + ")";
         slurmdb_connection_close(&conn);
         return std::nullopt;
     }
     std::vector<AccountedJob> out;
-    ListIterator it = slurm_list_iterator_create(jobs);
+    compat::ListIterator it = slurm_list_iterator_create(jobs);
     while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
         out.push_back({job->jobid, base_state(job->state), static_cast<double>(job->start),
                        static_cast<double>(job->end), exit_text(job->exitcode)});

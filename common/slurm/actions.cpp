@@ -1,4 +1,5 @@
 #include "common/slurm/actions.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include <slurm/slurm.h>
 
 #include "common/slurm/jobs.hpp"
-#include <slurm/slurm_errno.h>
 
 namespace acme::slurm {
 namespace {
@@ -21,7 +21,7 @@ void init_once() {
     std::call_once(once, [] { slurm_init(nullptr); });
 }
 
-std::string last_error() { return slurm_strerror(slurm_get_errno()); }
+std::string last_error() { return compat::last_error_text(); }
 
 }  // namespace
 
@@ -32,14 +32,14 @@ std::string drain_node(const std::string& node, const std::string& reason) {
     msg.node_names = const_cast<char*>(node.c_str());
     msg.node_state = NODE_STATE_DRAIN;
     msg.reason = const_cast<char*>(reason.c_str());
-    msg.reason_uid = getuid();
+    compat::set_reason_uid(msg, getuid());
     return slurm_update_node(&msg) == SLURM_SUCCESS ? std::string() : last_error();
 }
 
 std::string requeue_job(unsigned job_id) {
     init_once();
-    if (slurm_requeue(job_id, 0) != SLURM_SUCCESS) {
-        const int err = slurm_get_errno();
+    if (compat::requeue(job_id, 0) != SLURM_SUCCESS) {
+        const int err = compat::last_errno();
         // Another node of the same job asked first: the job is already on its way back.
         if (err != ESLURM_JOB_PENDING) return slurm_strerror(err);
     }
@@ -48,20 +48,20 @@ std::string requeue_job(unsigned job_id) {
 
 std::string signal_job(unsigned job_id, int signal) {
     init_once();
-    return slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_FULL_JOB) == SLURM_SUCCESS ? std::string()
+    return compat::kill_job(job_id, static_cast<uint16_t>(signal), KILL_FULL_JOB) == SLURM_SUCCESS ? std::string()
                                                                                                   : last_error();
 }
 
 std::string cancel_job(unsigned job_id) {
     init_once();
-    return slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS ? std::string() : last_error();
+    return compat::kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS ? std::string() : last_error();
 }
 
 std::string release_job(unsigned job_id, const std::string& exclude_node) {
     init_once();
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
-    desc.job_id = job_id;
+    compat::set_job_id(desc, job_id);
     desc.begin_time = time(nullptr) + 1;  // after the revocation's second (actions.hpp)
     std::string excluded;
     if (!exclude_node.empty()) {
@@ -104,7 +104,7 @@ std::string mail_prog(std::string& error) {
         return {};
     }
     std::string prog = conf->mail_prog ? conf->mail_prog : "";
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     if (prog.empty()) error = "slurm.conf sets no MailProg";
     return prog;
 }

@@ -1,4 +1,5 @@
 #include "common/slurm/admin_comment.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,7 +11,6 @@
 #include <vector>
 
 #include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
 #include <cerrno>
@@ -18,7 +18,7 @@
 namespace acme::slurm {
 namespace {
 
-std::string errno_text() { return slurm_strerror(slurm_get_errno()); }
+std::string errno_text() { return compat::last_error_text(); }
 
 // Whether something accepts TCP connections at host:port within `ms`. libslurm waits up to
 // MessageTimeout (10 s by default) for a slurmdbd that is down; an epilog must not.
@@ -59,7 +59,7 @@ bool accounting_cluster(std::string& cluster, std::string& error) {
     const std::string host = conf->accounting_storage_host ? conf->accounting_storage_host : "";
     const std::string backup = conf->accounting_storage_backup_host ? conf->accounting_storage_backup_host : "";
     const std::uint16_t port = conf->accounting_storage_port;
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     if (storage != "accounting_storage/slurmdbd") {
         error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? "none" : storage) + ")";
         return false;
@@ -112,13 +112,13 @@ std::optional<std::string> load_admin_comment(const JobRow& row, std::string& er
         return std::nullopt;
     }
     OneJob one(row, cluster);
-    List jobs = slurmdb_jobs_get(conn, &one.cond);
+    compat::List jobs = slurmdb_jobs_get(conn, &one.cond);
     std::optional<std::string> out;
     if (!jobs) {
         error = "slurmdbd query failed (" + errno_text() + ")";
     } else {
         time_t newest = -1;
-        ListIterator it = slurm_list_iterator_create(jobs);
+        compat::ListIterator it = slurm_list_iterator_create(jobs);
         while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
             if (job->jobid != job_id || job->submit < newest) continue;
             newest = job->submit;
@@ -143,7 +143,7 @@ std::string store_admin_comment(const JobRow& row, const std::string& value) {
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());
-    List changed = slurmdb_job_modify(conn, &one.cond, &change);
+    compat::List changed = slurmdb_job_modify(conn, &one.cond, &change);
     if (!changed) {
         error = "slurmdbd refused the change (" + errno_text() + ")";
     } else {

@@ -1,4 +1,5 @@
 #include "common/slurm/cluster.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -7,7 +8,6 @@
 #include <mutex>
 
 #include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 
 #include "common/util/parse.hpp"
 
@@ -21,7 +21,7 @@ void init_once() {
 
 std::string str(const char* s) { return s ? std::string(s) : std::string(); }
 
-std::string last_error(const char* call) { return std::string(call) + ": " + slurm_strerror(slurm_get_errno()); }
+std::string last_error(const char* call) { return std::string(call) + ": " + compat::last_error_text(); }
 
 }  // namespace
 
@@ -73,7 +73,7 @@ std::optional<double> backfill_interval_s(std::string& error) {
     }
     double interval = 30;  // Slurm's default
     const std::string params = conf->sched_params ? conf->sched_params : "";
-    slurm_free_ctl_conf(conf);
+    compat::free_conf(conf);
     // A comma-separated list: "bf_interval=1,bf_resolution=60,...". Slurm takes 1..10800 s.
     for (const auto& item : util::split_list(params)) {
         const auto kv = util::split_key_value(item);
@@ -161,7 +161,7 @@ std::optional<JobsChange> load_jobs_since(std::time_t& since, std::string& error
     init_once();
     job_info_msg_t* msg = nullptr;
     if (slurm_load_jobs(since, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-        if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return JobsChange{};
+        if (compat::last_errno() == SLURM_NO_CHANGE_IN_DATA) return JobsChange{};
         error = last_error("slurm_load_jobs");
         return std::nullopt;
     }
@@ -214,15 +214,15 @@ std::optional<std::uint32_t> submit_batch(const BatchJob& job, std::string& erro
         error = last_error("slurm_submit_batch_job");
         return std::nullopt;
     }
-    const std::uint32_t id = resp->job_id;
+    const std::uint32_t id = compat::job_id_of(*resp);
     slurm_free_submit_response_response_msg(resp);
     return id;
 }
 
 bool cancel_job(std::uint32_t job_id, std::string& error) {
     init_once();
-    if (slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS) return true;
-    const int err = slurm_get_errno();
+    if (compat::kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS) return true;
+    const int err = compat::last_errno();
     if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return true;
     error = last_error("slurm_kill_job");
     return false;
@@ -231,8 +231,8 @@ bool cancel_job(std::uint32_t job_id, std::string& error) {
 std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, std::string& error) {
     init_once();
     job_step_info_response_msg_t* msg = nullptr;
-    if (slurm_get_job_steps(0, job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-        const int err = slurm_get_errno();
+    if (compat::get_job_steps(job_id, step_id, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        const int err = compat::last_errno();
         if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return false;
         error = last_error("slurm_get_job_steps");
         return std::nullopt;
@@ -246,8 +246,8 @@ std::optional<bool> step_running(std::uint32_t job_id, std::uint32_t step_id, st
 
 bool signal_batch(std::uint32_t job_id, int signal, std::string& error) {
     init_once();
-    if (slurm_kill_job(job_id, static_cast<uint16_t>(signal), KILL_JOB_BATCH) == SLURM_SUCCESS) return true;
-    const int err = slurm_get_errno();
+    if (compat::kill_job(job_id, static_cast<uint16_t>(signal), KILL_JOB_BATCH) == SLURM_SUCCESS) return true;
+    const int err = compat::last_errno();
     if (err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE) return true;
     error = last_error("slurm_kill_job");
     return false;

@@ -1,4 +1,5 @@
 #include "common/slurm/jobs.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,7 +9,6 @@
 #include <string_view>
 
 #include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 
 namespace acme::slurm {
 namespace {
@@ -59,8 +59,8 @@ const char* state_name(std::uint32_t state) {
 std::optional<bool> job_is_active(unsigned job_id) {
     init_once();
     job_info_msg_t* msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-        const int err = slurm_get_errno();
+    if (compat::load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+        const int err = compat::last_errno();
         if (err == ESLURM_INVALID_JOB_ID) return false;
         return std::nullopt;
     }
@@ -76,7 +76,7 @@ std::optional<bool> job_is_active(unsigned job_id) {
 std::optional<JobRecord> load_job(unsigned job_id) {
     init_once();
     job_info_msg_t* msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return std::nullopt;
+    if (compat::load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return std::nullopt;
     std::optional<JobRecord> out;
     for (uint32_t i = 0; msg && i < msg->record_count; ++i) {
         job_info_t& j = msg->job_array[i];
@@ -130,7 +130,7 @@ std::vector<std::string> expand_hostlist(const std::string& hostlist) {
     // No slurm_init here: hostlist parsing needs no slurm.conf, and slurm_init() calls fatal()
     // (exits the process) where there is none, e.g. gpuacct -N reading copied spools.
     std::vector<std::string> out;
-    hostlist_t hl = slurm_hostlist_create(hostlist.c_str());
+    compat::Hostlist hl = slurm_hostlist_create(hostlist.c_str());
     if (!hl) return out;
     while (char* host = slurm_hostlist_shift(hl)) {
         out.emplace_back(host);

@@ -1,11 +1,11 @@
 #include "common/slurm/nodes.hpp"
+#include "common/slurm/compat.hpp"
 
 #include <array>
 #include <mutex>
 #include <utility>
 
 #include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 
 namespace acme::slurm {
 
@@ -31,7 +31,7 @@ std::optional<std::vector<NodeHealth>> load_node_health(std::string& error) {
     std::call_once(once, [] { slurm_init(nullptr); });
     node_info_msg_t* msg = nullptr;
     if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-        error = std::string("slurm_load_node: ") + slurm_strerror(slurm_get_errno());
+        error = std::string("slurm_load_node: ") + compat::last_error_text();
         return std::nullopt;
     }
     std::vector<NodeHealth> out;

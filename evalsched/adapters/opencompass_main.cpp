@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (fmt 11 keeps it here only)
 #include <nlohmann/json.hpp>
 
 #include "common/util/version.hpp"

@@ -34,8 +34,8 @@ assert_eq "$spool" "$(arg faultguard spool)" "faultguard's spool beside gputrace
 assert_eq 700 "$(stat -c %a "$root$spool")" "mode of the installed spool directory"
 
 # The CLIs' defaults are the snippet's paths.
-default_of() { # program option
-  "$root$bindir/$1" --help 2>&1 | sed -n "s/^ *$2 TEXT=\([^ ]*\).*/\1/p" | head -n 1
+default_of() { # program option: Debian 12's CLI11 prints "--opt TEXT=default", unstable's 2.6 "--opt TEXT [default]"
+  "$root$bindir/$1" --help 2>&1 | sed -n -E "s/^ *$2 TEXT(=| \[)([^] ]*).*/\2/p" | head -n 1
 }
 assert_eq "$spool" "$(default_of gpuacct --spool-dir)" "gpuacct's default --spool-dir"
 assert_eq "$spool" "$(default_of faultdiag --spool-dir)" "faultdiag's default --spool-dir"

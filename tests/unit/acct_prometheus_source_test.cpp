@@ -2,6 +2,7 @@
 // the HTTP API writes them) turned into the GpuSummary rows of a running job.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
