@@ -74,15 +74,17 @@ UserRecord<T> bad(std::string problem) {
 }  // namespace
 
 UserRecord<json> read_user_object(const std::string& path, const EvalInfo& e) {
-    const std::string_view file = base_name(path);
-    UserText t = read_whole_as_user(path, e.uid, e.gid, kMaxRecordBytes);
+    return parse_user_object(read_whole_as_user(path, e.uid, e.gid, kMaxRecordBytes), base_name(path), e.uid);
+}
+
+UserRecord<json> parse_user_object(const UserText& t, std::string_view file, uid_t uid) {
     switch (t.status) {
         case UserText::ok: break;
         case UserText::missing: return {};
         case UserText::not_regular: return bad<json>(fmt::format("{}: not a regular file (a symlink, a FIFO or a directory)", file));
         case UserText::too_large: return bad<json>(fmt::format("{}: larger than {} bytes", file, kMaxRecordBytes));
         case UserText::no_answer: return bad<json>(fmt::format("{}: no answer reading it in time (a hung file system?)", file));
-        case UserText::unreadable: return bad<json>(fmt::format("{}: cannot be read as uid {}", file, e.uid));
+        case UserText::unreadable: return bad<json>(fmt::format("{}: cannot be read as uid {}", file, uid));
     }
     json j = json::parse(t.text, nullptr, false);
     if (j.is_discarded()) return bad<json>(fmt::format("{}: not JSON{}", file, t.text.empty() ? " (empty)" : " (truncated?)"));
@@ -90,8 +92,9 @@ UserRecord<json> read_user_object(const std::string& path, const EvalInfo& e) {
     return UserRecord<json>{std::move(j), {}};
 }
 
-UserRecord<StageRecord> read_stage_record(const std::string& dir, const EvalInfo& e) {
-    auto j = read_user_object(dir + "/stage.json", e);
+UserRecord<StageRecord> read_stage_record(const std::string& dir, const EvalInfo& e) { return stage_record_of(read_user_object(dir + "/stage.json", e)); }
+
+UserRecord<StageRecord> stage_record_of(UserRecord<json> j) {
     if (!j.value) return bad<StageRecord>(std::move(j.problem));
     Fields f(*j.value, "stage.json");
     StageRecord r;
@@ -102,9 +105,10 @@ UserRecord<StageRecord> read_stage_record(const std::string& dir, const EvalInfo
     return UserRecord<StageRecord>{r, {}};
 }
 
-RunRecord read_run(const std::string& dir, const EvalInfo& e, std::string* problem) {
+RunRecord read_run(const std::string& dir, const EvalInfo& e, std::string* problem) { return run_record_of(read_user_object(dir + "/run.json", e), problem); }
+
+RunRecord run_record_of(UserRecord<json> j, std::string* problem) {
     RunRecord r;
-    auto j = read_user_object(dir + "/run.json", e);
     if (!j.value) {
         if (problem) *problem = std::move(j.problem);
         return r;
@@ -124,8 +128,9 @@ RunRecord read_run(const std::string& dir, const EvalInfo& e, std::string* probl
     return r;
 }
 
-UserRecord<std::int64_t> read_step_record(const std::string& dir, const EvalInfo& e) {
-    auto j = read_user_object(dir + "/step.json", e);
+UserRecord<std::int64_t> read_step_record(const std::string& dir, const EvalInfo& e) { return step_record_of(read_user_object(dir + "/step.json", e)); }
+
+UserRecord<std::int64_t> step_record_of(UserRecord<json> j) {
     if (!j.value) return bad<std::int64_t>(std::move(j.problem));
     // The wrapper writes "step": null outside a step (SLURM_STEP_ID unset): no id, no fault.
     if (auto it = j.value->find("step"); it != j.value->end() && it->is_null()) return {};
@@ -136,8 +141,9 @@ UserRecord<std::int64_t> read_step_record(const std::string& dir, const EvalInfo
     return UserRecord<std::int64_t>{*step, {}};
 }
 
-UserRecord<ServerRecord> read_server_record(const std::string& dir, const EvalInfo& e) {
-    auto j = read_user_object(dir + "/server.json", e);
+UserRecord<ServerRecord> read_server_record(const std::string& dir, const EvalInfo& e) { return server_record_of(read_user_object(dir + "/server.json", e)); }
+
+UserRecord<ServerRecord> server_record_of(UserRecord<json> j) {
     if (!j.value) return bad<ServerRecord>(std::move(j.problem));
     Fields f(*j.value, "server.json");
     ServerRecord r;
@@ -150,11 +156,12 @@ UserRecord<ServerRecord> read_server_record(const std::string& dir, const EvalIn
     return UserRecord<ServerRecord>{r, {}};
 }
 
-UserRecord<json> read_result_record(const std::string& path, const EvalInfo& e) {
-    auto j = read_user_object(path, e);
+UserRecord<json> read_result_record(const std::string& path, const EvalInfo& e) { return result_record_of(read_user_object(path, e), base_name(path)); }
+
+UserRecord<json> result_record_of(UserRecord<json> j, std::string_view file) {
     if (!j.value) return j;
-    Fields f(*j.value, base_name(path));
-    if (const auto s = f.number("inference_s"); s && *s < 0) return bad<json>(fmt::format("{}: inference_s is negative", base_name(path)));
+    Fields f(*j.value, file);
+    if (const auto s = f.number("inference_s"); s && *s < 0) return bad<json>(fmt::format("{}: inference_s is negative", file));
     if (!f.problem().empty()) return bad<json>(f.problem());
     return j;
 }

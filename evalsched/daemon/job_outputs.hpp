@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "evalsched/daemon/rows.hpp"
+#include "evalsched/daemon/user_files.hpp"
 
 namespace acme::evalsched {
 
@@ -54,5 +56,14 @@ UserRecord<ServerRecord> read_server_record(const std::string& dir, const EvalIn
 
 // A dataset's result.json: an object whose inference_s, when present, is a non-negative number.
 UserRecord<nlohmann::json> read_result_record(const std::string& path, const EvalInfo& e);
+
+// The pure halves of the readers above (read_whole_as_user does the reading): what a text read
+// (or not) from `file` says, and each record's fields checked. The fuzz target drives these.
+UserRecord<nlohmann::json> parse_user_object(const UserText& text, std::string_view file, uid_t uid);
+UserRecord<StageRecord> stage_record_of(UserRecord<nlohmann::json> object);
+RunRecord run_record_of(UserRecord<nlohmann::json> object, std::string* problem);
+UserRecord<std::int64_t> step_record_of(UserRecord<nlohmann::json> object);
+UserRecord<ServerRecord> server_record_of(UserRecord<nlohmann::json> object);
+UserRecord<nlohmann::json> result_record_of(UserRecord<nlohmann::json> object, std::string_view file);
 
 }  // namespace acme::evalsched
