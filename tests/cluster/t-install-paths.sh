@@ -48,6 +48,9 @@ for so in gputrace faultguard; do
   for p in $(strings -a "$root$plugin" | grep -oE "^/[A-Za-z0-9_./-]*acme[A-Za-z0-9_./-]*$"); do
     case $p in
       "$spool") ;;
+      # The build directory, in the debug info (DW_AT_comp_dir): named only when the checkout's
+      # own path holds "acme" (a clone in .../acme, a compat root's /src/acme), never opened.
+      "$ACME_BUILD_DIR" | "$ACME_SRC_DIR" | "$ACME_BUILD_DIR"/* | "$ACME_SRC_DIR"/*) ;;
       *.db) installed "$(dirname "$p")" "$so.so (compiled in)" ;;
       *) installed "$p" "$so.so (compiled in)" ;;
     esac
