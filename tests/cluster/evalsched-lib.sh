@@ -23,7 +23,7 @@ poll_interval=1
 margin=60
 CONF
   export EVALSCHED_SOCKET=$ES/evalschedd.sock
-  trap es_teardown EXIT
+  on_exit es_teardown
 }
 
 es_start() {

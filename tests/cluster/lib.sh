@@ -14,6 +14,19 @@ skip() {
   exit 77
 }
 
+# Clean-up at exit, added to (never replaced): each helper and the test register what they
+# changed, and all of it is undone, newest first. A plain `trap ... EXIT` would drop what an
+# earlier helper registered (a plugstack change outliving its test and failing later ones).
+_on_exit_cmds=()
+on_exit() { # command
+  _on_exit_cmds+=("$1")
+  trap _run_on_exit EXIT
+}
+_run_on_exit() {
+  local i
+  for ((i = ${#_on_exit_cmds[@]} - 1; i >= 0; i--)); do eval "${_on_exit_cmds[i]}"; done
+}
+
 assert_eq() { # expected actual what
   [ "$1" = "$2" ] || fail "$3: expected '$1', got '$2'"
 }
@@ -66,7 +79,7 @@ use_scenario() { # toml text on stdin
   local d=$ACME_MINICLUSTER_DIR/nvml/scenarios
   mkdir -p "$d"
   cat >"$d/default.toml"
-  trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"' EXIT
+  on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"'
 }
 
 job_nodes() { scontrol show hostnames "$(job_field "$1" NodeList)"; }
@@ -105,13 +118,13 @@ use_uniform_scenario() { # util [xid_code [at]]
   if [ -n "${2:-}" ]; then
     for ((g = 0; g < gpus; g++)); do text+=$(printf '[[xid]]\nat = %s\nminor = %d\ncode = %s\n' "${3:-1.0}" "$g" "$2")$'\n'; done
   fi
-  # Not through a pipe: use_scenario's clean-up trap must belong to the test's own shell.
+  # Not through a pipe: use_scenario's clean-up must be registered in the test's own shell.
   use_scenario <<<"$text"
 }
 
 # --- stall detection (gputrace(8) STALL DETECTION) ---------------------------------------------
 # Scales the stall windows down to seconds for this test's jobs: Slurm re-reads plugstack.conf at
-# each job launch. The caller restores it with restore_plugstack (in its EXIT trap).
+# each job launch. The caller restores it with restore_plugstack (through on_exit).
 small_stall_windows() { # extra key=value words...
   local conf=$ACME_MINICLUSTER_DIR/etc/plugstack.conf
   cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"

@@ -51,7 +51,7 @@ case $(impostor_state "$copy") in PENDING | RUNNING) ;; *) fail "the impostor's 
 # carries the trial's tag: a restart must submit the trial again, not adopt that job.
 # Nodes drained first, so the trials stay pending while the crash state is arranged.
 nodes=$(sinfo -h -N -o %N | sort -u | paste -sd,)
-trap 'scontrol update nodename="$nodes" state=resume >/dev/null 2>&1; es_teardown' EXIT
+on_exit 'scontrol update nodename="$nodes" state=resume >/dev/null 2>&1'
 scontrol update nodename="$nodes" state=drain reason=impostor-test || fail "cannot drain $nodes"
 id2=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/two.toml --name run9)
 sleep 2

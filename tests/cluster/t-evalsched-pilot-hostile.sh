@@ -130,7 +130,7 @@ HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
 runuser -u nobody -- python3 "$ES"/impostor.py "$serve_port" "$ES"/impostor.log &
 impostor=$!
-trap 'kill $impostor 2>/dev/null; es_teardown' EXIT
+on_exit 'kill $impostor 2>/dev/null'
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$serve_port/v1/models" && break; sleep 0.1; done
 { printf '[suite]\nname = "served"\ncommand = "%s"\ngpus = 1\n' "$fake"
   printf 'serve_command = "python3 %s {checkpoint} --host 127.0.0.1 --port {port} --tensor-parallel-size {gpus}"\n' "$ACME_SRC_DIR/tests/fakes/fake-vllm-server.py"

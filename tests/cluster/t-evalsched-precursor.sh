@@ -62,7 +62,7 @@ assert_eq "" "$(squeue -h -t PD -o '%i %r' | grep -i dependency)" "jobs left pen
 # (and re-read) on the way out.
 conf=${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}
 cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
-trap 'cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf"; scontrol reconfigure >/dev/null 2>&1; es_teardown' EXIT
+on_exit 'cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf"; scontrol reconfigure >/dev/null 2>&1'
 sed -i '/^SchedulerParameters=/s/$/,kill_invalid_depend/' "$conf"
 scontrol reconfigure || fail "scontrol reconfigure (kill_invalid_depend) failed"
 scontrol show config | grep -q 'SchedulerParameters.*kill_invalid_depend' || fail "slurmctld did not take kill_invalid_depend"

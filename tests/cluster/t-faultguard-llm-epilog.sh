@@ -19,7 +19,7 @@ cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   return 0
 }
-trap cleanup EXIT
+on_exit cleanup
 
 python3 "$ACME_SRC_DIR/tests/fakes/fake-llm-server.py" "$d/llm.port" "$d/llm.request" &
 server_pid=$!

@@ -19,7 +19,7 @@ scenario 95 300000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
 scenario 38 120000 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
 # The samplers look (and share their work rates) every 0.5 s instead of every 30 s.
 small_stall_windows
-trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
 id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "sleep 12")

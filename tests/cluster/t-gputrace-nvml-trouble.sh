@@ -20,7 +20,7 @@ run_case() { # name expected-error-substring
 }
 
 mv "$lib" "$lib.away"
-trap 'mv "$lib.away" "$lib" 2>/dev/null; rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"' EXIT
+on_exit 'mv "$lib.away" "$lib" 2>/dev/null; rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"'
 run_case "NVML absent" "cannot load"
 mv "$lib.away" "$lib"
 

@@ -17,7 +17,7 @@ done
 use_scenario <<<"$text"
 # The samplers share their work rates (the node slowness panel) every 0.5 s instead of 30 s.
 small_stall_windows
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack'
 id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 20')
 ok=0
 for _ in $(seq 1 80); do

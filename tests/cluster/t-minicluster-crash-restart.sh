@@ -11,7 +11,7 @@ second_minicluster_dir
 # Clear of the harness's cluster (+1..+111 and up), the demo's (+200) and the packages' (+400).
 mc_port=$((${ACME_MINICLUSTER_PORT:-16817} + 600))
 minicluster() { ACME_MINICLUSTER_DIR=$mc ACME_MINICLUSTER_PORT=$mc_port "$ACME_SRC_DIR/scripts/minicluster" "$@"; }
-trap 'second_minicluster_down "$mc" "$mc_port"' EXIT
+on_exit 'second_minicluster_down "$mc" "$mc_port"'
 
 minicluster up --nodes 2 --no-accounting --no-prometheus >"$ACME_TEST_TMP/up1.log" 2>&1 ||
   { cat "$ACME_TEST_TMP/up1.log" >&2; fail "second minicluster did not come up (port $mc_port, $mc)"; }

@@ -59,7 +59,7 @@ cleanup() {
   fi
   rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit cleanup
 # The harness's timeout sends SIGTERM: exit through the EXIT trap.
 trap 'exit 1' TERM INT
 

@@ -24,7 +24,7 @@ c.execute("BEGIN EXCLUSIVE")
 time.sleep(40)
 ' "$db" &
 locker=$!
-trap 'kill $locker 2>/dev/null' EXIT
+on_exit 'kill $locker 2>/dev/null'
 assert_eq FAILED "$(wait_job "$id" 90)" "job state"
 wait_record_nodes "$id" 60 n1
 record=$(acme_records "$id" | tail -n 1)

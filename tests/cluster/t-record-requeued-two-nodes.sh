@@ -22,7 +22,7 @@ at = 1.5
 minor = 0
 code = 79
 TOML
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"'
 
 ckpt=$ACME_TEST_TMP/ckpt
 mkdir -p "$ckpt" && chmod 755 "$ckpt"

@@ -6,7 +6,7 @@
 pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
 [ -f "$pidfile" ] || skip "the minicluster runs without accounting"
 kill "$(cat "$pidfile")"
-trap '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null' EXIT
+on_exit '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null'
 for _ in $(seq 1 50); do kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null || break; sleep 0.1; done
 
 id=$(submit -N1 --gres=gpu:1 -o "$ACME_TEST_TMP/job.out" --wrap 'exit 1')

@@ -10,7 +10,7 @@ uid=$(id -u "$user")
 conf=$ACME_MINICLUSTER_DIR/etc/plugstack.conf
 cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
 sed -i "/faultguard.so/ s|\$| drain_per_user=1|" "$conf"
-trap 'restore_plugstack; scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1' EXIT
+on_exit 'restore_plugstack; scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1'
 use_uniform_scenario 80 79
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 chmod 777 "$ACME_TEST_TMP"
@@ -42,4 +42,7 @@ until sinfo -h -N -n n2 -o '%T' | grep -q drain; do
   sleep 0.5
 done
 assert_contains "$(sinfo -h -N -n n2 -o '%E')" "health gate" "n2's reason after the gate"
+# The gate's verdict is n2's: its failed check is stored, so the old XID does not fail n2 again
+# once an admin resumes it.
+assert_eq 0 "$(spool_query n2 "SELECT passed FROM health_checks WHERE job_id = $third")" "the gate's check of n2 for job $third"
 scancel "$third" 2>/dev/null

@@ -6,7 +6,7 @@
 mkdir -p "$ACME_MINICLUSTER_DIR/nvml/scenarios"
 printf '[[gpu]]\nminor = 0\nremap_failure = 1\n[[gpu]]\nminor = 1\nremap_failure = 1\n[[gpu]]\nminor = 2\nremap_failure = 1\n[[gpu]]\nminor = 3\nremap_failure = 1\n' \
   >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"'
 
 # Three whole-node jobs at once: one lands on n1.
 ids=()

@@ -26,7 +26,7 @@ scenario() { # util power_mw mem_util (after the first 6 s)
 scenario 0 60000 0 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
 scenario 97 75000 1 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
 small_stall_windows stall_spin_window=4 stall_idle_window=600
-trap 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack; scontrol update nodename=n2 state=resume >/dev/null 2>&1' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack; scontrol update nodename=n2 state=resume >/dev/null 2>&1'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
 start=$SECONDS

@@ -26,7 +26,7 @@ at = 2.0
 minor = 0
 code = 79
 TOML
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"'
 # The shared minicluster's earlier tests drain nodes on purpose (t-recovery-stall-requeue drains
 # n2, whose slurmd then answers late for a few seconds): start from three idle, responding nodes so the first run lands on n[1-2].
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1

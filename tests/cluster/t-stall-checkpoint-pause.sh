@@ -26,7 +26,7 @@ mkdir -p "$ACME_TEST_TMP/mail"
 cp "$ACME_SRC_DIR/tests/fakes/mail-prog" "$ACME_TEST_TMP/mail/mail"
 cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
 restore_mailprog() { cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf" && scontrol reconfigure >/dev/null 2>&1; }
-trap 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack; restore_mailprog' EXIT
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack; restore_mailprog'
 sed -i '/^MailProg=/d' "$conf"
 echo "MailProg=$ACME_TEST_TMP/mail/mail" >>"$conf"
 scontrol reconfigure || fail "scontrol reconfigure (MailProg) failed"
