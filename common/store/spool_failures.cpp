@@ -88,12 +88,21 @@ void insert_recovery(Database& db, long long job_id, long long restart, const st
     });
 }
 
-void insert_health_check(Database& db, const std::string& node, double ts, long long job_id, bool passed,
-                         const std::string& detail) {
+std::int64_t insert_health_check(Database& db, const std::string& node, double ts, long long job_id, bool passed,
+                                 const std::string& detail) {
+    std::int64_t row = 0;
     db.transaction([&] {
         db.prepare("INSERT INTO health_checks (node, ts, job_id, passed, detail) VALUES (?, ?, ?, ?, ?)")
             .bind_all(node, ts, job_id, passed ? 1 : 0, detail)
             .run();
+        row = db.last_insert_rowid();
+    });
+    return row;
+}
+
+void update_health_check_detail(Database& db, std::int64_t row, const std::string& detail) {
+    db.transaction([&] {
+        db.prepare("UPDATE health_checks SET detail = ? WHERE rowid = ?").bind_all(detail, row).run();
     });
 }
 

@@ -2,6 +2,7 @@
 // the log tails faultguard read, its diagnoses, what recovery did, the health gate's verdicts.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,11 @@ std::vector<DiagnosisRow> job_diagnoses(Database& db, long long job_id);
 
 void insert_recovery(Database& db, long long job_id, long long restart, const std::string& node, double ts,
                      bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome);
-void insert_health_check(Database& db, const std::string& node, double ts, long long job_id, bool passed,
-                         const std::string& detail);
+// Returns the row's id, for update_health_check_detail.
+std::int64_t insert_health_check(Database& db, const std::string& node, double ts, long long job_id, bool passed,
+                                 const std::string& detail);
+// Rewrites one row's detail (the gate records its verdict before acting, then what it did).
+void update_health_check_detail(Database& db, std::int64_t row, const std::string& detail);
 struct HealthCheckRow {
     bool passed = false;
     std::string detail;

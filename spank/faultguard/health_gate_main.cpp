@@ -107,6 +107,10 @@ int main(int argc, char** argv) {
         for (const auto& p : problems) detail += (detail.empty() ? "" : "; ") + p;
         const std::string reason = "acme: health gate: " + detail.substr(0, 200);
         std::string outcome = fmt::format("failed ({})", detail);
+        // The verdict is stored before acting on it: a gate killed midway (the job cancelled
+        // while it drains and requeues) still leaves the check, so the XIDs it saw are not
+        // counted again against the node once an admin resumes it.
+        const auto row = faultguard::record_health_check(db, node, wall_now(), job, false, outcome + "; acting");
         if (const auto err = slurm::drain_node(node, reason); !err.empty()) outcome += "; drain failed: " + err;
         else outcome += "; node drained";
         const auto before = slurm::load_job(static_cast<unsigned>(job));
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
             recovery::start_release_watcher(static_cast<unsigned>(job), before ? before->restart_count : 0,
                                             faultguard::log_path(spool, node));
         }
-        faultguard::record_health_check(db, node, wall_now(), job, false, outcome);
+        faultguard::amend_health_check(db, row, outcome);
         fmt::print("health gate on {}: {}\n", node, outcome);
         return 1;
     } catch (const std::exception& e) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/store/spool.hpp"
+#include "common/store/spool_failures.hpp"
+#include "common/store/spool_gpu.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::store;
@@ -90,4 +92,28 @@ TEST_CASE("four processes writing one spool at once lose no row and see no SQLIT
     total.step();
     CHECK(total.column_int(0) == kWriters * kBatches * kRowsPerBatch);
     CHECK(total.column_int(1) == kWriters);
+}
+
+TEST_CASE("an XID counts against the node until a health check after it, whose detail can be amended") {
+    acme::test::TempDir dir;
+    auto db = open_spool(spool_path(dir.path().string(), "n1"));
+    GpuEventRow xid;
+    xid.gpu = 0;
+    xid.ts = 100.0;
+    xid.kind = "xid";
+    xid.code = 79;
+    insert_gpu_event(db, 7, xid);
+    CHECK(xids_since_last_health_check(db).size() == 1);
+    // The gate stores its verdict first ("acting"), then what it did: the row, not the second
+    // write, is what stops the XID from counting again.
+    const auto row = insert_health_check(db, "n1", 101.0, 8, false, "failed (XID 79 on GPU 0); acting");
+    CHECK(xids_since_last_health_check(db).empty());
+    update_health_check_detail(db, row, "failed (XID 79 on GPU 0); node drained");
+    const auto check = job_health_check(db, 8);
+    REQUIRE(check);
+    CHECK_FALSE(check->passed);
+    CHECK(check->detail == "failed (XID 79 on GPU 0); node drained");
+    xid.ts = 102.0;
+    insert_gpu_event(db, 9, xid);
+    CHECK(xids_since_last_health_check(db).size() == 1);
 }

@@ -11,9 +11,13 @@ void record_recovery(store::Database& db, long long job_id, long long restart, c
     store::insert_recovery(db, job_id, restart, node, ts, drained, drain_reason, requeued, outcome);
 }
 
-void record_health_check(store::Database& db, const std::string& node, double ts, long long job_id, bool passed,
-                         const std::string& detail) {
-    store::insert_health_check(db, node, ts, job_id, passed, detail);
+std::int64_t record_health_check(store::Database& db, const std::string& node, double ts, long long job_id,
+                                 bool passed, const std::string& detail) {
+    return store::insert_health_check(db, node, ts, job_id, passed, detail);
+}
+
+void amend_health_check(store::Database& db, std::int64_t row, const std::string& detail) {
+    store::update_health_check_detail(db, row, detail);
 }
 
 std::string exit_code_text(int wait_status) {

@@ -4,6 +4,7 @@
 // diagnosis engine's types onto its rows.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,9 @@ using JobRow = store::SpoolJobRow;
 void record_job(store::Database& db, const JobRow& row);
 void record_recovery(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,
                      bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome);
-void record_health_check(store::Database& db, const std::string& node, double ts, long long job_id, bool passed,
-                         const std::string& detail);
+std::int64_t record_health_check(store::Database& db, const std::string& node, double ts, long long job_id,
+                                 bool passed, const std::string& detail);
+void amend_health_check(store::Database& db, std::int64_t row, const std::string& detail);
 // "EXIT:SIGNAL" from a raw wait status, as sacct prints ExitCode.
 std::string exit_code_text(int wait_status);
 
