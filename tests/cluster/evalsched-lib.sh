@@ -2,6 +2,10 @@
 # minicluster, a checkpoint, the fake20 suite wired to scripts/fake-eval.
 es_setup() {
   ES=$ACME_TEST_TMP/es
+  # A Unix socket's path holds at most 107 bytes, and a checkout's path plus a test's name can
+  # pass that: the socket lives in a short directory of its own, reachable by every test user.
+  ES_SOCK_DIR=$(mktemp -d /tmp/es-sock.XXXXXX)
+  chmod 755 "$ES_SOCK_DIR"
   mkdir -p "$ES"/{ckpt/run7/step-100,results,stage,fail,rules}
   chmod 755 "$ES" "$ES"/results "$ES"/ckpt "$ES"/ckpt/run7 "$ES"/ckpt/run7/step-100
   chmod 1777 "$ES"/stage "$ES"/fail
@@ -13,7 +17,7 @@ es_setup() {
     "$ACME_SRC_DIR"/tests/data/suites/fake20.toml >"$ES"/suite.toml
   chmod 644 "$ES"/suite.toml
   cat >"$ES"/evalsched.conf <<CONF
-socket=$ES/evalschedd.sock
+socket=$ES_SOCK_DIR/evalschedd.sock
 database=$ES/evalsched.db
 results_dir=$ES/results
 stage_dir=$ES/stage
@@ -22,7 +26,7 @@ rules_dir=$ES/rules
 poll_interval=1
 margin=60
 CONF
-  export EVALSCHED_SOCKET=$ES/evalschedd.sock
+  export EVALSCHED_SOCKET=$ES_SOCK_DIR/evalschedd.sock
   on_exit es_teardown
 }
 
@@ -50,6 +54,7 @@ es_teardown() {
   local left
   left=$(squeue -h -o %i 2>/dev/null)
   [ -n "$left" ] && scancel $left 2>/dev/null
+  [ -n "${ES_SOCK_DIR:-}" ] && rm -rf "$ES_SOCK_DIR"
   return 0
 }
 

@@ -11,7 +11,7 @@ expect_error() { # what needle command...
   assert_contains "$out" "$needle" "$what"
   assert_eq 1 "$(echo "$out" | wc -l)" "$what: lines of output"
 }
-expect_error "daemon not running" "evalschedd is not running at $ES/evalschedd.sock" evalsched status
+expect_error "daemon not running" "evalschedd is not running at $EVALSCHED_SOCKET" evalsched status
 es_start
 printf '[suite]\nname = "x"\ncommand = "run {ckpt}"\n[[dataset]]\nname = "a"\n' >"$ES"/bad-placeholder.toml
 expect_error "unknown placeholder" "bad-placeholder.toml:3:" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/bad-placeholder.toml
@@ -25,12 +25,12 @@ expect_error "bad id" "ID" evalsched status abc
 expect_error "bad params-b" "want a number from 0.001 to 1000000, got '-1'" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --params-b -1
 out=$(evalsched status "$(printf '9%.0s' $(seq 400))" 2>&1) && fail "a 400-digit id accepted"
 [ ${#out} -lt 300 ] || fail "a 400-digit id's message is ${#out} bytes: $out"
-out=$(curl -s --unix-socket "$ES"/evalschedd.sock "http://e/v1/$(printf 'a%.0s' $(seq 100000))" 2>&1 || true)
+out=$(curl -s --unix-socket "$EVALSCHED_SOCKET" "http://e/v1/$(printf 'a%.0s' $(seq 100000))" 2>&1 || true)
 [ ${#out} -lt 400 ] || fail "a 100 KB URL's 404 is ${#out} bytes"
 expect_error "unknown evaluation" "evaluation 99 not found" evalsched cancel 99
 expect_error "bad report format" "format" evalsched report run7 --format xml
 # A body the CLI would never send, straight to the socket.
-out=$(curl -s --unix-socket "$ES"/evalschedd.sock -d '{"checkpoint": "/x/y/z", "suite": "[suite]\n", "uid": 0}' http://e/v1/evaluations 2>&1 || true)
+out=$(curl -s --unix-socket "$EVALSCHED_SOCKET" -d '{"checkpoint": "/x/y/z", "suite": "[suite]\n", "uid": 0}' http://e/v1/evaluations 2>&1 || true)
 [ -z "$out" ] || assert_contains "$out" "unknown field 'uid'" "raw API body"
 assert_eq 0 "$(es_sql 'SELECT COUNT(*) FROM evaluations')" "evaluations stored"
 assert_eq "" "$(squeue -h -t all -o '%j' | grep "^evalsched-$(es_sql 'SELECT id FROM instance')-")" "jobs submitted"

@@ -33,7 +33,7 @@ run=$ES/ckpt/run9
 mkdir -p "$run"
 chown "$user" "$run"
 es_start
-chmod 666 "$ES"/evalschedd.sock
+chmod 666 "$EVALSCHED_SOCKET"
 as_user() { runuser -u "$user" -- env EVALSCHED_SOCKET="$EVALSCHED_SOCKET" "$@"; }
 save() { # step [complete]: a checkpoint as the training job writes it, the marker last
   as_user mkdir -p "$run/step-$1"

@@ -14,7 +14,7 @@ max_connections_per_user=16
 request_timeout=3s
 CONF
 es_start
-chmod 666 "$ES"/evalschedd.sock
+chmod 666 "$EVALSCHED_SOCKET"
 cli=$ACME_BUILD_DIR/evalsched/cli/evalsched
 as() { local u=$1; shift; runuser -u "$u" -- env EVALSCHED_SOCKET="$EVALSCHED_SOCKET" "$@"; }
 # root's evaluation, for the other users' list and status to show.

@@ -7,7 +7,7 @@
 victim=$(test_user)
 es_setup
 es_start
-chmod 666 "$ES"/evalschedd.sock
+chmod 666 "$EVALSCHED_SOCKET"
 cat >"$ES"/one.toml <<TOML
 [suite]
 name = "one"

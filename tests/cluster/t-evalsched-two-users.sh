@@ -5,7 +5,7 @@
 userA=$(test_user)
 es_setup
 es_start
-chmod 666 "$ES"/evalschedd.sock
+chmod 666 "$EVALSCHED_SOCKET"
 cli=$ACME_BUILD_DIR/evalsched/cli/evalsched
 out=$(runuser -u "$userA" -- env EVALSCHED_SOCKET="$EVALSCHED_SOCKET" "$cli" submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml 2>&1) ||
   fail "user A's submit refused: $out"
