@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "evalsched/core/priors.hpp"
 
 namespace acme::store {
 namespace {
@@ -493,10 +492,8 @@ std::vector<StartupRun> recent_startups(Database& db, int per_key) {
     return newest_per_key(db, "prior_startups", kStartupColumns, "size_class, gpus", per_key, &read_startup);
 }
 
-void fill_prior_book(Database& db, evalsched::PriorBook& book, int per_key) {
-    for (const auto& r : recent_prior_runs(db, per_key)) book.add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
-    for (const auto& l : recent_model_loads(db, per_key)) book.add_stage(l.node, l.bytes, l.seconds);
-    for (const auto& s : recent_startups(db, per_key)) book.add_startup(s.size_class, s.gpus, s.seconds);
+PriorWindow recent_priors(Database& db, int per_key) {
+    return {recent_prior_runs(db, per_key), recent_model_loads(db, per_key), recent_startups(db, per_key)};
 }
 
 int prune_prior_runs(Database& db, int keep) {

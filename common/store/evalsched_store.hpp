@@ -13,10 +13,6 @@
 #include "common/store/migrations.hpp"
 #include "common/util/install_paths.hpp"
 
-namespace acme::evalsched {
-class PriorBook;
-}
-
 namespace acme::store {
 
 inline constexpr std::string_view kDefaultEvalschedDb = paths::kEvalschedDb;
@@ -72,9 +68,15 @@ std::vector<ModelLoad> recent_model_loads(Database& db, int per_node = 20);
 // The newest `per_key` startups of every (size_class, gpus), oldest first within a key.
 std::vector<StartupRun> recent_startups(Database& db, int per_key = 20);
 
-// A PriorBook holding the newest window of every table above: what the scheduler plans with
-// and what a submission's trials are sized by.
-void fill_prior_book(Database& db, evalsched::PriorBook& book, int per_key = 20);
+// The newest window of every table above: what the scheduler plans with and what a
+// submission's trials are sized by (evalsched::PriorBook::add_window takes it; the store
+// returns rows and knows nothing of the planner).
+struct PriorWindow {
+    std::vector<PriorRun> runs;
+    std::vector<ModelLoad> loads;
+    std::vector<StartupRun> startups;
+};
+PriorWindow recent_priors(Database& db, int per_key = 20);
 
 // Deletes runs beyond the newest `keep` per key, so the table stays the size of the window.
 int prune_prior_runs(Database& db, int keep = 100);

@@ -45,6 +45,12 @@ void PriorBook::add_startup(const std::string& size_class, int gpus, double seco
     while (q.size() > window_) q.pop_front();
 }
 
+void PriorBook::add_window(const store::PriorWindow& window) {
+    for (const auto& r : window.runs) add_run({r.dataset, r.size_class, r.gpus}, r.seconds, r.fraction);
+    for (const auto& l : window.loads) add_stage(l.node, l.bytes, l.seconds);
+    for (const auto& s : window.startups) add_startup(s.size_class, s.gpus, s.seconds);
+}
+
 std::size_t PriorBook::startups(const std::string& size_class, int gpus) const {
     auto it = startups_.find({size_class, gpus});
     return it == startups_.end() ? 0 : it->second.size();

@@ -4,7 +4,7 @@
 // p90 of the most recent runs, so one slow run on a sick node does not poison the estimate),
 // falling back to the suite author's prior, then to sample count x per-sample cost by kind,
 // and finally to a conservative guess that is marked as such. Pure: the SQLite side lives in
-// common/store/evalsched_store, which fills a PriorBook from its tables.
+// common/store/evalsched_store, whose rows (recent_priors) a PriorBook takes with add_window.
 #pragma once
 
 #include <deque>
@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/cost_model.hpp"
 #include "evalsched/core/suite.hpp"
 
@@ -53,6 +54,8 @@ public:
     // init and the model load from the staged copy; the staging copy is not in it). Kept per
     // size class and GPU count, newest `window`.
     void add_startup(const std::string& size_class, int gpus, double seconds);
+    // Every row of the store's window (store::recent_priors), oldest first within a key.
+    void add_window(const store::PriorWindow& window);
 
     // Inference time of the whole dataset for this model on `gpus` GPUs. History for the exact
     // GPU count wins; history at another GPU count is rescaled before the cost model is used.

@@ -39,7 +39,7 @@ void Scheduler::tick() noexcept {
     try {
         // Priors are re-read each round: the finished trials of the last round refine them.
         priors_ = PriorBook();
-        store::fill_prior_book(db_, priors_);
+        priors_.add_window(store::recent_priors(db_));
         std::string error;
         auto jobs = slurm::load_jobs(error);
         if (!jobs) {

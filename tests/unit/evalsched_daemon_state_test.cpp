@@ -505,7 +505,7 @@ TEST_CASE("a trial's startup is its wall time beyond the inference its parts rep
     CHECK(learned[0].checkpoint == "run7/step-100");
     // The next submission's trials carry it, and `evalsched priors` lists it first.
     PriorBook book;
-    acme::store::fill_prior_book(db, book);
+    book.add_window(acme::store::recent_priors(db));
     const auto req = parse_submit(nlohmann::json{{"checkpoint", "/ckpt/run7/step-200"}, {"suite", kSuite}}.dump());
     for (const auto& t : make_trials(req.suite, Checkpoint{"run7/step-200", "x", "/out", ModelSpec{}}, book).trials) CHECK(t.startup_s == doctest::Approx(4.7));
     const auto priors = priors_json(db, "");

@@ -31,7 +31,7 @@ TEST_CASE("recent runs come back per key, newest N only, oldest first") {
     CHECK(runs[20].fraction == 0.5);
 }
 
-TEST_CASE("priors survive a daemon restart: the store fills a PriorBook that estimates from history") {
+TEST_CASE("priors survive a daemon restart: the store's rows fill a PriorBook that estimates from history") {
     acme::test::TempDir dir;
     {
         auto db = open_evalsched_store(dir.file("e.db"));
@@ -74,7 +74,7 @@ TEST_CASE("learned startups survive a restart: the newest window per size class 
     const auto rows = recent_startups(db);
     CHECK(rows.size() == 21);
     acme::evalsched::PriorBook book;
-    fill_prior_book(db, book);
+    book.add_window(recent_priors(db));
     CHECK(book.startups("7b", 1) == 20);
     CHECK(book.startup_seconds({7, 14e9}, 1) == doctest::Approx(4.975));
     CHECK(book.startup_seconds({70, 140e9}, 8) == doctest::Approx(90));

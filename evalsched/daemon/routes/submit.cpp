@@ -49,7 +49,7 @@ Reply route_submit(RouteContext& ctx) {
     sr.served = ctx.config.pilots && sr.suite.serving.has_value();
     const Suite suite = sr.served ? serving_suite(sr.suite) : sr.suite;
     PriorBook priors;
-    store::fill_prior_book(ctx.db, priors);
+    priors.add_window(store::recent_priors(ctx.db));
     const ModelSpec model{sr.params_b, sr.checkpoint_bytes};
     // The trials' commands name the evaluation's output directory, known once its id is.
     std::int64_t id = 0;
