@@ -15,7 +15,7 @@
 
 #include "common/util/version.hpp"
 #include "evalsched/core/checkpoint_files.hpp"
-#include "spank/faultguard/core/checkpoints.hpp"
+#include "common/recovery/checkpoints.hpp"
 
 int main(int argc, char** argv) {
     std::string dir, rules;

@@ -8,7 +8,7 @@
 
 #include "common/slurm/job_type.hpp"
 #include "common/util/parse.hpp"
-#include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/faultguard_options.hpp"
 #include "spank/faultguard/core/recovery_options.hpp"
 #include "spank/faultguard/plugin.hpp"
 #include "spank/option_env.hpp"

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "spank/faultguard/core/checkpoints.hpp"
+#include "common/recovery/checkpoints.hpp"
 #include "common/util/version.hpp"
 
 int main(int argc, char** argv) {

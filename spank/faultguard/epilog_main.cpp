@@ -33,7 +33,7 @@
 #include "spank/faultguard/core/spool_records.hpp"
 #include "spank/faultguard/record_publish.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
-#include "spank/faultguard/core/recovery_policy.hpp"
+#include "common/recovery/recovery_policy.hpp"
 #include "spank/faultguard/core/recovery_release.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/util/spawn.hpp"

@@ -16,13 +16,13 @@
 #include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
 #include "common/nvml/library.hpp"
-#include "spank/faultguard/core/recovery_policy.hpp"
+#include "common/recovery/recovery_policy.hpp"
 #include "spank/faultguard/core/recovery_release.hpp"
 #include "common/slurm/jobs.hpp"
 #include "common/slurm/actions.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_gpu.hpp"
-#include "spank/gputrace/core/sampler.hpp"
+#include "common/nvml/device_selection.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
         if (const auto promised = slurm::node_gpu_count(node); promised && static_cast<int>(devices.size()) < *promised)
             problems.push_back(fmt::format("NVML shows {} GPUs, Slurm promises {}", devices.size(), *promised));
         const auto ids = util::parse_id_list(gpus).value_or(std::vector<int>{});
-        const auto selection = telemetry::select_devices(devices, ids);
+        const auto selection = nvml::select_devices(devices, ids);
         for (int missing : selection.missing) problems.push_back(fmt::format("GPU {} not found by NVML", missing));
         for (const auto& d : selection.devices) {
             const auto r = nvml->read(d.handle);

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/faultguard_options.hpp"
 #include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/plugin.hpp"
 #include "spank/option_env.hpp"

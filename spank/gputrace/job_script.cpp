@@ -10,7 +10,7 @@
 
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
-#include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/faultguard_options.hpp"
 #include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"

@@ -25,6 +25,7 @@
 #include "common/slurm/jobs.hpp"
 #include "common/store/spool.hpp"
 #include "spank/gputrace/core/job_watch.hpp"
+#include "common/nvml/device_selection.hpp"
 #include "spank/gputrace/core/sampler.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
@@ -223,7 +224,7 @@ int run(const Options& o) {
     watchdog.arm(o.call_timeout, "device enumeration");
     const auto all = nvml->devices(error);
     watchdog.disarm();
-    auto selection = telemetry::select_devices(all, *job_gpus);
+    auto selection = nvml::select_devices(all, *job_gpus);
     if (!selection.missing.empty()) {
         std::string ids;
         for (int id : selection.missing) ids += (ids.empty() ? "" : ",") + std::to_string(id);

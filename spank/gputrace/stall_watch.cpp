@@ -14,8 +14,8 @@
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/gputrace/core/live_slowness.hpp"
-#include "spank/faultguard/core/recovery_policy.hpp"
-#include "spank/faultguard/core/xid_actions.hpp"
+#include "common/recovery/recovery_policy.hpp"
+#include "common/recovery/xid_actions.hpp"
 
 namespace acme::telemetry {
 

@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 
 #include "common/diagnose/engine.hpp"
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 #ifndef ACME_RULES_DIR
 #error "build with -DACME_RULES_DIR=\"<tree>/rules\""

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "spank/faultguard/core/checkpoints.hpp"
+#include "common/recovery/checkpoints.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

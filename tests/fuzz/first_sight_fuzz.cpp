@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);

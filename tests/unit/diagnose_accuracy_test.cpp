@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 namespace fs = std::filesystem;
 using namespace acme::diagnose;

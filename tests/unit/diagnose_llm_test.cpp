@@ -19,8 +19,8 @@
 #include "common/diagnose/llm_client.hpp"
 #include "common/util/https_post.hpp"
 #include "common/diagnose/rule_draft.hpp"
-#include "spank/faultguard/core/recovery_policy.hpp"
-#include "spank/faultguard/core/xid_actions.hpp"
+#include "common/recovery/recovery_policy.hpp"
+#include "common/recovery/xid_actions.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::diagnose;

@@ -8,7 +8,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/redact.hpp"
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 using acme::diagnose::redact;
 

@@ -13,7 +13,7 @@
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/follows.hpp"
 #include "evalsched/daemon/state.hpp"
-#include "spank/faultguard/core/checkpoints.hpp"
+#include "common/recovery/checkpoints.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

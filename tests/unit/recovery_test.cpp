@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "spank/faultguard/core/recovery_options.hpp"
-#include "spank/faultguard/core/checkpoints.hpp"
-#include "spank/faultguard/core/recovery_policy.hpp"
+#include "common/recovery/checkpoints.hpp"
+#include "common/recovery/recovery_policy.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme;

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "spank/faultguard/core/faultguard_options.hpp"
+#include "spank/faultguard_options.hpp"
 #include "spank/option_env.hpp"
 
 TEST_CASE("SPANK option environment names are Slurm's") {

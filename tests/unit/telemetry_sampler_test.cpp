@@ -7,6 +7,7 @@
 
 #include "common/nvml/library.hpp"
 #include "common/store/spool.hpp"
+#include "common/nvml/device_selection.hpp"
 #include "spank/gputrace/core/sampler.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -73,7 +74,7 @@ TEST_CASE("the job's GPUs are found by minor number, not NVML index") {
     REQUIRE(all.size() == 4);
     CHECK(all[0].minor == 3);
 
-    const auto sel = telemetry::select_devices(all, {0, 1});
+    const auto sel = nvml::select_devices(all, {0, 1});
     REQUIRE(sel.devices.size() == 2);
     CHECK(sel.missing.empty());
     telemetry::Sampler sampler(*lib, sel.devices);
@@ -92,7 +93,7 @@ TEST_CASE("GPU ids NVML does not show are reported as missing") {
     FakeScenario scenario(kReversed);
     auto lib = open_fake();
     std::string error;
-    const auto sel = telemetry::select_devices(lib->devices(error), {1, 7});
+    const auto sel = nvml::select_devices(lib->devices(error), {1, 7});
     CHECK(sel.devices.size() == 1);
     CHECK(sel.missing == std::vector<int>{7});
 }
@@ -101,7 +102,7 @@ TEST_CASE("an injected XID arrives with its GPU; XIDs on other jobs' GPUs do not
     FakeScenario scenario(kReversed);
     auto lib = open_fake();
     std::string error;
-    const auto sel = telemetry::select_devices(lib->devices(error), {0, 1});
+    const auto sel = nvml::select_devices(lib->devices(error), {0, 1});
     telemetry::Sampler sampler(*lib, sel.devices);
     REQUIRE(lib->watch_events(error));
     const auto events = sampler.events(200, 1234.5);
@@ -117,7 +118,7 @@ TEST_CASE("a GPU that falls off the bus is reported once as gpu_lost") {
     FakeScenario scenario("[[gpu]]\nminor = 0\nutil = 50\nlost_at = 0.2\n");
     auto lib = open_fake();
     std::string error;
-    telemetry::Sampler sampler(*lib, telemetry::select_devices(lib->devices(error), {0}).devices);
+    telemetry::Sampler sampler(*lib, nvml::select_devices(lib->devices(error), {0}).devices);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const auto samples = sampler.sample(1.0);
     REQUIRE(samples.size() == 1);
@@ -149,7 +150,7 @@ TEST_CASE("samples, events and the summary land in the spool with a verdict per 
     telemetry::SpoolWriter writer(db);
     auto lib = open_fake();
     std::string error;
-    const auto sel = telemetry::select_devices(lib->devices(error), {0, 1});
+    const auto sel = nvml::select_devices(lib->devices(error), {0, 1});
     telemetry::Sampler sampler(*lib, sel.devices);
     REQUIRE(lib->watch_events(error));
 

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/diagnose/fallback.hpp"
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 2) {

@@ -4,22 +4,6 @@
 
 namespace acme::telemetry {
 
-Selection select_devices(const std::vector<nvml::Library::Device>& all, const std::vector<int>& job_gpus) {
-    Selection s;
-    for (int id : job_gpus) {
-        bool found = false;
-        for (const auto& d : all) {
-            if (d.minor == id) {
-                s.devices.push_back(d);
-                found = true;
-                break;
-            }
-        }
-        if (!found) s.missing.push_back(id);
-    }
-    return s;
-}
-
 Sampler::Sampler(nvml::Library& nvml, std::vector<nvml::Library::Device> devices)
     : nvml_(nvml), devices_(std::move(devices)), lost_reported_(devices_.size(), false) {
     nvml_.track(devices_);

@@ -10,16 +10,6 @@
 
 namespace acme::telemetry {
 
-struct Selection {
-    std::vector<nvml::Library::Device> devices;  // the job's GPUs, in the order asked
-    std::vector<int> missing;                    // asked-for ids NVML does not show
-};
-
-// Picks the job's GPUs by minor number: Slurm's GPU ids (SLURM_JOB_GPUS) count the
-// /dev/nvidiaN nodes that gres.conf File= names, and N is the minor number. NVML's own
-// enumeration order (PCI bus order) can differ, so it is never used.
-Selection select_devices(const std::vector<nvml::Library::Device>& all, const std::vector<int>& job_gpus);
-
 class Sampler {
 public:
     Sampler(nvml::Library& nvml, std::vector<nvml::Library::Device> devices);

@@ -1,6 +1,7 @@
 // The labelled diagnosis corpus (tests/data/diagnosis/<reason>/<case>.log + optional .toml) and
 // how the shipped rules score on it. Shared by the unit accuracy test, which asserts the floors,
-// and by tests/bench/diagnose, which prints the same figures for a person to read.
+// by tests/bench/diagnose, which prints the same figures for a person to read, and by
+// acme-fallback-train, which learns the fallback's model from it at build time.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-#include "tests/bench/diagnose_corpus.hpp"
+#include "common/diagnose/corpus.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "spank/faultguard/core/xid_actions.hpp"
+#include "common/recovery/xid_actions.hpp"
 
 #include <algorithm>
 

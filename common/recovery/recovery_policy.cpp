@@ -1,4 +1,4 @@
-#include "spank/faultguard/core/recovery_policy.hpp"
+#include "common/recovery/recovery_policy.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "spank/faultguard/core/checkpoints.hpp"
+#include "common/recovery/checkpoints.hpp"
 
 #include <fnmatch.h>
 

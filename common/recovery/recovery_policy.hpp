@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/diagnose/engine.hpp"
-#include "spank/faultguard/core/xid_actions.hpp"
+#include "common/recovery/xid_actions.hpp"
 
 namespace acme::recovery {
 
