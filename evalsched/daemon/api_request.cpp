@@ -57,48 +57,33 @@ bool valid_name(std::string_view name) {
     return true;
 }
 
-std::optional<RouteMatch> match_route(std::string_view method, std::string_view path) {
-    if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
-    constexpr std::string_view evals = "/v1/evaluations";
-    const bool get = method == "GET", post = method == "POST";
-    if (path == evals || path == "/v1/evaluations/") {
-        if (get) return RouteMatch{Route::list, 0, {}};
-        if (post) return RouteMatch{Route::submit, 0, {}};
-        return std::nullopt;
-    }
-    if (path == "/v1/health" && get) return RouteMatch{Route::health, 0, {}};
-    if (path == "/v1/follows" && post) return RouteMatch{Route::follow, 0, {}};
-    if (path == "/v1/follows" && get) return RouteMatch{Route::follows, 0, {}};
-    if (path.starts_with("/v1/follows/") && path.ends_with("/cancel") && post) {
-        const std::string_view rest = path.substr(12, path.size() - 12 - 7);
-        auto id = parse_id(rest);
-        if (!id) throw RequestError(fmt::format("follow id '{}' is not a number: use the ID evalsched follow printed", printable(rest, 40)));
-        return RouteMatch{Route::follow_cancel, *id, {}};
-    }
-    if (path.starts_with("/v1/evaluations/")) {
-        std::string_view rest = path.substr(evals.size() + 1);
-        bool cancel = false;
-        if (rest.ends_with("/cancel")) {
-            cancel = true;
-            rest.remove_suffix(7);
+std::optional<PathArgs> match_path(std::string_view pattern, std::string_view path, std::string_view bad_argument) {
+    PathArgs args;
+    while (!pattern.empty()) {
+        if (path.empty() || pattern[0] != '/' || path[0] != '/') return std::nullopt;
+        pattern.remove_prefix(1);
+        path.remove_prefix(1);
+        const auto pattern_end = pattern.find('/');
+        const std::string_view want = pattern.substr(0, pattern_end);
+        const bool last = pattern_end == std::string_view::npos;
+        const bool placeholder = want == "{id}" || want == "{name}";
+        const auto path_end = placeholder && last ? std::string_view::npos : path.find('/');
+        const std::string_view got = path.substr(0, path_end);
+        if (!placeholder) {
+            if (got != want) return std::nullopt;
+        } else if (want == "{id}") {
+            const auto id = parse_id(got);
+            if (!id) throw RequestError(fmt::format(fmt::runtime(bad_argument), printable(got, 40)));
+            args.id = *id;
+        } else {
+            if (!got.empty() && !valid_name(got)) throw RequestError(fmt::format(fmt::runtime(bad_argument), printable(got, 40)));
+            args.arg = std::string(got);
         }
-        auto id = parse_id(rest);
-        if (!id) throw RequestError(fmt::format("evaluation id '{}' is not a number: use the ID evalsched status prints", printable(rest, 40)));
-        if (cancel && post) return RouteMatch{Route::cancel, *id, {}};
-        if (!cancel && get) return RouteMatch{Route::show, *id, {}};
-        return std::nullopt;
+        pattern = last ? std::string_view() : pattern.substr(pattern_end);
+        path = path_end == std::string_view::npos ? std::string_view() : path.substr(path_end);
     }
-    if (path.starts_with("/v1/report/") && get) {
-        std::string arg(path.substr(11));
-        if (!valid_name(arg)) throw RequestError("report: name a run ([A-Za-z0-9._-]) or an evaluation id");
-        return RouteMatch{Route::report, 0, arg};
-    }
-    if ((path == "/v1/priors" || path.starts_with("/v1/priors/")) && get) {
-        std::string arg = path.size() > 11 ? std::string(path.substr(11)) : std::string();
-        if (!arg.empty() && !valid_name(arg)) throw RequestError("priors: name a dataset ([A-Za-z0-9._-])");
-        return RouteMatch{Route::priors, 0, arg};
-    }
-    return std::nullopt;
+    if (!path.empty()) return std::nullopt;
+    return args;
 }
 
 SubmitRequest parse_submit(std::string_view body) {

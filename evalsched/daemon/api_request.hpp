@@ -1,4 +1,5 @@
-// The API's requests: the route a method and URI name, and the JSON body of a submission,
+// The API's requests: the arguments a route's path carries (the table of routes is
+// routes/table.cpp), and the JSON body of a submission,
 // checked down to every field before anything is stored. Pure (no sockets, no Slurm), so the
 // fuzz target runs the same code the daemon does. Every refusal is one line naming the field
 // and what to send instead; the daemon answers it with 400.
@@ -20,27 +21,19 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class Route {
-    list,        // GET  /v1/evaluations
-    submit,      // POST /v1/evaluations
-    show,        // GET  /v1/evaluations/<id>
-    cancel,      // POST /v1/evaluations/<id>/cancel
-    report,      // GET  /v1/report/<name or id>
-    priors,      // GET  /v1/priors[/<dataset>]
-    health,      // GET  /v1/health
-    follow,        // POST /v1/follows (evalsched follow)
-    follows,       // GET  /v1/follows
-    follow_cancel, // POST /v1/follows/<id>/cancel
+// The arguments a route's path carries: {id} (an evaluation or follow id) or {name} (a run,
+// an evaluation id, a dataset).
+struct PathArgs {
+    std::int64_t id = 0;
+    std::string arg;
 };
 
-struct RouteMatch {
-    Route route;
-    std::int64_t id = 0;   // show, cancel, follow_cancel
-    std::string arg;       // report, priors
-};
-
-// nullopt: no such route (404); RequestError: a route with a bad argument (400).
-std::optional<RouteMatch> match_route(std::string_view method, std::string_view path);
+// Matches `path` (no query string) against one route's pattern: literal segments, "{id}" (a
+// positive integer) and "{name}" ([A-Za-z0-9._-], or empty). A placeholder that ends the pattern
+// takes the rest of the path, slashes included, so a bad argument gets its own 400 rather than
+// a 404. nullopt: not this pattern's shape. RequestError: this shape, a bad argument; its text
+// is `bad_argument` with "{}" standing for the argument as printable() quotes it.
+std::optional<PathArgs> match_path(std::string_view pattern, std::string_view path, std::string_view bad_argument);
 
 struct SubmitRequest {
     std::string checkpoint_path;   // absolute, as the user sees it on shared storage

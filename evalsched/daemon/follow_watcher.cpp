@@ -148,7 +148,7 @@ void FollowWatcher::take_scan(const FollowRow& f, const FollowMemory& memory, co
         else if (s && s->parameters > 0) body["params_b"] = std::max(s->parameters / 1e9, 0.001);
         const std::string text = body.dump();
         RouteMatch match;
-        match.route = Route::submit;
+        match.row = &route_row("POST", "/v1/evaluations");
         RouteContext ctx{db_, config_, caller, match, text, caches, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now};
         const Reply reply = route_submit(ctx);
         const nlohmann::json r = nlohmann::json::parse(reply.text, nullptr, false);

@@ -312,14 +312,15 @@ void HttpApi::handle(evhttp_request* req) {
         }
         // Bodies are bounded by evhttp (listen: 2 MiB); only a POST carries one.
         std::string body = post ? body_of(req) : std::string();
-        if (route->route == Route::submit) {
+        // Submissions are built on the submit worker's thread; the event loop only reads.
+        if (route->row->handler == &route_submit) {
             if (!submitter_->post(req, *caller, std::move(body), now_s()))
                 send(req, error_reply(503, "evalschedd is busy with other submissions: retry in a few seconds"));
             return;
         }
         RouteContext ctx{db_, config_, *caller, *route, body, caches_, wake_, cluster_gpus_ ? cluster_gpus_->load() : 0, now_s(),
                          status_};
-        send(req, handler_for(route->route)(ctx));
+        send(req, route->row->handler(ctx));
     } catch (const std::exception& ex) {
         long held = 0;
         if (failed_log_.allow(mono_s(), held)) log_line("request failed: {}{}", ex.what(), held ? fmt::format(" ({} more not logged)", held) : "");

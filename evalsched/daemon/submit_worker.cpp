@@ -77,7 +77,7 @@ void SubmitWorker::run() {
         Reply reply;
         try {
             RouteMatch match;
-            match.route = Route::submit;
+            match.row = &route_row("POST", "/v1/evaluations");
             RouteContext ctx{db_, config_, job.caller, match, job.body, caches, wake_,
                              cluster_gpus_ ? cluster_gpus_->load() : 0, job.now};
             reply = route_submit(ctx);

@@ -1,9 +1,10 @@
-// libFuzzer target for evalschedd's request parsing: the first byte picks a route check or a
-// submission body. Any input is routed, parsed, or refused with RequestError / SuiteError;
+// libFuzzer target for evalschedd's request parsing: the first byte picks a path against one of
+// the route table's pattern shapes, or a submission body. Any input is routed, parsed, or refused with RequestError / SuiteError;
 // nothing else may escape, crash or hang. An accepted submission is cut into trials, as the
 // daemon does next.
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
         if (data[0] & 1) {
-            auto r = match_route(data[0] & 2 ? "POST" : "GET", text);
-            if (r && (r->route == Route::show || r->route == Route::cancel) && r->id <= 0) std::abort();
+            // The shapes routes/table.cpp uses: literals only, {id} in the middle, {id} or
+            // {name} taking the rest of the path.
+            static constexpr std::string_view kShapes[] = {"/v1/evaluations", "/v1/evaluations/{id}", "/v1/evaluations/{id}/cancel",
+                                                           "/v1/report/{name}", "/v1/priors/{name}"};
+            const std::string_view shape = kShapes[(data[0] >> 1) % std::size(kShapes)];
+            const auto args = match_path(shape, text, "bad '{}'");
+            if (args && shape.find("{id}") != std::string_view::npos && args->id <= 0) std::abort();
+            if (args && !args->arg.empty() && !valid_name(args->arg)) std::abort();
         } else {
             const SubmitRequest req = parse_submit(text);
             if (!valid_name(req.name) || !valid_name(req.checkpoint) || req.checkpoint_path.empty() || req.checkpoint_path[0] != '/')

@@ -12,6 +12,7 @@
 
 #include "evalsched/daemon/api_request.hpp"
 #include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/routes/route.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -21,15 +22,35 @@ const char* kSuite = "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {data
 }
 
 TEST_CASE("API routes: ids are numbers, names are plain") {
-    CHECK(match_route("GET", "/v1/evaluations")->route == Route::list);
-    CHECK(match_route("POST", "/v1/evaluations")->route == Route::submit);
+    CHECK((match_route("GET", "/v1/evaluations")->row->handler == &route_list));
+    CHECK((match_route("GET", "/v1/evaluations/?state=running")->row->handler == &route_list));
+    CHECK((match_route("POST", "/v1/evaluations")->row->handler == &route_submit));
     CHECK(match_route("GET", "/v1/evaluations/12")->id == 12);
-    CHECK(match_route("POST", "/v1/evaluations/12/cancel")->route == Route::cancel);
+    CHECK((match_route("GET", "/v1/evaluations/12")->row->handler == &route_show));
+    CHECK((match_route("POST", "/v1/evaluations/12/cancel")->row->handler == &route_cancel));
+    CHECK(match_route("POST", "/v1/evaluations/12/cancel")->id == 12);
     CHECK(match_route("GET", "/v1/report/run7")->arg == "run7");
+    CHECK(match_route("GET", "/v1/priors")->arg.empty());
+    CHECK(match_route("GET", "/v1/priors/mmlu")->arg == "mmlu");
+    CHECK((match_route("GET", "/v1/health")->row->handler == &route_health));
+    CHECK((match_route("POST", "/v1/follows")->row->handler == &route_follow));
+    CHECK((match_route("GET", "/v1/follows")->row->handler == &route_follows));
+    CHECK(match_route("POST", "/v1/follows/3/cancel")->id == 3);
     CHECK_FALSE(match_route("DELETE", "/v1/evaluations"));
     CHECK_FALSE(match_route("GET", "/etc/passwd"));
+    CHECK_FALSE(match_route("GET", "/v1/evaluationsx"));
+    CHECK_FALSE(match_route("GET", "/v1/health/x"));
+    // A route's shape with the wrong method is 404, not a complaint about its argument.
+    CHECK_FALSE(match_route("GET", "/v1/evaluations/12/cancel"));
+    CHECK_FALSE(match_route("POST", "/v1/evaluations/12"));
     CHECK_THROWS_WITH_AS(match_route("GET", "/v1/evaluations/abc"), doctest::Contains("is not a number"), RequestError);
+    CHECK_THROWS_WITH_AS(match_route("POST", "/v1/evaluations/abc/cancel"), doctest::Contains("evaluation id 'abc' is not a number"), RequestError);
+    CHECK_THROWS_WITH_AS(match_route("GET", "/v1/evaluations/0"), doctest::Contains("is not a number"), RequestError);
+    CHECK_THROWS_WITH_AS(match_route("POST", "/v1/follows/x/cancel"), doctest::Contains("follow id 'x'"), RequestError);
     CHECK_THROWS_AS(match_route("GET", "/v1/report/../x"), RequestError);
+    CHECK_THROWS_WITH_AS(match_route("GET", "/v1/priors/a b"), doctest::Contains("priors: name a dataset"), RequestError);
+    CHECK((&route_row("POST", "/v1/evaluations") == match_route("POST", "/v1/evaluations")->row));
+    CHECK_THROWS_AS(route_row("PUT", "/v1/evaluations"), std::logic_error);
 }
 
 TEST_CASE("a submission names run and checkpoint from the path unless given") {

@@ -226,7 +226,7 @@ TEST_CASE("submit: a serving suite is served in mode = pilots (client commands, 
     ApiCaches caches;
     const std::function<void()> wake = [] {};
     RouteMatch match;
-    match.route = Route::submit;
+    match.row = &route_row("POST", "/v1/evaluations");
     const std::string suite =
         "[suite]\nname = \"t\"\ncommand = \"eval {checkpoint} {dataset} {output}\"\nbundle_command = \"eval {checkpoint} {datasets} {output}\"\n"
         "serve_command = \"vllm serve {checkpoint} --port {port}\"\nclient_command = \"client {base_url} {dataset} {output}\"\n"

@@ -73,7 +73,7 @@ TEST_CASE("submit: a dataset whose known run time no window holds is refused nam
     ApiCaches caches;
     const std::function<void()> wake = [] {};
     RouteMatch match;
-    match.route = Route::submit;
+    match.row = &route_row("POST", "/v1/evaluations");
     auto submit = [&](const std::string& suite) {
         const std::string body = nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", suite}, {"params_b", 7}}.dump();
         RouteContext ctx{db, config, alice, match, body, caches, wake, 8, 1000};

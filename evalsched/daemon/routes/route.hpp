@@ -1,10 +1,13 @@
 // The API's routes as tmux has its commands: one handler per route, each in its own file
-// (routes/<route>.cpp), found through one table (handler_for). HttpApi::handle only
-// authenticates the caller, matches the route and hands it here; a handler reads and writes
-// the store, never a socket, so it answers a Reply the event loop sends (and tests read).
+// (routes/<route>.cpp), and one table of {method, path pattern, handler} rows
+// (routes/table.cpp) that matching walks. HttpApi::handle only authenticates the caller,
+// matches the route and hands it here; a handler reads and writes the store, never a socket,
+// so it answers a Reply the event loop sends (and tests read).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +32,33 @@ Reply error_reply(int code, const std::string& message);
 // The text of a JSON body as every reply writes it (invalid UTF-8 replaced, not refused).
 std::string body_text(const nlohmann::json& body);
 
+struct RouteContext;
+using RouteHandler = Reply (*)(RouteContext&);
+
+// One route: a row of the table. bad_argument is the 400's text for a path of this shape whose
+// {id} or {name} is not one ("{}" stands for what was sent).
+struct RouteRow {
+    std::string_view method;   // GET or POST
+    std::string_view pattern;  // "/v1/evaluations/{id}/cancel"
+    RouteHandler handler;
+    std::string_view bad_argument;
+};
+
+struct RouteMatch {
+    const RouteRow* row = nullptr;
+    std::int64_t id = 0;   // the path's {id}
+    std::string arg;       // the path's {name}
+};
+
+// Walks the table. nullopt: no such route (404); RequestError: a route's shape with a bad
+// argument (400), unless another route of that shape takes the argument (then 404: the
+// method is wrong, not the argument).
+std::optional<RouteMatch> match_route(std::string_view method, std::string_view path);
+
+// The row for a method and pattern as the table spells them (submissions that do not come
+// through a request, e.g. a follow's, use submit's); std::logic_error when there is none.
+const RouteRow& route_row(std::string_view method, std::string_view pattern);
+
 // Everything one request's handler may use; the caller is the connection's peer (SO_PEERCRED).
 struct RouteContext {
     store::Database& db;
@@ -42,11 +72,6 @@ struct RouteContext {
     double now = 0;                      // Unix seconds
     const SchedulerStatus* status = nullptr;  // the scheduler's trouble and forecasts; null: none
 };
-
-using RouteHandler = Reply (*)(RouteContext&);
-
-// The handler of `route`; every Route has one.
-RouteHandler handler_for(Route route);
 
 // One per route (routes/<name>.cpp).
 Reply route_health(RouteContext& ctx);
