@@ -10,7 +10,7 @@
 
 #include "common/store/database.hpp"
 #include "evalsched/core/trials.hpp"
-#include "evalsched/daemon/api_request.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
 #include "evalsched/daemon/rows.hpp"
 
 namespace acme::evalsched {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "evalsched/core/follow_plan.hpp"
-#include "evalsched/daemon/api_request.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
 
 namespace acme::evalsched {
 

@@ -14,7 +14,7 @@
 
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/log.hpp"
-#include "evalsched/daemon/routes/route.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "evalsched/core/user_environment.hpp"
 #include "evalsched/daemon/user_files.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "common/store/database.hpp"
 #include "evalsched/core/follow_plan.hpp"
-#include "evalsched/daemon/api_request.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
 #include "evalsched/daemon/follow_request.hpp"
 #include "evalsched/daemon/rows.hpp"
 

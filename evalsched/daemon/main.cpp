@@ -22,9 +22,9 @@
 #include "common/util/version.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/follow_watcher.hpp"
-#include "evalsched/daemon/http_api.hpp"
+#include "evalsched/daemon/api/http_api.hpp"
 #include "evalsched/daemon/log.hpp"
-#include "evalsched/daemon/scheduler.hpp"
+#include "evalsched/daemon/sched/scheduler.hpp"
 
 
 namespace {

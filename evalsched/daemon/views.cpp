@@ -10,7 +10,7 @@
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/columns.hpp"
 #include "evalsched/core/priors.hpp"
-#include "evalsched/daemon/progress.hpp"
+#include "evalsched/daemon/sched/progress.hpp"
 
 namespace acme::evalsched {
 namespace {

@@ -37,8 +37,8 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/core/trials.hpp"
-#include "evalsched/daemon/api_request.hpp"
-#include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/state.hpp"
 
 using namespace acme::evalsched;

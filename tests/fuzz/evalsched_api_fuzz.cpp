@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "evalsched/core/trials.hpp"
-#include "evalsched/daemon/api_request.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace acme::evalsched;

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/evalsched_store.hpp"
-#include "evalsched/daemon/http_api.hpp"
+#include "evalsched/daemon/api/http_api.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "evalsched/daemon/job_outputs.hpp"
+#include "evalsched/daemon/sched/job_outputs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace acme::evalsched;

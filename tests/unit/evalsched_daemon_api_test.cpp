@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evalsched/daemon/api_request.hpp"
-#include "evalsched/daemon/job_script.hpp"
-#include "evalsched/daemon/routes/route.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -125,7 +125,7 @@ TEST_CASE("a metric job scores only when every trial of its dataset finished and
 #include <event2/event.h>
 
 #include "common/store/evalsched_store.hpp"
-#include "evalsched/daemon/submit_worker.hpp"
+#include "evalsched/daemon/api/submit_worker.hpp"
 
 TEST_CASE("submissions are built on the worker thread and answered on the event loop") {
     acme::test::TempDir dir;

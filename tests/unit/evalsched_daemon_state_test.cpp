@@ -8,9 +8,9 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/config.hpp"
-#include "evalsched/daemon/job_files.hpp"
+#include "evalsched/daemon/sched/job_files.hpp"
 #include "evalsched/daemon/state.hpp"
-#include "evalsched/daemon/trial_kind.hpp"
+#include "evalsched/daemon/sched/trial_kind.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

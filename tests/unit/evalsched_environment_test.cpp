@@ -8,7 +8,7 @@
 #include "evalsched/core/suite.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/core/user_environment.hpp"
-#include "evalsched/daemon/api_request.hpp"
+#include "evalsched/daemon/api/api_request.hpp"
 
 using namespace acme::evalsched;
 

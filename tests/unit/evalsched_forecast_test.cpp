@@ -7,7 +7,7 @@
 #include "evalsched/cli/watch.hpp"
 #include "evalsched/core/forecast.hpp"
 #include "evalsched/cli/render.hpp"
-#include "evalsched/daemon/progress.hpp"
+#include "evalsched/daemon/sched/progress.hpp"
 #include "evalsched/daemon/sched_status.hpp"
 
 using namespace acme::evalsched;

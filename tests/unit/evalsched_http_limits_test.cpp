@@ -28,7 +28,7 @@
 #include <event2/event.h>
 
 #include "common/store/evalsched_store.hpp"
-#include "evalsched/daemon/http_api.hpp"
+#include "evalsched/daemon/api/http_api.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

@@ -17,7 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "evalsched/daemon/pilot_steps.hpp"
+#include "evalsched/daemon/sched/pilot_steps.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

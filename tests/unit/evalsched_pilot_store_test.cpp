@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/evalsched_store.hpp"
-#include "evalsched/daemon/job_script.hpp"
-#include "evalsched/daemon/pilot_store.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
+#include "evalsched/daemon/sched/pilot_store.hpp"
 #include "evalsched/daemon/state.hpp"
 #include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"

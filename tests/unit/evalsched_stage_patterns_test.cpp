@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "evalsched/core/suite.hpp"
-#include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
 
 using namespace acme::evalsched;
 

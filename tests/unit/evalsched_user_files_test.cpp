@@ -18,9 +18,9 @@
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/job_files.hpp"
-#include "evalsched/daemon/job_outputs.hpp"
-#include "evalsched/daemon/job_script.hpp"
+#include "evalsched/daemon/sched/job_files.hpp"
+#include "evalsched/daemon/sched/job_outputs.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/user_files.hpp"
 #include "tests/unit/temp_dir.hpp"
 

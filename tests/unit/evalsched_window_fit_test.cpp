@@ -10,7 +10,7 @@
 
 #include "common/store/evalsched_store.hpp"
 #include "evalsched/core/window_fit.hpp"
-#include "evalsched/daemon/routes/route.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
