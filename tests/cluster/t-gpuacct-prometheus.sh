@@ -43,6 +43,14 @@ for _ in $(seq 1 60); do
 done
 assert_eq 4 "${n:-0}" "GPUs of job $id scraped 3 times or more"
 
+# slurmdbd hears of the start from slurmctld's agent, seconds later on a loaded machine: until
+# then sacct (and gpuacct without the spools) lists the job PENDING, as it would for any user.
+for _ in $(seq 1 100); do
+  [ "$(sacct -j "$id" -X -n -P -o State 2>/dev/null | head -n 1)" = RUNNING ] && break
+  sleep 0.3
+done
+assert_eq RUNNING "$(sacct -j "$id" -X -n -P -o State 2>/dev/null | head -n 1)" "sacct -j $id"
+
 fields=JobID,State,AllocGPUS,GPUUtil,Verdict
 # Without Prometheus: listed, no numbers (nothing else has them for this user).
 assert_eq "$id|RUNNING|4||" "$(as_user "" -X -j "$id" -P -n --format=$fields 2>&1)" "gpuacct -j $id as $u, no Prometheus"

@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -179,6 +182,55 @@ TEST_CASE("a full submission queue refuses at once instead of growing") {
         SubmitWorker worker(base, config, acme::store::open_evalsched_store(dir.file("e.db")), [] {}, nullptr,
                             [](void*, const Reply&) {}, 0);
         CHECK_FALSE(worker.post(nullptr, Caller{}, "{}", 0));
+    }
+    event_base_free(base);
+}
+
+// Issue 33: the queue of 64 was shared first come, first served, so one user's flood of
+// submissions answered every other user 503 until it drained.
+TEST_CASE("one user's flood holds at most a quarter of the submission queue; another user still gets in") {
+    acme::test::TempDir dir;
+    DaemonConfig config;
+    config.results_dir = dir.file("results");
+    event_base* base = event_base_new();
+    {
+        // The worker holds its first submission inside `wake` until released, so what is posted
+        // after it stays queued and the test counts the queue, not the thread's speed.
+        std::mutex m;
+        std::condition_variable cv;
+        bool entered = false, release = false;
+        SubmitWorker worker(
+            base, config, acme::store::open_evalsched_store(dir.file("e.db")),
+            [&] {
+                std::unique_lock lock(m);
+                entered = true;
+                cv.notify_all();
+                cv.wait(lock, [&] { return release; });
+            },
+            nullptr, [](void*, const Reply&) {}, 8);
+        Caller alice, bob;
+        alice.uid = alice.gid = 1000;
+        alice.user = "alice";
+        bob.uid = bob.gid = 1001;
+        bob.user = "bob";
+        const std::string good = nlohmann::json{{"checkpoint", "/ckpt/run7/step-100"}, {"suite", kSuite}}.dump();
+        REQUIRE(worker.post(nullptr, alice, good, 1000.0));
+        {
+            std::unique_lock lock(m);
+            REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return entered; }));
+        }
+        // The first is being built; a quarter of 8 may wait, the third is refused.
+        CHECK(worker.post(nullptr, alice, good, 1000.0));
+        CHECK(worker.post(nullptr, alice, good, 1000.0));
+        CHECK_FALSE(worker.post(nullptr, alice, good, 1000.0));
+        CHECK(worker.post(nullptr, bob, good, 1000.0));
+        CHECK(worker.post(nullptr, bob, good, 1000.0));
+        CHECK_FALSE(worker.post(nullptr, bob, good, 1000.0));
+        {
+            std::lock_guard lock(m);
+            release = true;
+        }
+        cv.notify_all();
     }
     event_base_free(base);
 }

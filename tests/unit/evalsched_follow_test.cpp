@@ -166,3 +166,47 @@ TEST_CASE("report --format html: a line per dataset over steps, user text escape
     CHECK(label_step("iter_0012000") == 12000);
     CHECK(label_step("best") == -1);
 }
+
+// Issue 33: follows were scanned one after another on one thread, so one user's hung file
+// system held every other follow for its whole scan timeout. Here the first follow's scan can
+// only finish once the second's has run: scanned in turn, the first times out ("no answer").
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "evalsched/daemon/follow_watcher.hpp"
+
+TEST_CASE("follow scans run side by side: a scan that hangs never holds another user's follow") {
+    if (geteuid() != 0) return;  // each scan runs as the follow's user: root's to show
+    acme::test::TempDir t;
+    REQUIRE(chmod(t.path().c_str(), 0755) == 0);
+    const fs::path marks = t.path() / "marks";
+    fs::create_directories(marks);
+    REQUIRE(chmod(marks.c_str(), 01777) == 0);
+    const fs::path helper = t.path() / "scan";
+    // A stand-in for evalsched-ckpt-scan (its flags; no checkpoint found): the "slow" directory
+    // answers only after the "fast" one was scanned, for up to 20 s.
+    touch(helper, "#!/bin/sh\ncase \"$2\" in\n"
+                  "*/fast) : > '" + (marks / "fast").string() + "' ;;\n"
+                  "*/slow) i=0; while [ ! -e '" + (marks / "fast").string() + "' ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done ;;\n"
+                  "esac\nexit 0\n");
+    REQUIRE(chmod(helper.c_str(), 0755) == 0);
+
+    DaemonConfig config;
+    config.results_dir = t.file("results");
+    config.follow_helper = helper.string();
+    config.follow_scan_timeout_s = 8;
+    auto db = acme::store::open_evalsched_store(t.file("e.db"));
+    const Caller alice{65534, 65534, "nobody", false}, admin{0, 0, "root", true};
+    REQUIRE(create_follow(db, parse_follow(nlohmann::json{{"dir", "/ckpt/slow"}, {"suite", kSuite}}.dump()), alice, 1000));
+    REQUIRE(create_follow(db, parse_follow(nlohmann::json{{"dir", "/ckpt/fast"}, {"suite", kSuite}}.dump()), alice, 1000));
+
+    FollowWatcher watcher(config, acme::store::open_evalsched_store(t.file("e.db")), [] {}, nullptr);
+    watcher.scan_all(2000);
+    const auto follows = follows_json(db, admin);
+    REQUIRE(follows.size() == 2);
+    for (const auto& f : follows) {
+        INFO(f["dir"]);
+        CHECK(f["problem"] == "");
+        CHECK(f["scanned_at"] == 2000.0);
+    }
+}
