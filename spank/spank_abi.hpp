@@ -14,6 +14,7 @@ extern "C" {
 #define ACME_SPANK_EXPORT __attribute__((visibility("default")))
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -70,6 +71,12 @@ inline std::vector<std::string_view> plugstack_args(int ac, char** av) {
     std::vector<std::string_view> args;
     for (int i = 0; i < ac; ++i) args.emplace_back(av[i]);
     return args;
+}
+
+// Milliseconds since t0: the "(prolog N ms)" or "(epilog N ms)" that ends a plugin's line in
+// slurmd's log, so an admin (and tests/bench/telemetry) sees what each job paid for it.
+inline double ms_since(std::chrono::steady_clock::time_point t0) noexcept {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 inline const char* context_name(spank_context_t ctx) noexcept {

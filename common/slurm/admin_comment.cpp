@@ -101,7 +101,7 @@ struct OneJob {
 
 }  // namespace
 
-std::optional<std::string> load_admin_comment(const JobRow& row, std::string& error) {
+std::optional<std::string> load_admin_comment(const JobRow& row, std::string& error, long long* submit) {
     const unsigned job_id = row.job_id;
     std::string cluster;
     if (!accounting_cluster(cluster, error)) return std::nullopt;
@@ -126,6 +126,7 @@ std::optional<std::string> load_admin_comment(const JobRow& row, std::string& er
         }
         slurm_list_iterator_destroy(it);
         slurm_list_destroy(jobs);
+        if (submit) *submit = static_cast<long long>(newest);
         if (!out) error = "slurmdbd has no job " + std::to_string(job_id);
     }
     slurmdb_connection_close(&conn);

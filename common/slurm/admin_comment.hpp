@@ -17,9 +17,11 @@ struct JobRow {
     std::uint32_t array_task_id = 0;
 };
 
-// The AdminComment of the job's latest run ("" when it has none). nullopt with `error` set
-// (one line) when accounting is not configured, slurmdbd cannot be reached or has no such job.
-std::optional<std::string> load_admin_comment(const JobRow& job, std::string& error);
+// The AdminComment of the job's latest run ("" when it has none), and that run's submit time
+// in `submit` when given (a requeued job's next run is a new row with a later one). nullopt
+// with `error` set (one line) when accounting is not configured, slurmdbd cannot be reached or
+// has no such job.
+std::optional<std::string> load_admin_comment(const JobRow& job, std::string& error, long long* submit = nullptr);
 
 // Sets the AdminComment of the job's latest run. "" on success, else slurmdbd's error.
 std::string store_admin_comment(const JobRow& job, const std::string& value);

@@ -4,9 +4,13 @@
 // rows; asks slurmctld how the job ended; reads the tail of the job's stdout/stderr as the
 // job's user (on the batch host only); runs the diagnosis engine over all of it with the GPU
 // events the sampler recorded; stores the diagnosis; prints one line for slurmd's log.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdio>
@@ -101,8 +105,6 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
     faultguard::record_job(db, row);
 }
 
-// This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
-// and faultdiag read it from any node). Quiet on a cluster without slurmdbd.
 // What slurmstepd put in ACME_RESUME_CKPT for this run, if the job gave --ckpt-dir; the
 // hand-off file is removed either way.
 std::optional<std::string> take_resumed_from(const Options& o) {
@@ -113,9 +115,45 @@ std::optional<std::string> take_resumed_from(const Options& o) {
     return line;
 }
 
-void publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
-                    const std::optional<std::string>& resumed_from, const std::optional<store::StallRow>& stall,
-                    const std::optional<diagnose::Diagnosis>& d, const std::optional<faultguard::RecoveryDone>& recovery) {
+void print_publish_result(std::FILE* out, long long job, const std::string& node, const faultguard::PublishResult& r) {
+    if (r.published)
+        fmt::print(out, "job {} on {}: record in AdminComment ({} bytes, {} write{})\n", job, node, r.bytes, r.writes,
+                   r.writes == 1 ? "" : "s");
+    else if (!r.no_accounting)
+        fmt::print(out, "job {} on {}: record not in AdminComment: {}\n", job, node, r.error);
+}
+
+// The publisher's time: its read-back loop, and a hard stop for libslurm calls that wait on a
+// slurmdbd that accepted the connection and then hung (MessageTimeout each).
+constexpr double kPublishBudgetSeconds = 8.0;
+constexpr unsigned kPublishHardStopSeconds = 60;
+
+// What the detached publisher needs, written by the epilog into the root-only run directory.
+bool write_part_file(const std::string& path, const nlohmann::json& handoff, std::string& error) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
+        return false;
+    }
+    const std::string text = handoff.dump();
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok) {
+        error = fmt::format("short write to {}", path);
+        unlink(path.c_str());
+    }
+    return ok;
+}
+
+// This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
+// and faultdiag read it from any node). The read-back loop takes seconds (record_publish.hpp),
+// so it runs after the epilog, detached, unless this epilog requeued the job: then the next run
+// is about to get a row of its own and the part is written now, while this run's row is the
+// newest. Quiet on a cluster without slurmdbd. Returns what slurmd's log line adds about it.
+std::string publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
+                           const std::optional<std::string>& resumed_from, const std::optional<store::StallRow>& stall,
+                           const std::optional<diagnose::Diagnosis>& d,
+                           const std::optional<faultguard::RecoveryDone>& recovery) {
     faultguard::NodePartInputs in;
     in.gpus = store::job_gpu_summaries(db, o.job);
     in.events = store::job_gpu_events(db, o.job);
@@ -127,19 +165,58 @@ void publish_record(store::Database& db, const Options& o, const std::optional<s
     in.epilog_ts = wall_now();
     auto expected = slurm::expand_hostlist(o.nodelist);
     if (expected.empty()) expected = {o.node};
-    // Within the helper's own time limit (the plugin's timeout=), with room for what ran before.
     slurm::JobRow row{static_cast<unsigned>(o.job)};
     if (record && record->array_job_id != 0 && record->array_task_id < 0xfffffffeu /* NO_VAL: not a task */) {
         row.array_job_id = record->array_job_id;
         row.array_task_id = record->array_task_id;
     }
-    const auto r = faultguard::publish_node_part(row, o.restart, expected, o.node,
-                                                 faultguard::node_part(in), 8.0);
-    if (r.published)
-        fmt::print("job {} on {}: record in AdminComment ({} bytes, {} write{})\n", o.job, o.node, r.bytes, r.writes,
-                   r.writes == 1 ? "" : "s");
-    else if (!r.no_accounting)
-        fmt::print("job {} on {}: record not in AdminComment: {}\n", o.job, o.node, r.error);
+    const long long submit = record ? static_cast<long long>(record->submit_time) : 0;
+    auto part = faultguard::node_part(in);
+    if (!(recovery && recovery->requeued)) {
+        const nlohmann::json handoff = {{"job", o.job},       {"array_job_id", row.array_job_id},
+                                        {"array_task_id", row.array_task_id},
+                                        {"restart", o.restart}, {"submit", submit},
+                                        {"expected", expected}, {"node", o.node},
+                                        {"part", part}};
+        mkdir(faultguard::run_dir(o.spool).c_str(), 0700);
+        const auto path = faultguard::record_part_path(o.spool, o.node, o.job, o.restart);
+        std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+        if (const char* conf = getenv("SLURM_CONF")) env.push_back(fmt::format("SLURM_CONF={}", conf));
+        std::string error;
+        if (write_part_file(path, handoff, error) &&
+            util::spawn_detached({"/proc/self/exe", "--publish", path}, env, faultguard::log_path(o.spool, o.node), error))
+            return "; record: publishing after the epilog";
+        unlink(path.c_str());
+        fmt::print("job {} on {}: cannot publish the record after the epilog ({}); publishing now\n", o.job, o.node, error);
+    }
+    print_publish_result(stdout, o.job, o.node,
+                         faultguard::publish_node_part(row, o.restart, submit, expected, o.node, part,
+                                                       kPublishBudgetSeconds));
+    return {};
+}
+
+// acme-faultguard-epilog --publish FILE: detached (a session of its own, stdout on /dev/null,
+// stderr on the helpers' log), after the epilog released the node. Bounded: the publish gives
+// up after its budget, and SIGALRM ends the process whatever libslurm is waiting for.
+int publish_from_file(const std::string& path) {
+    alarm(kPublishHardStopSeconds);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a regular file of ours\n", util::printable(path));
+        return 2;
+    }
+    const auto handoff = nlohmann::json::parse(slurp_and_remove(path), nullptr, false);
+    if (!handoff.is_object() || !handoff.contains("part") || !handoff.contains("expected") || !handoff.contains("node")) {
+        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a record hand-off\n", util::printable(path));
+        return 2;
+    }
+    slurm::JobRow row{handoff.value("job", 0u), handoff.value("array_job_id", 0u), handoff.value("array_task_id", 0u)};
+    const auto node = handoff.value("node", std::string());
+    const auto r = faultguard::publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL),
+                                                 handoff["expected"].get<std::vector<std::string>>(), node,
+                                                 handoff["part"], kPublishBudgetSeconds);
+    print_publish_result(stderr, row.job_id, node, r);
+    return r.published || r.no_accounting ? 0 : 1;
 }
 
 // gpucheck's verdict on this node's job GPUs: healthy, faulty, or nullopt when it cannot tell
@@ -258,8 +335,9 @@ int run(const Options& o) {
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
-        fmt::print("job {} on {}: completed; nothing to diagnose\n", o.job, o.node);
-        if (o.admin_comment) publish_record(db, o, record, resumed_from, stall, std::nullopt, std::nullopt);
+        const auto published = o.admin_comment ? publish_record(db, o, record, resumed_from, stall, std::nullopt, std::nullopt)
+                                               : std::string();
+        fmt::print("job {} on {}: completed; nothing to diagnose{}\n", o.job, o.node, published);
         return 0;
     }
 
@@ -349,7 +427,10 @@ int run(const Options& o) {
             faultguard::record_diagnosis(db, o.job, o.restart, o.node, wall_now(), d);
         }
     }
-    if (o.admin_comment) publish_record(db, o, record, resumed_from, stall, d, recovery);
+    if (o.admin_comment) {
+        const auto published = publish_record(db, o, record, resumed_from, stall, d, recovery);
+        if (!published.empty()) fmt::print("job {} on {}: {}\n", o.job, o.node, published.substr(2));
+    }
     return 0;
 }
 
@@ -376,6 +457,14 @@ int main(int argc, char** argv) {
     }
     const Options& o = *parsed;
     if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart, o.exclude_node);
+    if (!o.publish.empty()) {
+        try {
+            return publish_from_file(o.publish);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "acme-faultguard-epilog --publish: {}\n", e.what());
+            return 1;
+        }
+    }
     if (o.job <= 0 || o.node.empty() || o.spool.empty() || o.rules.empty()) {
         fmt::print(stderr, "acme-faultguard-epilog: --job, --node, --spool and --rules are required\n");
         return 2;

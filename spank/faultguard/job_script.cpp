@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,19 @@ namespace acme::faultguard::plugin {
 using acme::spank::getenv_str;
 using acme::spank::plain_node_name;
 
+namespace {
+
+// A helper's output without its last newline, so the plugin's "(epilog N ms)" ends its line.
+std::string trimmed(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
+}  // namespace
+
 // The pre-job health gate: bounded, and a gate that cannot run lets the job through.
 int job_script_prolog(spank_t sp, int ac, char** av) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto config = load_config(ac, av);
     const std::string gpus = getenv_str("SLURM_JOB_GPUS");
     if (!config.health_gate || gpus.empty()) return 0;
@@ -45,13 +57,14 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         slurm_error("%s: job %u: the health gate took over %g s and was stopped; letting the job run", kPlugin, job_id,
                     config.gate_timeout);
     else if (WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 1)
-        slurm_error("%s: %s", kPlugin, r.output.c_str());
+        slurm_error("%s: %s (prolog %.0f ms)", kPlugin, trimmed(r.output).c_str(), acme::spank::ms_since(t0));
     else
-        slurm_info("%s: %s", kPlugin, r.output.c_str());
+        slurm_info("%s: %s (prolog %.0f ms)", kPlugin, trimmed(r.output).c_str(), acme::spank::ms_since(t0));
     return 0;
 }
 
 int job_script_epilog(spank_t sp, int ac, char** av) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto config = load_config(ac, av);
     uint32_t job_id = 0;
     uid_t uid = 0;
@@ -102,7 +115,7 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     else if (r.timed_out)
         slurm_error("%s: job %u: diagnosis did not finish within %g s and was stopped", kPlugin, job_id, config.timeout);
     else
-        slurm_info("%s: %s", kPlugin, r.output.c_str());
+        slurm_info("%s: %s (epilog %.0f ms)", kPlugin, trimmed(r.output).c_str(), acme::spank::ms_since(t0));
     return 0;
 }
 

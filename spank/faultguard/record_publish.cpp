@@ -29,8 +29,9 @@ bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const
 
 }  // namespace
 
-PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const std::vector<std::string>& expected,
-                                const std::string& node, const nlohmann::json& part, double budget_s) {
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
+                                const std::vector<std::string>& expected, const std::string& node,
+                                const nlohmann::json& part, double budget_s) {
     PublishResult result;
     const unsigned job_id = row.job_id;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
@@ -39,7 +40,8 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, con
     int seen = 0;
     while (seen < 2) {
         std::string error;
-        const auto field = slurm::load_admin_comment(row, error);
+        long long row_submit = 0;
+        const auto field = slurm::load_admin_comment(row, error, &row_submit);
         if (!field) {
             // slurmctld hands job records to slurmdbd through a queue: a short job (an array
             // task, often) can reach its epilog before its row does. Wait for it, within budget.
@@ -52,6 +54,13 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, con
             return result;
         }
         const auto existing = current_record(*field);
+        // The job was requeued since this run ended: its newest row is the next run's.
+        if ((run_submit > 0 && row_submit > run_submit) ||
+            (existing && existing->value("job", -1LL) == static_cast<long long>(job_id) &&
+             existing->value("restart", -1LL) > restart)) {
+            result.error = "the job was requeued before this run's part was written; not put on the next run's row";
+            return result;
+        }
         if (holds_part(existing, restart, node, part)) {
             ++seen;
         } else {

@@ -1,11 +1,13 @@
 // Puts this node's part of the acme job record into the run's AdminComment in slurmdbd.
 //
-// Every node of a job writes its own part, during its own epilog, by read-merge-write: no
-// collector, no EpilogSlurmctld, nothing on slurmctld's path. Two nodes that read the same
-// value at once would overwrite each other's part, so a writer reads back after a random delay
-// and writes again until its part has been seen in two reads in a row. The write happens inside
-// the epilog, before the run's end is complete: a requeued job's next run (a new row in
-// slurmdbd) cannot exist yet, so the part always lands on the run it describes.
+// Every node of a job writes its own part by read-merge-write: no collector, no
+// EpilogSlurmctld, nothing on slurmctld's path. Two nodes that read the same value at once
+// would overwrite each other's part, so a writer reads back after a random delay and writes
+// again until its part has been seen in two reads in a row. That takes seconds, so the epilog
+// hands it to a detached process (acme-faultguard-epilog --publish) and the node is released
+// at once. By then a requeued job's next run may already be a new row in slurmdbd: a writer
+// that finds the newest row submitted after its run (run_submit), or holding a later run's
+// record, gives its part up rather than put it on the wrong run.
 #pragma once
 
 #include <string>
@@ -25,7 +27,9 @@ struct PublishResult {
     int writes = 0;
 };
 
-PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const std::vector<std::string>& expected,
-                                const std::string& node, const nlohmann::json& part, double budget_s);
+// run_submit: the run's submit time as slurmctld gave it (0: not known, no check).
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
+                                const std::vector<std::string>& expected, const std::string& node,
+                                const nlohmann::json& part, double budget_s);
 
 }  // namespace acme::faultguard

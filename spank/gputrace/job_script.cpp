@@ -3,6 +3,7 @@
 // epilog stops it and waits a bounded time for its last flush.
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ using acme::spank::getenv_str;
 using acme::spank::plain_node_name;
 
 int job_script_prolog(spank_t sp, int ac, char** av) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto [config, errors] = load_config(ac, av);
     for (const auto& e : errors) slurm_error("%s", e.c_str());
     uint32_t job_id = 0;
@@ -82,11 +84,13 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         slurm_error("%s: job %u: cannot start the sampler: %s", kPlugin, job_id, error.c_str());
         return 0;
     }
-    slurm_info("%s: job %u: sampling GPUs %s every %g s", kPlugin, job_id, gpus.c_str(), interval);
+    slurm_info("%s: job %u: sampling GPUs %s every %g s (prolog %.0f ms)", kPlugin, job_id, gpus.c_str(), interval,
+               acme::spank::ms_since(t0));
     return 0;
 }
 
 int job_script_epilog(spank_t sp, int ac, char** av) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto [config, errors] = load_config(ac, av);
     for (const auto& e : errors) slurm_error("%s", e.c_str());
     uint32_t job_id = 0;
@@ -94,10 +98,14 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     const std::string node = getenv_str("SLURMD_NODENAME");
     if (!plain_node_name(node)) return 0;
     const auto pidfile = sampler_pidfile(config.spool, node, job_id);
-    if (access(pidfile.c_str(), F_OK) == 0 &&
-        stop_sampler(pidfile, job_id, config.stop_timeout) == StopResult::killed)
-        slurm_error("%s: job %u: the sampler did not finish within %g s and was killed; its last samples are lost",
-                    kPlugin, job_id, config.stop_timeout);
+    if (access(pidfile.c_str(), F_OK) == 0) {
+        const auto stopped = stop_sampler(pidfile, job_id, config.stop_timeout);
+        if (stopped == StopResult::killed)
+            slurm_error("%s: job %u: the sampler did not finish within %g s and was killed; its last samples are lost",
+                        kPlugin, job_id, config.stop_timeout);
+        else if (stopped == StopResult::stopped)
+            slurm_info("%s: job %u: sampler stopped (epilog %.0f ms)", kPlugin, job_id, acme::spank::ms_since(t0));
+    }
     // A sampler that crashed (or was just killed) left its series behind; node_exporter would
     // export the ended job's last values forever. The sampler removes its own file when it stops,
     // so normally there is nothing here.

@@ -52,6 +52,7 @@ const Field kFields[] = {
     {"--llm-below", &EpilogArgs::llm_below, 0, 1, "also ask when the rules' confidence is below this"},
     {"--release", &EpilogArgs::release, 0, kAny, "internal: wait for this job's requeue, then make it eligible now"},
     {"--exclude-node", &EpilogArgs::exclude_node, 0, 0, "internal (with --release): keep the requeued job off this node"},
+    {"--publish", &EpilogArgs::publish, 0, 0, "internal: put a node's part (a hand-off file the epilog wrote) into AdminComment"},
 };
 
 template <class... F>

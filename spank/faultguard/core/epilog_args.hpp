@@ -31,6 +31,7 @@ struct EpilogArgs {
     double llm_below = 0.5;
     std::string exclude_node;  // internal (with --release): the node the requeued job avoids
     long long release = 0;  // internal (the release watcher): wait for this job's requeue
+    std::string publish;    // internal (the detached publisher): put this record hand-off file in AdminComment
     bool operator==(const EpilogArgs&) const = default;
 };
 

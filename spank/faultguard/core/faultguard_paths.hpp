@@ -29,4 +29,10 @@ inline std::string resume_path(std::string_view spool, std::string_view node, lo
     return fmt::format("{}/{}.{}.resume", run_dir(spool), node, job_id);
 }
 
+// This node's part of the run's record, from the epilog to the detached process that puts it
+// into AdminComment after the node is released (record_publish.hpp).
+inline std::string record_part_path(std::string_view spool, std::string_view node, long long job_id, long long restart) {
+    return fmt::format("{}/{}.{}.{}.record", run_dir(spool), node, job_id, restart);
+}
+
 }  // namespace acme::faultguard

@@ -7,9 +7,11 @@
 // scenarios/default.toml, next to this library; else four idle GPUs with minors 0..3.
 // Time t is seconds since nvmlInit in the calling process; a series holds its last value.
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -411,8 +413,12 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetWait_v2(nvmlEven
         }
         const double t = now_s();
         if (t >= deadline) return NVML_ERROR_TIMEOUT;
-        // Block like the driver does (no polling), until the deadline or the next injected XID.
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, next - t) + 0.0005));
+        // Block like the driver does (no polling), until the deadline or the next injected XID;
+        // a signal ends the wait with TIMEOUT, as the driver's does (a sampler told to stop by
+        // its epilog's SIGTERM stops at once, not after its wait).
+        const double wait = std::max(0.0, next - t) + 0.0005;
+        timespec ts{static_cast<time_t>(wait), static_cast<long>((wait - static_cast<double>(static_cast<time_t>(wait))) * 1e9)};
+        if (::nanosleep(&ts, nullptr) != 0 && errno == EINTR) return NVML_ERROR_TIMEOUT;
     }
 }
 
