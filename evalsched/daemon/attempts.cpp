@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include "evalsched/core/decisions.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 

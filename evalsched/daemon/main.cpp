@@ -18,7 +18,7 @@
 #include <event2/thread.h>
 
 #include "common/slurm/cluster.hpp"
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "common/util/version.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/follow_watcher.hpp"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include "evalsched/daemon/rows.hpp"
 
 namespace acme::evalsched {

@@ -1,4 +1,4 @@
-// evalschedd's state in its SQLite file (schema and migrations: common/store/evalsched_store), one header
+// evalschedd's state in its SQLite file (schema and migrations: evalsched/store/schema), one header
 // per job: rows and visibility (rows.hpp), evaluations as a whole, the API's JSON views and
 // its caches, attempt transitions, metric-job transitions, /metrics counters. Both the API
 // thread and the scheduler thread use it, each with its own connection (WAL lets readers run

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include "evalsched/daemon/columns.hpp"
 #include "evalsched/core/priors.hpp"
 #include "evalsched/daemon/sched/progress.hpp"

@@ -35,7 +35,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/api/api_request.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"

@@ -19,7 +19,7 @@
 #include <event2/event.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/api/http_api.hpp"
 
 namespace {

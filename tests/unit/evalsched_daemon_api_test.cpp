@@ -124,7 +124,7 @@ TEST_CASE("a metric job scores only when every trial of its dataset finished and
 // on the loop thread, through the worker's pipe.
 #include <event2/event.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/api/submit_worker.hpp"
 
 TEST_CASE("submissions are built on the worker thread and answered on the event loop") {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/sched/job_files.hpp"
 #include "evalsched/daemon/state.hpp"

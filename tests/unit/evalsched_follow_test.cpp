@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/cli/report_html.hpp"
 #include "evalsched/core/follow_plan.hpp"
 #include "evalsched/daemon/evaluations.hpp"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/accounts.hpp"

@@ -27,7 +27,7 @@
 
 #include <event2/event.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/api/http_api.hpp"
 #include "tests/unit/temp_dir.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/sched/pilot_store.hpp"
 #include "evalsched/daemon/state.hpp"

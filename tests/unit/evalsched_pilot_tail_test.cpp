@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/sched/pilot_serve.hpp"

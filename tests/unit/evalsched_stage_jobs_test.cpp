@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/schema.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/stage_jobs.hpp"
 #include "evalsched/daemon/sched/stage_kind.hpp"

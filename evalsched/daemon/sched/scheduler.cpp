@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include <limits>
 
 #include <fmt/format.h>

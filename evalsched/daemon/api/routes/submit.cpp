@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/core/window_fit.hpp"
 #include "evalsched/daemon/evaluations.hpp"
