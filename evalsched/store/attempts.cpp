@@ -1,10 +1,9 @@
-#include "evalsched/daemon/attempts.hpp"
+#include "evalsched/store/attempts.hpp"
 
 #include <fmt/format.h>
 
+#include "evalsched/store/evaluations.hpp"
 #include "evalsched/store/priors.hpp"
-#include "evalsched/core/decisions.hpp"
-#include "evalsched/daemon/evaluations.hpp"
 
 namespace acme::evalsched {
 
