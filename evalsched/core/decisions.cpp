@@ -18,11 +18,6 @@ bool contains_node(const std::string& list, const std::string& node) {
     return (',' + list + ',').find(',' + node + ',') != std::string::npos;
 }
 
-std::string add_node(const std::string& list, const std::string& node) {
-    if (node.empty() || contains_node(list, node)) return list;
-    return list + (list.empty() ? "" : ",") + node;
-}
-
 Plan plan_round(std::span<const PendingTrial> trials, const std::map<std::string, std::string>& avoid,
                 std::vector<NodeWindow> windows, const PlanOptions& options) {
     Plan out;

@@ -25,10 +25,9 @@ bool retries(const std::string& category, int failed_runs, int max_attempts);
 // The node a retry must avoid: the one an infrastructure failure blames; else none ("").
 std::string node_to_avoid(const std::string& category, const std::string& node);
 
-// Node lists are comma-separated, as Slurm's --exclude takes them.
+// Node lists are comma-separated, as Slurm's --exclude takes them (a trial's excluded_nodes
+// grows through evalsched/store/rows.hpp's add_node as its retries avoid nodes).
 bool contains_node(const std::string& list, const std::string& node);
-// `list` with `node` appended unless already there (or empty).
-std::string add_node(const std::string& list, const std::string& node);
 
 // --- one scheduling round --------------------------------------------------------------------
 

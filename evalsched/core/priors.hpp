@@ -4,7 +4,7 @@
 // p90 of the most recent runs, so one slow run on a sick node does not poison the estimate),
 // falling back to the suite author's prior, then to sample count x per-sample cost by kind,
 // and finally to a conservative guess that is marked as such. Pure: the SQLite side lives in
-// common/store/evalsched_store, whose rows (recent_priors) a PriorBook takes with add_window.
+// evalsched/store/priors, whose rows (recent_priors) a PriorBook takes with add_window.
 #pragma once
 
 #include <deque>
@@ -14,9 +14,9 @@
 #include <tuple>
 #include <utility>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/cost_model.hpp"
 #include "evalsched/core/suite.hpp"
+#include "evalsched/store/priors.hpp"
 
 namespace acme::evalsched {
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "evalsched/daemon/views.hpp"
+#include "evalsched/store/stamps.hpp"
 
 namespace acme::evalsched {
 
@@ -12,13 +13,11 @@ using store::Database;
 std::string SummaryCache::list_text(Database& db, const Caller& caller) {
     // Versions first, summaries second: a summary read after its version is never older than
     // the version it is stored under (at worst newer, and rebuilt once more next time).
-    std::vector<std::pair<std::int64_t, std::int64_t>> visible;  // id, version
+    const std::vector<std::pair<std::int64_t, std::int64_t>> visible = visible_versions(db, caller);  // id, version
     std::vector<std::int64_t> stale;
-    auto q = db.prepare("SELECT id, version FROM evaluations WHERE " + visible_to(caller) + " ORDER BY id");
-    while (q.step()) {
-        visible.emplace_back(q.column_int(0), q.column_int(1));
-        auto it = entries_.find(visible.back().first);
-        if (it == entries_.end() || it->second.version != visible.back().second) stale.push_back(visible.back().first);
+    for (const auto& [id, version] : visible) {
+        auto it = entries_.find(id);
+        if (it == entries_.end() || it->second.version != version) stale.push_back(id);
     }
     if (entries_.size() + stale.size() > kMaxEntries) entries_.clear();
     if (!stale.empty()) {
@@ -42,11 +41,7 @@ std::string SummaryCache::list_text(Database& db, const Caller& caller) {
 json PriorsCache::get(Database& db, const std::string& dataset) {
     // prior_runs and prior_startups only grow (finish_attempt) and lose their oldest rows
     // (prune_prior_runs): their newest ids and row counts change whenever what priors_json reads does.
-    auto k = db.prepare(
-        "SELECT (SELECT COALESCE(MAX(id), 0) FROM prior_runs), (SELECT COUNT(*) FROM prior_runs),"
-        " (SELECT COALESCE(MAX(id), 0) FROM prior_startups), (SELECT COUNT(*) FROM prior_startups)");
-    k.step();
-    const std::array<std::int64_t, 4> key{k.column_int(0), k.column_int(1), k.column_int(2), k.column_int(3)};
+    const std::array<std::int64_t, 4> key = priors_stamp(db);
     if (!valid_ || key != key_) {
         all_ = priors_json(db, "");
         key_ = key;

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/database.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

@@ -12,10 +12,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "evalsched/core/user_environment.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/log.hpp"
-#include "evalsched/daemon/api/routes/route.hpp"
-#include "evalsched/core/user_environment.hpp"
 #include "evalsched/daemon/user_files.hpp"
 
 namespace acme::evalsched {
@@ -122,7 +122,7 @@ void FollowWatcher::take_scan(const FollowRow& f, const FollowMemory& memory, co
     for (const auto& s : scanned) complete.push_back(s.checkpoint);
     const Caller caller{f.uid, f.gid, f.user, false};
     ApiCaches caches;
-    for (const FollowDecision& d : plan_follow(complete, memory, f.options)) {
+    for (const FollowDecision& d : plan_follow(complete, memory, follow_options(f))) {
         if (!d.submit) {
             record_decision(db_, f.id, d, std::nullopt, now);
             log_line("follow {}: {} skipped: {}", f.id, printable(d.checkpoint.path, 200), d.reason);

@@ -18,13 +18,13 @@
 #include <event2/thread.h>
 
 #include "common/slurm/cluster.hpp"
-#include "common/store/evalsched_store.hpp"
 #include "common/util/version.hpp"
+#include "evalsched/daemon/api/http_api.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/follow_watcher.hpp"
-#include "evalsched/daemon/api/http_api.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/sched/scheduler.hpp"
+#include "evalsched/store/schema.hpp"
 
 
 namespace {

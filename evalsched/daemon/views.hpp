@@ -1,6 +1,7 @@
 // The API's JSON views of the state: an evaluation with its trials, the caller's list, a
-// report (datasets x checkpoints), the priors, and the version stamps the API's reply cache
-// keys them by. Each reads only what the caller may see (rows.hpp: visible_to).
+// report (datasets x checkpoints), the priors, assembled from the rows the store reads for
+// them (evalsched/store/view_rows.hpp), each only what the caller may see; the version stamps
+// the API's reply cache keys them by are the store's (evalsched/store/stamps.hpp).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/store/database.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
+#include "evalsched/store/stamps.hpp"
 
 namespace acme::evalsched {
 
@@ -21,11 +23,6 @@ std::optional<nlohmann::json> evaluation_json(store::Database& db, std::int64_t 
 nlohmann::json list_json(store::Database& db, const Caller& caller);
 // The summaries list_json shows, of the evaluations `ids` (already known visible), in id order.
 std::vector<nlohmann::json> summaries_of(store::Database& db, const std::vector<std::int64_t>& ids, const Caller& caller);
-
-// Stamps that change whenever the answer would: the evaluation's version (nullopt when the
-// caller may not see it), and "id:version,..." of the evaluations a report covers.
-std::optional<std::int64_t> evaluation_version(store::Database& db, std::int64_t id, const Caller& caller);
-std::string report_versions(store::Database& db, const std::string& name_or_id, const Caller& caller);
 
 // Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
 std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);

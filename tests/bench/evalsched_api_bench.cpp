@@ -35,11 +35,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/api/api_request.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "evalsched/store/schema.hpp"
 
 using namespace acme::evalsched;
 

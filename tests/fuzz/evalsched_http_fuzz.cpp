@@ -19,8 +19,8 @@
 #include <event2/event.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/api/http_api.hpp"
+#include "evalsched/store/schema.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "evalsched/daemon/api/api_request.hpp"
-#include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;
@@ -127,8 +127,8 @@ TEST_CASE("a metric job scores only when every trial of its dataset finished and
 // on the loop thread, through the worker's pipe.
 #include <event2/event.h>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/api/submit_worker.hpp"
+#include "evalsched/store/schema.hpp"
 
 TEST_CASE("submissions are built on the worker thread and answered on the event loop") {
     acme::test::TempDir dir;

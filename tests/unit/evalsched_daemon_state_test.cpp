@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/sched/job_files.hpp"
-#include "evalsched/daemon/state.hpp"
 #include "evalsched/daemon/sched/trial_kind.hpp"
+#include "evalsched/daemon/state.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

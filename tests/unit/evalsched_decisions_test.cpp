@@ -4,6 +4,7 @@
 #include <map>
 
 #include "evalsched/core/decisions.hpp"
+#include "evalsched/store/rows.hpp"
 
 using namespace acme::evalsched;
 

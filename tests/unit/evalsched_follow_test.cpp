@@ -7,13 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
+#include "common/recovery/checkpoints.hpp"
 #include "evalsched/cli/report_html.hpp"
 #include "evalsched/core/follow_plan.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/follows.hpp"
 #include "evalsched/daemon/state.hpp"
-#include "common/recovery/checkpoints.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

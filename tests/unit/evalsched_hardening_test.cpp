@@ -10,14 +10,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/daemon/accounts.hpp"
 #include "evalsched/daemon/api/api_request.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/evaluations.hpp"
-#include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

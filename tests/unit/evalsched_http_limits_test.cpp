@@ -27,8 +27,8 @@
 
 #include <event2/event.h>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/api/http_api.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

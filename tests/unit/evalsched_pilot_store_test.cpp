@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
-#include "evalsched/daemon/sched/pilot_store.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "evalsched/store/pilots.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 

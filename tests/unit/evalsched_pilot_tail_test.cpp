@@ -16,14 +16,14 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/daemon/api/routes/route.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/sched/pilot_serve.hpp"
-#include "evalsched/daemon/sched/pilot_store.hpp"
 #include "evalsched/daemon/sched/pilot_tail.hpp"
-#include "evalsched/daemon/api/routes/route.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "evalsched/store/pilots.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 

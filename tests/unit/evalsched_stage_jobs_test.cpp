@@ -1,15 +1,15 @@
-// Precursor stage jobs' rows (store v11, evalsched/daemon/stage_jobs.hpp): the transitions the
+// Precursor stage jobs' rows (store v11, evalsched/store/stage_jobs.hpp): the transitions the
 // scheduler makes and what a trial placed on a node waits for at each of them.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
-#include "evalsched/daemon/stage_jobs.hpp"
 #include "evalsched/daemon/sched/stage_kind.hpp"
 #include "evalsched/daemon/state.hpp"
+#include "evalsched/store/schema.hpp"
+#include "evalsched/store/stage_jobs.hpp"
 #include "tests/unit/evalsched_submit_fixture.hpp"
 #include "tests/unit/temp_dir.hpp"
 

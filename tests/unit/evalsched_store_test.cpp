@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/priors.hpp"
+#include "evalsched/store/priors.hpp"
+#include "evalsched/store/schema.hpp"
+#include "evalsched/store/timeline.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::store;

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/window_fit.hpp"
 #include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace acme::evalsched;

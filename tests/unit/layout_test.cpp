@@ -180,6 +180,7 @@ TEST_CASE("ARCHITECTURE.md's arrows catch a reversed arrow, a sideways include a
             {"common/util/x.cpp", {"evalsched/daemon/y.hpp", "common/util/z.hpp"}},
             {"acct/gpuacct/a.cpp", {"acct/faultdiag/b.hpp", "common/store/spool.hpp", "acct/gpuacct/core/c.hpp"}},
             {"evalsched/cli/main.cpp", {"evalsched/core/suite.hpp", "evalsched/daemon/config.hpp"}},
+            {"evalsched/store/s.cpp", {"common/store/database.hpp", "evalsched/core/priors.hpp", "evalsched/daemon/rows.hpp"}},
             {"spank/gputrace/p.cpp", {"spank/spank_abi.hpp", "spank/faultguard/q.hpp"}},
         };
         const auto caught = violations(arrows, {{"tools/t/main.cpp", "tests/bench/x.hpp"}}, made_up);
@@ -187,9 +188,36 @@ TEST_CASE("ARCHITECTURE.md's arrows catch a reversed arrow, a sideways include a
             "acct/gpuacct/a.cpp includes acct/faultdiag/b.hpp: acct/gpuacct may not include acct/faultdiag",
             "common/util/x.cpp includes evalsched/daemon/y.hpp: common/util may not include evalsched/daemon",
             "evalsched/cli/main.cpp includes evalsched/daemon/config.hpp: evalsched/cli may not include evalsched/daemon",
+            "evalsched/store/s.cpp includes evalsched/core/priors.hpp: evalsched/store may not include evalsched/core",
+            "evalsched/store/s.cpp includes evalsched/daemon/rows.hpp: evalsched/store may not include evalsched/daemon",
             "spank/gputrace/p.cpp includes spank/faultguard/q.hpp: spank/gputrace may not include spank/faultguard",
             "exception tools/t/main.cpp -> tests/bench/x.hpp no longer happens: take it out of ARCHITECTURE.md",
         };
         CHECK(caught == expected);
     }
+}
+
+// Each store's statements live in its store folder (common/store: the node spools; evalsched/
+// store: evalschedd's file), so a schema change touches one folder: a statement's text anywhere
+// else in the tree (a quoted SELECT, INSERT, UPDATE ... SET, DELETE FROM, CREATE, or a R"sql(
+// block) fails here.
+TEST_CASE("SQL lives only in the store folders") {
+    static const std::regex statement(
+        R"re("[^"]*\b(SELECT|INSERT INTO|INSERT OR|UPDATE [a-z_]+ SET|DELETE FROM|CREATE (TABLE|INDEX|TRIGGER))\b|R"sql\()re");
+    const std::filesystem::path top = ACME_SRCDIR;
+    std::vector<std::string> found;
+    for (const auto& folder : kSourceFolders) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(top / folder)) {
+            const std::string file = std::filesystem::relative(entry.path(), top).generic_string();
+            const auto ext = entry.path().extension();
+            if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+            if (file.rfind("common/store/", 0) == 0 || file.rfind("evalsched/store/", 0) == 0) continue;
+            std::ifstream in(entry.path());
+            int n = 0;
+            for (std::string line; std::getline(in, line);)
+                if (++n, std::regex_search(line, statement)) found.push_back(file + ":" + std::to_string(n) + ": " + line);
+        }
+    }
+    for (const auto& f : found) MESSAGE(f);
+    CHECK(found.empty());
 }

@@ -1,10 +1,10 @@
 #include "acct/gpuacct/core/eval_timeline.hpp"
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/timeline.hpp"
 
 namespace acme::acct {
 
-// evalschedd's store owns its schema and the query (common/store/evalsched_store_timeline.cpp);
+// evalschedd's store owns its schema and the query (evalsched/store/timeline.cpp);
 // gpuacct only keeps its own row type, which its report and tests are written against.
 std::vector<TrialAttempt> read_trial_attempts(const std::string& path) {
     std::vector<TrialAttempt> out;

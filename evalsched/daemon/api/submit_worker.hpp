@@ -20,9 +20,9 @@
 #include <thread>
 
 #include "common/store/database.hpp"
-#include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/api/routes/route.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/daemon/config.hpp"
+#include "evalsched/store/rows.hpp"
 
 struct event_base;
 struct event;

@@ -13,9 +13,9 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/slurm/cluster.hpp"
-#include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/sched/job_outputs.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/attempts.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

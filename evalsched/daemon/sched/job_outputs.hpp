@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evalsched/daemon/rows.hpp"
 #include "evalsched/daemon/user_files.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

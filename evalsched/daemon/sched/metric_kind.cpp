@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include "evalsched/core/decisions.hpp"
-#include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
+#include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/sched/job_files.hpp"
 #include "evalsched/daemon/sched/job_outputs.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/sched/lifecycle.hpp"
-#include "evalsched/daemon/log.hpp"
+#include "evalsched/store/attempts.hpp"
 
 namespace acme::evalsched {
 

@@ -15,7 +15,7 @@
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/metric_jobs.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

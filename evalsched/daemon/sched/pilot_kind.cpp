@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
+#include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/sched/job_files.hpp"
 #include "evalsched/daemon/sched/job_outputs.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
-#include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/sched/pilot_serve.hpp"
+#include "evalsched/store/attempts.hpp"
 
 namespace acme::evalsched {
 
@@ -332,9 +332,7 @@ void PilotKind::judge_steps() {
                 // The pilot's server went away under the client: the trial is not at fault the first
                 // time; a trial that loses its server twice counts (it may be what kills it).
                 const std::string why = fmt::format("its pilot {}'s server stopped answering", p->tag);
-                auto q = db_.prepare("SELECT COUNT(*) FROM attempts WHERE trial = ? AND state = 'lost' AND reason LIKE '%''s server stopped answering'");
-                q.bind(1, t->id);
-                if (q.step() && q.column_int(0) == 0) {
+                if (server_losses(db_, t->id) == 0) {
                     step_lost(db_, a, why, wall_clock_s());
                     log_line("trial {} attempt {}: {}; pending again, the attempt not counted", t->trial_key, a.number, why);
                 } else {

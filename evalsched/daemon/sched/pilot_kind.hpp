@@ -25,10 +25,10 @@
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/sched/lifecycle.hpp"
 #include "evalsched/daemon/sched/pilot_steps.hpp"
-#include "evalsched/daemon/sched/pilot_store.hpp"
 #include "evalsched/daemon/sched/pilot_tail.hpp"
-#include "evalsched/daemon/rows.hpp"
 #include "evalsched/daemon/sched/trial_kind.hpp"
+#include "evalsched/store/pilots.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

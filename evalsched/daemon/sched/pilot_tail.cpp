@@ -2,21 +2,20 @@
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/attempts.hpp"
+#include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
+#include "evalsched/store/trial_pieces.hpp"
 
 namespace acme::evalsched {
 
 using store::Database;
 
 std::optional<StoredSuite> load_stored_suite(Database& db, std::int64_t evaluation) {
-    auto q = db.prepare("SELECT suite_text, suite_file, served FROM evaluations WHERE id = ?");
-    q.bind(1, evaluation);
-    if (!q.step() || q.column_text(0).empty()) return std::nullopt;
+    const auto stored = stored_suite_text(db, evaluation);
+    if (!stored || stored->text.empty()) return std::nullopt;
     try {
-        Suite s = parse_suite(q.column_text(0), q.column_text(1));
-        const bool served = q.column_int(2) != 0;
-        return StoredSuite{served ? serving_suite(s) : std::move(s), served};
+        Suite s = parse_suite(stored->text, stored->file);
+        return StoredSuite{stored->served ? serving_suite(s) : std::move(s), stored->served};
     } catch (const SuiteError&) {
         return std::nullopt;
     }
@@ -41,35 +40,14 @@ Checkpoint core_checkpoint(const EvalInfo& e) {
 
 std::vector<TrialRow> replace_by_pieces(Database& db, const TrialRow& t, const std::vector<Trial>& pieces) {
     if (pieces.size() < 2) return {};
-    return db.transaction([&] {
-        std::vector<TrialRow> out;
-        auto live = db.prepare("SELECT state, (SELECT COUNT(*) FROM attempts WHERE trial = trials.id) FROM trials WHERE id = ?");
-        live.bind(1, t.id);
-        if (!live.step() || live.column_text(0) != "pending" || live.column_int(1) != 0) return out;
-        std::vector<std::int64_t> metrics;
-        auto m = db.prepare("SELECT metric FROM metric_trials WHERE trial = ?");
-        m.bind(1, t.id);
-        while (m.step()) metrics.push_back(m.column_int(0));
-        db.prepare("DELETE FROM metric_trials WHERE trial = ?").bind(1, t.id).run();
-        db.prepare("DELETE FROM trials WHERE id = ?").bind(1, t.id).run();
-        auto ins = db.prepare(
-            "INSERT INTO trials (evaluation, trial_key, datasets, shard, num_shards, gpus, median_s, p90_s, startup_s, metric_s,"
-            " conservative, command, state, excluded_nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)");
-        auto link = db.prepare("INSERT INTO metric_trials (metric, trial) VALUES (?, ?)");
-        for (const Trial& p : pieces) {
-            ins.reset();
-            ins.bind_all(t.evaluation, p.id, p.parts.front().dataset, p.parts.front().shard, p.parts.front().num_shards, p.gpus,
-                         p.prior.median_s, p.prior.p90_s, p.startup_s, p.metric_s, t.conservative ? 1 : 0, p.command, t.excluded_nodes)
-                .run();
-            const std::int64_t id = db.last_insert_rowid();
-            for (const std::int64_t metric : metrics) {
-                link.reset();
-                link.bind_all(metric, id).run();
-            }
-            if (auto row = load_trial(db, id)) out.push_back(std::move(*row));
-        }
-        return out;
-    });
+    std::vector<NewTrial> rows;
+    for (const Trial& p : pieces) {
+        NewTrial n = new_trial(p);
+        n.datasets = p.parts.front().dataset;  // a piece is one shard of one dataset
+        n.conservative = t.conservative;       // as the trial it was cut from
+        rows.push_back(std::move(n));
+    }
+    return replace_trial(db, t, rows);
 }
 
 }  // namespace acme::evalsched

@@ -3,7 +3,8 @@
 // evaluation's other GPUs idle (the core's tail_split_factor), the trial is re-cut into shards
 // (split_trial) before it starts. The store holds the change whole, in one transaction: the
 // trial row is replaced by its pieces, and every metric job that waited for it waits for each
-// piece instead, so a restart finds either the trial or all of its pieces, never a part.
+// piece instead, so a restart finds either the trial or all of its pieces, never a part
+// (evalsched/store/trial_pieces.hpp; here the core's types become its rows and back).
 #pragma once
 
 #include <optional>
@@ -13,7 +14,7 @@
 #include "common/store/database.hpp"
 #include "evalsched/core/suite.hpp"
 #include "evalsched/core/trials.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

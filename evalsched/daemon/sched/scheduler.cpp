@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "common/store/evalsched_store.hpp"
+#include "evalsched/store/priors.hpp"
 #include <limits>
 
 #include <fmt/format.h>
@@ -13,13 +13,13 @@
 #include "evalsched/core/decisions.hpp"
 #include "evalsched/core/forecast.hpp"
 #include "evalsched/core/planner.hpp"
-#include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/evaluations.hpp"
-#include "evalsched/daemon/sched/job_files.hpp"
-#include "evalsched/daemon/sched/lifecycle.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/metric_jobs.hpp"
-#include "evalsched/daemon/stage_jobs.hpp"
+#include "evalsched/daemon/sched/job_files.hpp"
+#include "evalsched/daemon/sched/lifecycle.hpp"
+#include "evalsched/store/attempts.hpp"
+#include "evalsched/store/stage_jobs.hpp"
 
 namespace acme::evalsched {
 

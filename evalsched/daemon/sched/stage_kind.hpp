@@ -15,8 +15,8 @@
 #include "common/slurm/cluster.hpp"
 #include "common/store/database.hpp"
 #include "evalsched/daemon/config.hpp"
-#include "evalsched/daemon/rows.hpp"
-#include "evalsched/daemon/stage_jobs.hpp"
+#include "evalsched/store/rows.hpp"
+#include "evalsched/store/stage_jobs.hpp"
 
 namespace acme::evalsched {
 

@@ -13,11 +13,11 @@
 #include "common/diagnose/engine.hpp"
 #include "common/slurm/cluster.hpp"
 #include "common/store/database.hpp"
-#include "evalsched/daemon/attempts.hpp"
 #include "evalsched/daemon/config.hpp"
 #include "evalsched/daemon/evaluations.hpp"
 #include "evalsched/daemon/sched/job_script.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/attempts.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

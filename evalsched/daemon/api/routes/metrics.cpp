@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/counters.hpp"
 #include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/store/counters.hpp"
 
 namespace acme::evalsched {
 namespace {

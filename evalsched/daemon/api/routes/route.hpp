@@ -17,8 +17,8 @@
 #include "evalsched/daemon/api/api_request.hpp"
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/config.hpp"
-#include "evalsched/daemon/rows.hpp"
 #include "evalsched/daemon/sched_status.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

@@ -5,14 +5,14 @@
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
 #include "evalsched/core/trials.hpp"
 #include "evalsched/core/window_fit.hpp"
-#include "evalsched/daemon/evaluations.hpp"
-#include "evalsched/daemon/sched/job_script.hpp"
-#include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/daemon/evaluations.hpp"
+#include "evalsched/daemon/log.hpp"
+#include "evalsched/daemon/sched/job_script.hpp"
 #include "evalsched/daemon/views.hpp"
+#include "evalsched/store/priors.hpp"
 
 namespace acme::evalsched {
 namespace {

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "common/store/database.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 
 std::vector<TrialRow> trials_in_state(store::Database& db, const std::vector<std::string>& states);
 std::optional<TrialRow> load_trial(store::Database& db, std::int64_t id);
 // Attempts Slurm may still hold a job for: submitting, queued, running (jobs of their own, not
-// the job steps of pilots: pilot_store.hpp).
+// the job steps of pilots: pilots.hpp).
 std::vector<AttemptRow> open_attempts(store::Database& db);
 // Nodes holding (or copying) each evaluation's checkpoint: finished stagings and open attempts.
 std::vector<std::pair<std::int64_t, std::string>> staged_nodes(store::Database& db);

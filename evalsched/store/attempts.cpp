@@ -1,10 +1,9 @@
-#include "evalsched/daemon/attempts.hpp"
+#include "evalsched/store/attempts.hpp"
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
-#include "evalsched/core/decisions.hpp"
-#include "evalsched/daemon/evaluations.hpp"
+#include "evalsched/store/evaluations.hpp"
+#include "evalsched/store/priors.hpp"
 
 namespace acme::evalsched {
 

@@ -1,5 +1,6 @@
 // evalschedd's rows as the daemon uses them, each read through one table of (column, field)
 // pairs so a SELECT list and its reader cannot drift apart; and who may see an evaluation.
+// evalsched/store holds every statement on evalschedd's tables and hands back these rows.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,11 @@ struct TrialRow {
     bool conservative = false;
     std::vector<std::string> parts() const;  // datasets split on ','
 };
+
+// A trial's excluded_nodes, comma-separated as Slurm's --exclude takes them: `list` with
+// `node` appended unless already there (or empty). A retry after an infrastructure failure
+// adds the node it failed on (finish_attempt).
+std::string add_node(const std::string& list, const std::string& node);
 
 struct AttemptRow {
     std::int64_t id = 0, trial = 0;

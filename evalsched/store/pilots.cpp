@@ -1,11 +1,11 @@
-#include "evalsched/daemon/sched/pilot_store.hpp"
+#include "evalsched/store/pilots.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/attempts.hpp"
-#include "evalsched/daemon/columns.hpp"
+#include "evalsched/store/attempts.hpp"
+#include "evalsched/store/columns.hpp"
 
 namespace acme::evalsched {
 namespace {
@@ -185,6 +185,12 @@ std::vector<AttemptRow> open_steps(Database& db) {
     auto q = db.prepare(fmt::format("SELECT {} FROM attempts WHERE pilot IS NOT NULL AND state = 'running' ORDER BY id", attempt_columns()));
     while (q.step()) out.push_back(attempt_from(q));
     return out;
+}
+
+std::int64_t server_losses(Database& db, std::int64_t trial) {
+    auto q = db.prepare("SELECT COUNT(*) FROM attempts WHERE trial = ? AND state = 'lost' AND reason LIKE '%''s server stopped answering'");
+    q.bind(1, trial);
+    return q.step() ? q.column_int(0) : 0;
 }
 
 }  // namespace acme::evalsched

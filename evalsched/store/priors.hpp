@@ -1,26 +1,15 @@
-// evalschedd's own SQLite file (DESIGN.md "Stores"): its schema as a numbered migration list,
-// the reads and writes of the run-time priors, and the reads other commands make of it
-// (gpuacct's timeline), so the schema has one owner. v1 holds the priors; v2 on add
-// evaluations, trials, attempts and results.
+// The run-time priors in evalschedd's store (tables of schema v1 and v12): what finished trials
+// measured, written as they end, and the window of the newest rows the planner learns from.
+// Plain rows: evalsched::PriorBook (evalsched/core/priors.hpp) fills itself from them with
+// add_window, so the store knows nothing of the planner.
 #pragma once
 
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "common/store/database.hpp"
-#include "common/store/migrations.hpp"
-#include "common/util/install_paths.hpp"
 
 namespace acme::store {
-
-inline constexpr std::string_view kDefaultEvalschedDb = paths::kEvalschedDb;
-
-std::span<const Migration> evalsched_migrations();
-
-// Opens (creating if needed) evalschedd's database and brings its schema up to date.
-Database open_evalsched_store(const std::string& path);
 
 // One finished trial piece: `seconds` of inference over `fraction` of the dataset.
 struct PriorRun {
@@ -69,8 +58,7 @@ std::vector<ModelLoad> recent_model_loads(Database& db, int per_node = 20);
 std::vector<StartupRun> recent_startups(Database& db, int per_key = 20);
 
 // The newest window of every table above: what the scheduler plans with and what a
-// submission's trials are sized by (evalsched::PriorBook::add_window takes it; the store
-// returns rows and knows nothing of the planner).
+// submission's trials are sized by (evalsched::PriorBook::add_window takes it).
 struct PriorWindow {
     std::vector<PriorRun> runs;
     std::vector<ModelLoad> loads;
@@ -80,20 +68,5 @@ PriorWindow recent_priors(Database& db, int per_key = 20);
 
 // Deletes runs beyond the newest `keep` per key, so the table stays the size of the window.
 int prune_prior_runs(Database& db, int keep = 100);
-
-// One trial attempt that reached slurmctld, as the timeline of gpuacct's report shows it.
-struct AttemptSpan {
-    std::string evaluation;  // "<run>/<checkpoint>", e.g. "run7/step-12000"
-    std::string trial;       // the trial's key
-    std::string node, state;
-    std::optional<long long> job_id;
-    int gpus = 0;
-    double submitted = 0, ended = 0;  // Unix seconds; ended 0 while it runs
-};
-
-// Every submitted attempt, oldest submission first, read from evalschedd's file without
-// writing to it (other commands read it while the daemon runs, and never migrate it). Throws
-// std::runtime_error, one line naming the file, when it is not an evalschedd store.
-std::vector<AttemptSpan> read_attempt_timeline(const std::string& path);
 
 }  // namespace acme::store

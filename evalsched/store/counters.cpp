@@ -1,4 +1,4 @@
-#include "evalsched/daemon/counters.hpp"
+#include "evalsched/store/counters.hpp"
 
 #include <map>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/store/database.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 
@@ -60,5 +60,8 @@ void step_id_recorded(store::Database& db, const AttemptRow& a, std::int64_t ste
 void step_lost(store::Database& db, const AttemptRow& a, const std::string& why, double now);
 // Steps leased to pilots (attempts with a pilot, 'running').
 std::vector<AttemptRow> open_steps(store::Database& db);
+// The trial's attempts lost because their pilot's server stopped answering (step_lost's
+// reason): the first such loss is not counted against the trial, a second is.
+std::int64_t server_losses(store::Database& db, std::int64_t trial);
 
 }  // namespace acme::evalsched

@@ -1,9 +1,9 @@
-#include "evalsched/daemon/stage_jobs.hpp"
+#include "evalsched/store/stage_jobs.hpp"
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/priors.hpp"
+#include "evalsched/store/rows.hpp"
 
 namespace acme::evalsched {
 

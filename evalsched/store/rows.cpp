@@ -1,10 +1,10 @@
-#include "evalsched/daemon/rows.hpp"
+#include "evalsched/store/rows.hpp"
 
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "evalsched/daemon/columns.hpp"
+#include "evalsched/store/columns.hpp"
 
 namespace acme::evalsched {
 namespace {
@@ -85,6 +85,11 @@ std::vector<std::string> TrialRow::parts() const {
     std::string d;
     while (std::getline(ss, d, ',')) out.push_back(d);
     return out;
+}
+
+std::string add_node(const std::string& list, const std::string& node) {
+    if (node.empty() || (',' + list + ',').find(',' + node + ',') != std::string::npos) return list;
+    return list + (list.empty() ? "" : ",") + node;
 }
 
 std::string eval_columns(std::string_view alias) { return select_list(kEval, alias); }

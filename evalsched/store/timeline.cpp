@@ -1,10 +1,12 @@
-// The evalschedd store's reads for other commands: gpuacct's report shows evaluation trials on
-// its timeline, and reads them here rather than spelling evalschedd's schema itself.
+// gpuacct's timeline read of evalschedd's store (timeline.hpp): read-only, never migrating a file
+// the daemon may be writing.
+#include "evalsched/store/timeline.hpp"
+
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "common/store/evalsched_store.hpp"
+#include "common/store/database.hpp"
 
 namespace acme::store {
 
