@@ -1,5 +1,6 @@
 #include "common/slurm/accounting.hpp"
 #include "common/slurm/compat.hpp"
+#include "common/slurm/slurmdbd.hpp"
 
 #include <pwd.h>
 
@@ -7,7 +8,6 @@
 #include <array>
 #include <charconv>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include <slurm/slurm.h>
@@ -40,27 +40,17 @@ std::string exit_text(std::uint32_t status) {
 // first configured, so it is asked of slurmdbd.
 constexpr std::uint32_t kTresCpu = 1, kTresMem = 2;
 
-// A slurmdbd connection once slurmctld says accounting goes to a storage; nullptr with
+// A slurmdbd connection once slurmctld says accounting goes to a storage; nullopt with
 // `why_not` set otherwise.
-void* connect(std::string& why_not) {
-    static std::once_flag once;
-    std::call_once(once, [] { slurm_init(nullptr); });
-    slurm_conf_t* conf = nullptr;
-    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
-        why_not = std::string("slurmctld not reachable (") + compat::last_error_text() + ")";
-        return nullptr;
-    }
-    const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
-    compat::free_conf(conf);
-    if (storage.empty() || storage == "accounting_storage/none") {
+std::optional<SlurmdbdConnection> connect(std::string& why_not) {
+    const auto conf = load_accounting_conf(why_not);
+    if (!conf) return std::nullopt;
+    if (conf->storage.empty() || conf->storage == "accounting_storage/none") {
         why_not = "Slurm accounting is not configured (AccountingStorageType=" +
-                  (storage.empty() ? std::string("none") : storage) + ")";
-        return nullptr;
+                  (conf->storage.empty() ? std::string("none") : conf->storage) + ")";
+        return std::nullopt;
     }
-    std::uint16_t flags = 0;
-    void* conn = slurmdb_connection_get(&flags);
-    if (!conn) why_not = std::string("slurmdbd not reachable (") + compat::last_error_text() + ")";
-    return conn;
+    return SlurmdbdConnection::open(why_not);
 }
 
 // The job condition for ids or a window. It lives with the caller and its list holds the
@@ -213,44 +203,33 @@ std::optional<std::int64_t> tres_count(std::string_view tres, std::uint32_t id) 
 }
 
 std::string local_cluster_name() {
-    static std::once_flag once;
-    std::call_once(once, [] { slurm_init(nullptr); });
-    slurm_conf_t* conf = nullptr;
-    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return {};
-    std::string name = conf->cluster_name ? conf->cluster_name : "";
-    compat::free_conf(conf);
-    return name;
+    std::string ignored;
+    const auto conf = load_accounting_conf(ignored);
+    return conf ? conf->cluster : std::string();
 }
 
 bool accounting_is_slurmdbd(std::string& why_not) {
-    static std::once_flag once;
-    std::call_once(once, [] { slurm_init(nullptr); });
-    slurm_conf_t* conf = nullptr;
-    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
-        why_not = std::string("slurmctld not reachable (") + compat::last_error_text() + ")";
-        return false;
-    }
-    const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
-    compat::free_conf(conf);
-    if (storage != "accounting_storage/slurmdbd") {
-        why_not = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? std::string("none") : storage) + ")";
+    const auto conf = load_accounting_conf(why_not);
+    if (!conf) return false;
+    if (conf->storage != "accounting_storage/slurmdbd") {
+        why_not = "Slurm accounting is not slurmdbd (AccountingStorageType=" +
+                  (conf->storage.empty() ? std::string("none") : conf->storage) + ")";
         return false;
     }
     return true;
 }
 
 std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not) {
-    void* conn = connect(why_not);
+    const auto conn = connect(why_not);
     if (!conn) return std::nullopt;
-    const auto gpu_id = gpu_tres_id(conn);
-    const auto qos = qos_names(conn);
+    const auto gpu_id = gpu_tres_id(conn->get());
+    const auto qos = qos_names(conn->get());
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
     JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));
-    compat::List jobs = slurmdb_jobs_get(conn, &q.cond);
+    compat::List jobs = slurmdb_jobs_get(conn->get(), &q.cond);
     if (!jobs) {
         why_not = std::string("slurmdbd query failed (") + compat::last_error_text() + ")";
-        slurmdb_connection_close(&conn);
         return std::nullopt;
     }
     std::vector<AccountedRun> out;
@@ -258,19 +237,17 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id, qos));
     slurm_list_iterator_destroy(it);
     slurm_list_destroy(jobs);
-    slurmdb_connection_close(&conn);
     return out;
 }
 
 std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<std::int64_t>& job_ids, double start,
                                                              double end, std::string& why_not) {
-    void* conn = connect(why_not);
+    const auto conn = connect(why_not);
     if (!conn) return std::nullopt;
     JobQuery q(job_ids, start, end, JOBCOND_FLAG_NO_STEP);
-    compat::List jobs = slurmdb_jobs_get(conn, &q.cond);
+    compat::List jobs = slurmdb_jobs_get(conn->get(), &q.cond);
     if (!jobs) {
         why_not = std::string("slurmdbd query failed (") + compat::last_error_text() + ")";
-        slurmdb_connection_close(&conn);
         return std::nullopt;
     }
     std::vector<AccountedJob> out;
@@ -281,7 +258,6 @@ std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<s
     }
     slurm_list_iterator_destroy(it);
     slurm_list_destroy(jobs);
-    slurmdb_connection_close(&conn);
     return out;
 }
 

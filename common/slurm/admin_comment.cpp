@@ -1,5 +1,6 @@
 #include "common/slurm/admin_comment.hpp"
 #include "common/slurm/compat.hpp"
+#include "common/slurm/slurmdbd.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -7,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <vector>
 
 #include <slurm/slurm.h>
@@ -47,23 +47,16 @@ bool answers(const std::string& host, std::uint16_t port, int ms) {
 
 // The cluster's name and whether it runs slurmdbd (and it answers), as slurmctld says.
 bool accounting_cluster(std::string& cluster, std::string& error) {
-    static std::once_flag once;
-    std::call_once(once, [] { slurm_init(nullptr); });
-    slurm_conf_t* conf = nullptr;
-    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) {
-        error = "slurmctld not reachable (" + errno_text() + ")";
+    const auto conf = load_accounting_conf(error);
+    if (!conf) return false;
+    cluster = conf->cluster;
+    if (conf->storage != "accounting_storage/slurmdbd") {
+        error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (conf->storage.empty() ? "none" : conf->storage) + ")";
         return false;
     }
-    const std::string storage = conf->accounting_storage_type ? conf->accounting_storage_type : "";
-    cluster = conf->cluster_name ? conf->cluster_name : "";
-    const std::string host = conf->accounting_storage_host ? conf->accounting_storage_host : "";
-    const std::string backup = conf->accounting_storage_backup_host ? conf->accounting_storage_backup_host : "";
-    const std::uint16_t port = conf->accounting_storage_port;
-    compat::free_conf(conf);
-    if (storage != "accounting_storage/slurmdbd") {
-        error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (storage.empty() ? "none" : storage) + ")";
-        return false;
-    }
+    const std::string& host = conf->host;
+    const std::string& backup = conf->backup_host;
+    const std::uint16_t port = conf->port;
     if (!host.empty() && port != 0 && !answers(host, port, 1000) && (backup.empty() || !answers(backup, port, 1000))) {
         error = "slurmdbd does not answer at " + host + ":" + std::to_string(port) + " within 1 s";
         return false;
@@ -105,14 +98,10 @@ std::optional<std::string> load_admin_comment(const JobRow& row, std::string& er
     const unsigned job_id = row.job_id;
     std::string cluster;
     if (!accounting_cluster(cluster, error)) return std::nullopt;
-    std::uint16_t flags = 0;
-    void* conn = slurmdb_connection_get(&flags);
-    if (!conn) {
-        error = "slurmdbd not reachable (" + errno_text() + ")";
-        return std::nullopt;
-    }
+    const auto conn = SlurmdbdConnection::open(error);
+    if (!conn) return std::nullopt;
     OneJob one(row, cluster);
-    compat::List jobs = slurmdb_jobs_get(conn, &one.cond);
+    compat::List jobs = slurmdb_jobs_get(conn->get(), &one.cond);
     std::optional<std::string> out;
     if (!jobs) {
         error = "slurmdbd query failed (" + errno_text() + ")";
@@ -129,7 +118,6 @@ std::optional<std::string> load_admin_comment(const JobRow& row, std::string& er
         if (submit) *submit = static_cast<long long>(newest);
         if (!out) error = "slurmdbd has no job " + std::to_string(job_id);
     }
-    slurmdb_connection_close(&conn);
     return out;
 }
 
@@ -137,24 +125,21 @@ std::string store_admin_comment(const JobRow& row, const std::string& value) {
     const unsigned job_id = row.job_id;
     std::string cluster, error;
     if (!accounting_cluster(cluster, error)) return error;
-    std::uint16_t flags = 0;
-    void* conn = slurmdb_connection_get(&flags);
-    if (!conn) return "slurmdbd not reachable (" + errno_text() + ")";
+    auto conn = SlurmdbdConnection::open(error);
+    if (!conn) return error;
     OneJob one(row, cluster);
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());
-    compat::List changed = slurmdb_job_modify(conn, &one.cond, &change);
+    compat::List changed = slurmdb_job_modify(conn->get(), &one.cond, &change);
     if (!changed) {
         error = "slurmdbd refused the change (" + errno_text() + ")";
     } else {
         if (slurm_list_count(changed) == 0) error = "slurmdbd has no job " + std::to_string(job_id);
         slurm_list_destroy(changed);
         // sacctmgr commits after a modify; without it slurmdbd rolls the change back.
-        if (error.empty() && slurmdb_connection_commit(conn, true) != SLURM_SUCCESS)
-            error = "slurmdbd did not commit the change (" + errno_text() + ")";
+        if (error.empty() && !conn->commit()) error = "slurmdbd did not commit the change (" + errno_text() + ")";
     }
-    slurmdb_connection_close(&conn);
     return error;
 }
 
