@@ -7,10 +7,13 @@
 
 #include "common/diagnose/diagnosis_json.hpp"
 #include "common/record/codec.hpp"
+#include "common/record/keys.hpp"
 #include "common/record/record.hpp"
 
 namespace acme::faultdiag {
 namespace {
+
+namespace key = record::key;
 
 diagnose::Category category_named(const std::string& name) {
     for (auto c : {diagnose::Category::infrastructure, diagnose::Category::framework, diagnose::Category::script})
@@ -18,8 +21,8 @@ diagnose::Category category_named(const std::string& name) {
     return diagnose::Category::unknown;
 }
 
-std::string string_of(const nlohmann::json& o, const char* key) {
-    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+std::string string_of(const nlohmann::json& o, const char* name) {
+    return o.contains(name) && o[name].is_string() ? o[name].get<std::string>() : std::string();
 }
 
 // As the spool reader: the newest run first, then a named cause over unknown, then confidence.
@@ -50,29 +53,29 @@ AccountedJob accounted_job(std::span<const slurm::AccountedRun> all, std::int64_
             if (!error.empty()) out.warnings.push_back(fmt::format("job {}: {}", job_id, error));
             continue;
         }
-        if ((*r)["job"].get<long long>() != job_id) {
-            out.warnings.push_back(fmt::format("job {}: its ACME1 record is of job {}", job_id, (*r)["job"].get<long long>()));
+        if ((*r)[key::job].get<long long>() != job_id) {
+            out.warnings.push_back(fmt::format("job {}: its ACME1 record is of job {}", job_id, (*r)[key::job].get<long long>()));
             continue;
         }
-        const std::int64_t restart = r->contains("restart") && (*r)["restart"].is_number_integer()
-                                         ? (*r)["restart"].get<std::int64_t>()
+        const std::int64_t restart = r->contains(key::restart) && (*r)[key::restart].is_number_integer()
+                                         ? (*r)[key::restart].get<std::int64_t>()
                                          : static_cast<std::int64_t>(k);
         out.missing_nodes = record::missing_nodes(*r);
-        for (const auto& [node, part] : (*r)["nodes"].items()) {
-            if (!part.contains("diagnosis") || !part["diagnosis"].is_object()) continue;
-            const auto& d = part["diagnosis"];
+        for (const auto& [node, part] : (*r)[key::nodes].items()) {
+            if (!part.contains(key::part::diagnosis) || !part[key::part::diagnosis].is_object()) continue;
+            const auto& d = part[key::part::diagnosis];
             StoredDiagnosis s;
             s.node = node;
             s.restart = restart;
-            s.ts = part.contains("ts") && part["ts"].is_number() ? part["ts"].get<double>() : 0;
-            s.diagnosis.category = category_named(string_of(d, "category"));
-            s.diagnosis.reason = string_of(d, "reason");
+            s.ts = part.contains(key::part::ts) && part[key::part::ts].is_number() ? part[key::part::ts].get<double>() : 0;
+            s.diagnosis.category = category_named(string_of(d, key::diagnosis::category));
+            s.diagnosis.reason = string_of(d, key::diagnosis::reason);
             if (s.diagnosis.reason.empty()) s.diagnosis.reason = "unknown";
-            s.diagnosis.confidence = d.contains("confidence") && d["confidence"].is_number() ? d["confidence"].get<double>() : 0;
-            s.diagnosis.action = diagnose::parse_action(string_of(d, "action")).value_or(diagnose::Action::none);
-            s.diagnosis.rule = string_of(d, "rule");
-            if (d.contains("evidence") && d["evidence"].is_array())
-                s.diagnosis.evidence = diagnose::evidence_from_json(d["evidence"].dump());
+            s.diagnosis.confidence = d.contains(key::diagnosis::confidence) && d[key::diagnosis::confidence].is_number() ? d[key::diagnosis::confidence].get<double>() : 0;
+            s.diagnosis.action = diagnose::parse_action(string_of(d, key::diagnosis::action)).value_or(diagnose::Action::none);
+            s.diagnosis.rule = string_of(d, key::diagnosis::rule);
+            if (d.contains(key::diagnosis::evidence) && d[key::diagnosis::evidence].is_array())
+                s.diagnosis.evidence = diagnose::evidence_from_json(d[key::diagnosis::evidence].dump());
             if (!out.stored || better(s, *out.stored)) out.stored = std::move(s);
         }
     }

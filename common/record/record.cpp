@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/record/codec.hpp"
+#include "common/record/keys.hpp"
 
 namespace acme::record {
 namespace {
@@ -13,29 +14,34 @@ using nlohmann::json;
 // Per-GPU rows folded into one object per node: what a report needs when the detail of a very
 // large job does not fit the field.
 json gpu_totals(const json& gpus) {
-    json t = {{"count", gpus.size()}};
+    json t = {{key::totals::count, gpus.size()}};
     double util_sum = 0, util_n = 0, util_max = -1, mem_max = -1, energy = 0;
     long long xids = 0;
     std::vector<std::string> verdicts;
+    auto number = [](const json& g, const char* name) { return g.contains(name) && g[name].is_number(); };
     for (const auto& g : gpus) {
-        if (g.contains("util_avg") && g["util_avg"].is_number()) util_sum += g["util_avg"].get<double>(), ++util_n;
-        if (g.contains("util_max") && g["util_max"].is_number()) util_max = std::max(util_max, g["util_max"].get<double>());
-        if (g.contains("mem_max_mib") && g["mem_max_mib"].is_number())
-            mem_max = std::max(mem_max, g["mem_max_mib"].get<double>());
-        if (g.contains("energy_j") && g["energy_j"].is_number()) energy += g["energy_j"].get<double>();
-        if (g.contains("xids") && g["xids"].is_number_integer()) xids += g["xids"].get<long long>();
-        if (g.contains("verdict") && g["verdict"].is_string()) {
-            const auto v = g["verdict"].get<std::string>();
+        if (number(g, key::gpu::util_avg)) util_sum += g[key::gpu::util_avg].get<double>(), ++util_n;
+        if (number(g, key::gpu::util_max)) util_max = std::max(util_max, g[key::gpu::util_max].get<double>());
+        if (number(g, key::gpu::mem_max_mib)) mem_max = std::max(mem_max, g[key::gpu::mem_max_mib].get<double>());
+        if (number(g, key::gpu::energy_j)) energy += g[key::gpu::energy_j].get<double>();
+        if (g.contains(key::gpu::xids) && g[key::gpu::xids].is_number_integer()) xids += g[key::gpu::xids].get<long long>();
+        if (g.contains(key::gpu::verdict) && g[key::gpu::verdict].is_string()) {
+            const auto v = g[key::gpu::verdict].get<std::string>();
             if (std::find(verdicts.begin(), verdicts.end(), v) == verdicts.end()) verdicts.push_back(v);
         }
     }
-    if (util_n > 0) t["util_avg"] = std::round(util_sum / util_n * 10) / 10;
-    if (util_max >= 0) t["util_max"] = util_max;
-    if (mem_max >= 0) t["mem_max_mib"] = mem_max;
-    t["energy_j"] = energy;
-    t["xids"] = xids;
-    t["verdicts"] = verdicts;
+    if (util_n > 0) t[key::gpu::util_avg] = std::round(util_sum / util_n * 10) / 10;
+    if (util_max >= 0) t[key::gpu::util_max] = util_max;
+    if (mem_max >= 0) t[key::gpu::mem_max_mib] = mem_max;
+    t[key::gpu::energy_j] = energy;
+    t[key::gpu::xids] = xids;
+    t[key::totals::verdicts] = verdicts;
     return t;
+}
+
+// `part[name]`, when it is an object, without `field`.
+void erase_from(json& part, const char* name, const char* field) {
+    if (part.contains(name) && part[name].is_object()) part[name].erase(field);
 }
 
 }  // namespace
@@ -43,38 +49,39 @@ json gpu_totals(const json& gpus) {
 json merge_node_part(const std::optional<json>& existing, long long job, long long restart,
                      const std::vector<std::string>& expected, const std::string& node, json part) {
     json r;
-    if (existing && existing->is_object() && existing->value("v", 0) == kVersion && existing->value("job", -1LL) == job &&
-        existing->value("restart", -1LL) == restart && existing->contains("nodes") && (*existing)["nodes"].is_object())
+    if (existing && existing->is_object() && existing->value(key::version, 0) == kVersion &&
+        existing->value(key::job, -1LL) == job && existing->value(key::restart, -1LL) == restart &&
+        existing->contains(key::nodes) && (*existing)[key::nodes].is_object())
         r = *existing;
     else
-        r = {{"v", kVersion}, {"job", job}, {"restart", restart}, {"nodes", json::object()}, {"trimmed", 0}};
+        r = {{key::version, kVersion}, {key::job, job}, {key::restart, restart}, {key::nodes, json::object()}, {key::trimmed, 0}};
     // Every node knows the job's node list; the longest one seen wins (they are the same list).
-    if (!r.contains("expected") || !r["expected"].is_array() || r["expected"].size() < expected.size())
-        r["expected"] = expected;
-    r["nodes"][node] = std::move(part);
+    if (!r.contains(key::expected) || !r[key::expected].is_array() || r[key::expected].size() < expected.size())
+        r[key::expected] = expected;
+    r[key::nodes][node] = std::move(part);
     return r;
 }
 
 std::string encode_within_budget(json record) {
     std::string token = encode_token(record.dump());
     if (token.size() <= kMaxTokenBytes) return token;
-    for (auto& [name, part] : record["nodes"].items()) {
-        if (part.contains("gpus") && part["gpus"].is_array()) {
-            part["gpu_totals"] = gpu_totals(part["gpus"]);
-            part.erase("gpus");
+    for (auto& [name, part] : record[key::nodes].items()) {
+        if (part.contains(key::part::gpus) && part[key::part::gpus].is_array()) {
+            part[key::part::gpu_totals] = gpu_totals(part[key::part::gpus]);
+            part.erase(key::part::gpus);
         }
     }
-    record["trimmed"] = 1;
+    record[key::trimmed] = 1;
     token = encode_token(record.dump());
     if (token.size() <= kMaxTokenBytes) return token;
-    for (auto& [name, part] : record["nodes"].items()) {
-        part.erase("events");
-        if (part.contains("diagnosis") && part["diagnosis"].is_object()) part["diagnosis"].erase("evidence");
-        if (part.contains("recovery") && part["recovery"].is_object()) part["recovery"].erase("outcome");
-        if (part.contains("gate") && part["gate"].is_object()) part["gate"].erase("detail");
-        if (part.contains("stall") && part["stall"].is_object()) part["stall"].erase("evidence");
+    for (auto& [name, part] : record[key::nodes].items()) {
+        part.erase(key::part::events);
+        erase_from(part, key::part::diagnosis, key::diagnosis::evidence);
+        erase_from(part, key::part::recovery, key::recovery::outcome);
+        erase_from(part, key::part::gate, key::gate::detail);
+        erase_from(part, key::part::stall, key::stall::evidence);
     }
-    record["trimmed"] = 2;
+    record[key::trimmed] = 2;
     return encode_token(record.dump());
 }
 
@@ -84,20 +91,20 @@ std::optional<json> parse_record(std::string_view text, std::string& error) {
         error = "the ACME1 record is not a JSON object";
         return std::nullopt;
     }
-    if (!r.contains("v") || !r["v"].is_number_integer() || r["v"].get<int>() != kVersion) {
+    if (!r.contains(key::version) || !r[key::version].is_number_integer() || r[key::version].get<int>() != kVersion) {
         error = "the ACME1 record has an unknown version (this gpuacct reads version 1): upgrade acme-slurm-tools";
         return std::nullopt;
     }
-    if (!r.contains("job") || !r["job"].is_number_integer() || !r.contains("nodes") || !r["nodes"].is_object()) {
+    if (!r.contains(key::job) || !r[key::job].is_number_integer() || !r.contains(key::nodes) || !r[key::nodes].is_object()) {
         error = "the ACME1 record lacks its job id or its nodes";
         return std::nullopt;
     }
-    for (const auto& [name, part] : r["nodes"].items())
+    for (const auto& [name, part] : r[key::nodes].items())
         if (!part.is_object()) {
             error = "the ACME1 record's part for node " + name + " is not an object";
             return std::nullopt;
         }
-    if (r.contains("expected") && !r["expected"].is_array()) {
+    if (r.contains(key::expected) && !r[key::expected].is_array()) {
         error = "the ACME1 record's expected nodes are not a list";
         return std::nullopt;
     }
@@ -105,13 +112,13 @@ std::optional<json> parse_record(std::string_view text, std::string& error) {
 }
 
 bool has_node(const json& record, const std::string& node) {
-    return record.contains("nodes") && record["nodes"].is_object() && record["nodes"].contains(node);
+    return record.contains(key::nodes) && record[key::nodes].is_object() && record[key::nodes].contains(node);
 }
 
 std::vector<std::string> missing_nodes(const json& record) {
     std::vector<std::string> out;
-    if (!record.contains("expected") || !record["expected"].is_array()) return out;
-    for (const auto& n : record["expected"])
+    if (!record.contains(key::expected) || !record[key::expected].is_array()) return out;
+    for (const auto& n : record[key::expected])
         if (n.is_string() && !has_node(record, n.get<std::string>())) out.push_back(n.get<std::string>());
     return out;
 }

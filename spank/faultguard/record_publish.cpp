@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/record/codec.hpp"
+#include "common/record/keys.hpp"
 #include "common/record/record.hpp"
 #include "common/slurm/admin_comment.hpp"
 
@@ -23,8 +24,9 @@ std::optional<nlohmann::json> current_record(const std::string& field) {
 
 bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const std::string& node,
                 const nlohmann::json& part) {
-    return r && r->value("restart", -1LL) == restart && record::has_node(*r, node) &&
-           (*r)["nodes"][node].value("ts", -1.0) == part.value("ts", -2.0);
+    namespace key = record::key;
+    return r && r->value(key::restart, -1LL) == restart && record::has_node(*r, node) &&
+           (*r)[key::nodes][node].value(key::part::ts, -1.0) == part.value(key::part::ts, -2.0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/record/codec.hpp"
+#include "common/record/keys.hpp"
 #include "common/record/record.hpp"
 #include "common/slurm/job_type.hpp"
 
@@ -16,21 +17,22 @@ namespace acme::acct {
 namespace {
 
 using nlohmann::json;
+namespace key = record::key;
 
-std::optional<double> number(const json& o, const char* key) {
-    if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return std::nullopt;
-    return o[key].get<double>();
+std::optional<double> number(const json& o, const char* name) {
+    if (!o.is_object() || !o.contains(name) || !o[name].is_number()) return std::nullopt;
+    return o[name].get<double>();
 }
 
-std::optional<std::int64_t> integer(const json& o, const char* key) {
-    const auto v = number(o, key);
+std::optional<std::int64_t> integer(const json& o, const char* name) {
+    const auto v = number(o, name);
     if (!v) return std::nullopt;
     return static_cast<std::int64_t>(*v);
 }
 
-std::string string_of(const json& o, const char* key) {
-    if (!o.is_object() || !o.contains(key) || !o[key].is_string()) return {};
-    return o[key].get<std::string>();
+std::string string_of(const json& o, const char* name) {
+    if (!o.is_object() || !o.contains(name) || !o[name].is_string()) return {};
+    return o[name].get<std::string>();
 }
 
 constexpr std::int64_t kMiB = 1024 * 1024;
@@ -41,19 +43,19 @@ GpuSummary summary_of(const json& g, std::int64_t job_id, const std::string& nod
     GpuSummary s;
     s.job_id = job_id;
     s.node = node;
-    s.gpu = static_cast<int>(integer(g, "id").value_or(0));
-    s.samples = integer(g, "samples").value_or(0);
-    s.util_avg = number(g, "util_avg");
-    s.util_max = number(g, "util_max");
-    if (const auto v = integer(g, "mem_max_mib")) s.mem_max = *v * kMiB;
-    if (const auto v = integer(g, "mem_total_mib")) s.mem_total = *v * kMiB;
-    if (const auto v = number(g, "power_avg_w")) s.power_avg_mw = *v * 1000;
-    if (const auto v = number(g, "power_max_w")) s.power_max_mw = static_cast<std::int64_t>(*v * 1000);
-    if (const auto v = number(g, "energy_j")) s.energy_mj = static_cast<std::int64_t>(*v * 1000);
-    s.temp_max = integer(g, "temp_max_c");
-    s.xids = integer(g, "xids").value_or(0);
-    s.ecc_uncorrected = integer(g, "ecc_dbe");
-    s.verdict = string_of(g, "verdict");
+    s.gpu = static_cast<int>(integer(g, key::gpu::id).value_or(0));
+    s.samples = integer(g, key::gpu::samples).value_or(0);
+    s.util_avg = number(g, key::gpu::util_avg);
+    s.util_max = number(g, key::gpu::util_max);
+    if (const auto v = integer(g, key::gpu::mem_max_mib)) s.mem_max = *v * kMiB;
+    if (const auto v = integer(g, key::gpu::mem_total_mib)) s.mem_total = *v * kMiB;
+    if (const auto v = number(g, key::gpu::power_avg_w)) s.power_avg_mw = *v * 1000;
+    if (const auto v = number(g, key::gpu::power_max_w)) s.power_max_mw = static_cast<std::int64_t>(*v * 1000);
+    if (const auto v = number(g, key::gpu::energy_j)) s.energy_mj = static_cast<std::int64_t>(*v * 1000);
+    s.temp_max = integer(g, key::gpu::temp_max_c);
+    s.xids = integer(g, key::gpu::xids).value_or(0);
+    s.ecc_uncorrected = integer(g, key::gpu::ecc_dbe);
+    s.verdict = string_of(g, key::gpu::verdict);
     return s;
 }
 
@@ -62,10 +64,10 @@ GpuSummary summary_of(const json& g, std::int64_t job_id, const std::string& nod
 // max of equal maxima the max, energy split sums back, XIDs counted once; the verdicts seen are
 // dealt out in turn. Per-GPU detail is gone, and GPU ids are unknown (numbered from 0).
 void add_totals(const json& t, std::int64_t job_id, const std::string& node, std::vector<GpuSummary>& out) {
-    const auto count = integer(t, "count").value_or(0);
+    const auto count = integer(t, key::totals::count).value_or(0);
     std::vector<std::string> verdicts;
-    if (t.contains("verdicts") && t["verdicts"].is_array())
-        for (const auto& v : t["verdicts"])
+    if (t.contains(key::totals::verdicts) && t[key::totals::verdicts].is_array())
+        for (const auto& v : t[key::totals::verdicts])
             if (v.is_string()) verdicts.push_back(v.get<std::string>());
     for (std::int64_t i = 0; i < count; ++i) {
         GpuSummary s;
@@ -73,11 +75,11 @@ void add_totals(const json& t, std::int64_t job_id, const std::string& node, std
         s.node = node;
         s.gpu = static_cast<int>(i);
         s.samples = 1;
-        s.util_avg = number(t, "util_avg");
-        s.util_max = number(t, "util_max");
-        if (const auto v = number(t, "mem_max_mib")) s.mem_max = static_cast<std::int64_t>(*v) * kMiB;
-        if (const auto v = number(t, "energy_j")) s.energy_mj = static_cast<std::int64_t>(*v * 1000 / static_cast<double>(count));
-        s.xids = i == 0 ? integer(t, "xids").value_or(0) : 0;
+        s.util_avg = number(t, key::gpu::util_avg);
+        s.util_max = number(t, key::gpu::util_max);
+        if (const auto v = number(t, key::gpu::mem_max_mib)) s.mem_max = static_cast<std::int64_t>(*v) * kMiB;
+        if (const auto v = number(t, key::gpu::energy_j)) s.energy_mj = static_cast<std::int64_t>(*v * 1000 / static_cast<double>(count));
+        s.xids = i == 0 ? integer(t, key::gpu::xids).value_or(0) : 0;
         s.verdict = verdicts.empty() ? "no-data" : verdicts[static_cast<size_t>(i) % verdicts.size()];
         if (s.verdict == "no-data") s.samples = 0;
         out.push_back(std::move(s));
@@ -86,9 +88,9 @@ void add_totals(const json& t, std::int64_t job_id, const std::string& node, std
 
 std::string gpu_id_list(const json& part) {
     std::string ids;
-    if (!part.contains("gpus") || !part["gpus"].is_array()) return ids;
-    for (const auto& g : part["gpus"])
-        if (const auto id = integer(g, "id")) ids += (ids.empty() ? "" : ",") + std::to_string(*id);
+    if (!part.contains(key::part::gpus) || !part[key::part::gpus].is_array()) return ids;
+    for (const auto& g : part[key::part::gpus])
+        if (const auto id = integer(g, key::gpu::id)) ids += (ids.empty() ? "" : ",") + std::to_string(*id);
     return ids;
 }
 
@@ -103,9 +105,9 @@ std::optional<json> record_of(const slurm::AccountedRun& run, std::vector<std::s
     }
     auto parsed = record::parse_record(*text, error);
     if (!parsed) warnings.push_back(fmt::format("job {}: {}: listed from slurmdbd's fields only", run.job_id, error));
-    else if ((*parsed)["job"].get<long long>() != run.job_id) {
+    else if ((*parsed)[key::job].get<long long>() != run.job_id) {
         warnings.push_back(fmt::format("job {}: its ACME1 record is of job {}: listed from slurmdbd's fields only",
-                                       run.job_id, (*parsed)["job"].get<long long>()));
+                                       run.job_id, (*parsed)[key::job].get<long long>()));
         return std::nullopt;
     }
     return parsed;
@@ -123,39 +125,39 @@ struct Builder {
 
     // Events, diagnoses, drains and gate verdicts of one run's record.
     void add_run(const json& r, std::int64_t job_id, std::int64_t restart) {
-        if (r.contains("expected") && r["expected"].is_array())
-            for (const auto& n : r["expected"])
+        if (r.contains(key::expected) && r[key::expected].is_array())
+            for (const auto& n : r[key::expected])
                 if (n.is_string()) nodes.insert(n.get<std::string>());
-        for (const auto& [node, part] : r["nodes"].items()) {
+        for (const auto& [node, part] : r[key::nodes].items()) {
             nodes.insert(node);
-            const double ts = number(part, "ts").value_or(0);
-            if (part.contains("events") && part["events"].is_array())
-                for (const auto& e : part["events"]) {
-                    GpuEvent ev{node, job_id, static_cast<int>(integer(e, "gpu").value_or(0)), number(e, "ts").value_or(0),
-                                string_of(e, "kind"), integer(e, "code").value_or(0)};
+            const double ts = number(part, key::part::ts).value_or(0);
+            if (part.contains(key::part::events) && part[key::part::events].is_array())
+                for (const auto& e : part[key::part::events]) {
+                    GpuEvent ev{node, job_id, static_cast<int>(integer(e, key::event::gpu).value_or(0)), number(e, key::event::ts).value_or(0),
+                                string_of(e, key::event::kind), integer(e, key::event::code).value_or(0)};
                     if (in_window(ev.ts, options)) out.events.push_back(std::move(ev));
                 }
-            if (part.contains("diagnosis") && part["diagnosis"].is_object()) {
-                const json& d = part["diagnosis"];
-                out.diagnoses.push_back({job_id, restart, node, string_of(d, "category"), string_of(d, "reason"),
-                                         string_of(d, "action"), string_of(d, "rule"), ts,
-                                         number(d, "confidence").value_or(0)});
+            if (part.contains(key::part::diagnosis) && part[key::part::diagnosis].is_object()) {
+                const json& d = part[key::part::diagnosis];
+                out.diagnoses.push_back({job_id, restart, node, string_of(d, key::diagnosis::category), string_of(d, key::diagnosis::reason),
+                                         string_of(d, key::diagnosis::action), string_of(d, key::diagnosis::rule), ts,
+                                         number(d, key::diagnosis::confidence).value_or(0)});
             }
-            if (part.contains("stall") && part["stall"].is_object() && options.summaries) {
-                const json& st = part["stall"];
-                auto flag = [&](const char* key) { return st.contains(key) && st[key].is_boolean() && st[key].get<bool>(); };
-                out.stalls.push_back({job_id, restart, node, number(st, "ts").value_or(ts), number(st, "since").value_or(0),
-                                      string_of(st, "named"), flag("hardware"), flag("withdrawn"),
-                                      string_of(st, "evidence"), string_of(st, "action")});
+            if (part.contains(key::part::stall) && part[key::part::stall].is_object() && options.summaries) {
+                const json& st = part[key::part::stall];
+                auto flag = [&](const char* name) { return st.contains(name) && st[name].is_boolean() && st[name].get<bool>(); };
+                out.stalls.push_back({job_id, restart, node, number(st, key::stall::ts).value_or(ts), number(st, key::stall::since).value_or(0),
+                                      string_of(st, key::stall::named), flag(key::stall::hardware), flag(key::stall::withdrawn),
+                                      string_of(st, key::stall::evidence), string_of(st, key::stall::action)});
             }
-            if (part.contains("recovery") && part["recovery"].is_object()) {
-                const json& rec = part["recovery"];
-                if (rec.contains("drained") && rec["drained"].is_boolean() && rec["drained"].get<bool>() && in_window(ts, options))
-                    out.drains.push_back({node, string_of(rec, "drain_reason"), job_id, ts});
+            if (part.contains(key::part::recovery) && part[key::part::recovery].is_object()) {
+                const json& rec = part[key::part::recovery];
+                if (rec.contains(key::recovery::drained) && rec[key::recovery::drained].is_boolean() && rec[key::recovery::drained].get<bool>() && in_window(ts, options))
+                    out.drains.push_back({node, string_of(rec, key::recovery::drain_reason), job_id, ts});
             }
-            if (part.contains("gate") && part["gate"].is_object() && (!options.end || ts <= *options.end)) {
-                const json& g = part["gate"];
-                HealthCheck h{node, string_of(g, "detail"), ts, g.contains("passed") && g["passed"].is_boolean() && g["passed"].get<bool>()};
+            if (part.contains(key::part::gate) && part[key::part::gate].is_object() && (!options.end || ts <= *options.end)) {
+                const json& g = part[key::part::gate];
+                HealthCheck h{node, string_of(g, key::gate::detail), ts, g.contains(key::gate::passed) && g[key::gate::passed].is_boolean() && g[key::gate::passed].get<bool>()};
                 auto& slot = health[node];
                 if (slot.node.empty() || slot.ts <= ts) slot = std::move(h);
             }
@@ -166,12 +168,12 @@ struct Builder {
 
 // One run's GPU summaries, from its record's per-GPU entries or a trimmed record's totals.
 void add_gpus(const json& r, std::int64_t job_id, std::vector<GpuSummary>& out) {
-    for (const auto& [node, part] : r["nodes"].items()) {
-        if (part.contains("gpus") && part["gpus"].is_array()) {
-            for (const auto& g : part["gpus"])
+    for (const auto& [node, part] : r[key::nodes].items()) {
+        if (part.contains(key::part::gpus) && part[key::part::gpus].is_array()) {
+            for (const auto& g : part[key::part::gpus])
                 if (g.is_object()) out.push_back(summary_of(g, job_id, node));
-        } else if (part.contains("gpu_totals") && part["gpu_totals"].is_object()) {
-            add_totals(part["gpu_totals"], job_id, node, out);
+        } else if (part.contains(key::part::gpu_totals) && part[key::part::gpu_totals].is_object()) {
+            add_totals(part[key::part::gpu_totals], job_id, node, out);
         }
     }
 }
@@ -182,7 +184,7 @@ void add_gpus(const json& r, std::int64_t job_id, std::vector<GpuSummary>& out) 
 void add_node_rows(const std::vector<json>& runs, Job& job) {
     std::map<std::string, std::string> ids;
     for (const auto& r : runs)
-        for (const auto& [node, part] : r["nodes"].items()) ids[node] = gpu_id_list(part);
+        for (const auto& [node, part] : r[key::nodes].items()) ids[node] = gpu_id_list(part);
     job.gpu_ids = 0;
     for (auto& [node, list] : ids) {
         if (!list.empty()) job.gpu_ids += static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
@@ -226,8 +228,8 @@ void take_record_nodes(const json& r, Job& job) {
     std::string missing;
     for (const auto& n : record::missing_nodes(r)) missing += (missing.empty() ? "" : ",") + n;
     job.mutable_text().missing_nodes = std::move(missing);
-    if (r.contains("expected") && r["expected"].is_array() && !r["expected"].empty() && r["expected"][0].is_string())
-        job.batch_host = r["expected"][0].get<std::string>();
+    if (r.contains(key::expected) && r[key::expected].is_array() && !r[key::expected].empty() && r[key::expected][0].is_string())
+        job.batch_host = r[key::expected][0].get<std::string>();
 }
 
 // Runs of one job together, oldest first (slurmdbd's row index grows with each run).
@@ -242,7 +244,7 @@ std::vector<const slurm::AccountedRun*> in_run_order(std::span<const slurm::Acco
 
 // The record's own run number, else its row's among the job's runs.
 std::int64_t restart_of(const json& r, std::int64_t row) {
-    return r.contains("restart") && r["restart"].is_number_integer() ? r["restart"].get<std::int64_t>() : row;
+    return r.contains(key::restart) && r[key::restart].is_number_integer() ? r[key::restart].get<std::int64_t>() : row;
 }
 
 }  // namespace
@@ -323,12 +325,12 @@ std::map<GpmKey, GpmActivity> gpm_from_accounting(std::span<const slurm::Account
     for (const auto& [id, run] : newest) {
         std::vector<std::string> ignored;
         const auto r = record_of(*run, ignored);
-        if (!r || !r->contains("nodes") || !(*r)["nodes"].is_object()) continue;
-        for (const auto& [node, part] : (*r)["nodes"].items()) {
-            if (!part.contains("gpus") || !part["gpus"].is_array()) continue;
-            for (const auto& g : part["gpus"]) {
-                GpmActivity a{number(g, "gpm_sm_avg"), number(g, "gpm_tensor_avg"), number(g, "gpm_dram_bw_avg")};
-                if (a.sm || a.tensor || a.dram) out[{id, node, static_cast<int>(integer(g, "id").value_or(0))}] = a;
+        if (!r || !r->contains(key::nodes) || !(*r)[key::nodes].is_object()) continue;
+        for (const auto& [node, part] : (*r)[key::nodes].items()) {
+            if (!part.contains(key::part::gpus) || !part[key::part::gpus].is_array()) continue;
+            for (const auto& g : part[key::part::gpus]) {
+                GpmActivity a{number(g, key::gpu::gpm_sm_avg), number(g, key::gpu::gpm_tensor_avg), number(g, key::gpu::gpm_dram_bw_avg)};
+                if (a.sm || a.tensor || a.dram) out[{id, node, static_cast<int>(integer(g, key::gpu::id).value_or(0))}] = a;
             }
         }
     }
