@@ -1,6 +1,9 @@
 #include "common/store/spool_failures.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "common/store/columns.hpp"
 
 namespace acme::store {
 
@@ -45,7 +48,7 @@ std::optional<std::string> newest_log_tail(Database& db, long long job_id) {
     return tail.column_text(0);
 }
 
-void insert_diagnosis(Database& db, long long job_id, const DiagnosisRow& d) {
+void insert_diagnosis(Database& db, long long job_id, const Diagnosis& d) {
     db.transaction([&] {
         db.prepare(
               "INSERT OR REPLACE INTO diagnoses (job_id, restart, node, ts, category, reason, confidence, evidence, "
@@ -56,23 +59,39 @@ void insert_diagnosis(Database& db, long long job_id, const DiagnosisRow& d) {
     });
 }
 
-std::vector<DiagnosisRow> job_diagnoses(Database& db, long long job_id) {
-    std::vector<DiagnosisRow> out;
-    auto q = db.prepare(
-        "SELECT node, restart, ts, category, reason, confidence, evidence, action FROM diagnoses WHERE job_id = ?");
+namespace {
+
+using D = Diagnosis;
+
+// The evidence comes last: the log lines, often on overflow pages, are read only when asked for.
+const Column<Diagnosis> kDiagnosisColumns[] = {
+    field<D, &D::job_id>("job_id"),
+    field<D, &D::restart>("restart"),
+    field<D, &D::node>("node"),
+    field<D, &D::ts>("ts"),
+    field<D, &D::category>("category"),
+    field<D, &D::reason>("reason"),
+    field<D, &D::confidence>("confidence"),
+    field<D, &D::action>("action"),
+    field<D, &D::rule>("rule"),
+    field<D, &D::evidence_json>("evidence"),
+};
+
+}  // namespace
+
+std::string diagnosis_columns(const std::function<bool(std::string_view column)>& as_null) {
+    return select_list(kDiagnosisColumns, as_null);
+}
+
+void read_diagnosis(const Statement& q, Diagnosis& into) { read_into(kDiagnosisColumns, q, into); }
+
+std::vector<Diagnosis> job_diagnoses(Database& db, long long job_id) {
+    const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
+    auto q = db.prepare(fmt::format("SELECT {} FROM diagnoses WHERE job_id = ?",
+                                    diagnosis_columns([&](std::string_view c) { return c == "rule" && !has_rule; })));
     q.bind_all(job_id);
-    while (q.step()) {
-        DiagnosisRow d;
-        d.node = q.column_text(0);
-        d.restart = q.column_int(1);
-        d.ts = q.column_double(2);
-        d.category = q.column_text(3);
-        d.reason = q.column_text(4);
-        d.confidence = q.column_double(5);
-        d.evidence_json = q.column_text(6);
-        d.action = q.column_text(7);
-        out.push_back(std::move(d));
-    }
+    std::vector<Diagnosis> out;
+    while (q.step()) read_diagnosis(q, out.emplace_back());
     return out;
 }
 

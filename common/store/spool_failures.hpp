@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/store/database.hpp"
@@ -27,17 +29,23 @@ void insert_log_tail(Database& db, long long job_id, long long restart, const st
 // The newest run's log tail; nullopt when none was stored, or the spool predates log tails (v3).
 std::optional<std::string> newest_log_tail(Database& db, long long job_id);
 
-struct DiagnosisRow {
-    long long restart = 0;
-    std::string node;
-    double ts = 0;
-    std::string category, reason;
-    double confidence = 0;
-    std::string evidence_json, action, rule;
+// One diagnoses row: faultguard's diagnosis of one run of a job on one node.
+struct Diagnosis {
+    std::int64_t job_id = 0, restart = 0;
+    std::string node, category, reason, action, rule;
+    double ts = 0, confidence = 0;
+    std::string evidence_json;  // the evidence lines, a JSON array: read by job_diagnoses only
 };
-void insert_diagnosis(Database& db, long long job_id, const DiagnosisRow& d);
-// Every run's, on this node (rule is empty: not read back).
-std::vector<DiagnosisRow> job_diagnoses(Database& db, long long job_id);
+void insert_diagnosis(Database& db, long long job_id, const Diagnosis& d);
+
+// The table's one reader: every query on diagnoses selects diagnosis_columns(), job_id first,
+// and reads each row with read_diagnosis. `as_null` names the columns to select as NULL (not
+// wanted, or absent from an older spool: rule came with v3); they read as "".
+std::string diagnosis_columns(const std::function<bool(std::string_view column)>& as_null);
+void read_diagnosis(const Statement& q, Diagnosis& into);
+
+// Every run's, on this node (rule empty on a spool older than v3).
+std::vector<Diagnosis> job_diagnoses(Database& db, long long job_id);
 
 void insert_recovery(Database& db, long long job_id, long long restart, const std::string& node, double ts,
                      bool drained, const std::string& drain_reason, bool requeued, const std::string& outcome);

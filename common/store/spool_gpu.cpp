@@ -1,5 +1,11 @@
 #include "common/store/spool_gpu.hpp"
 
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "common/store/columns.hpp"
+
 namespace acme::store {
 
 void insert_gpu_samples(Database& db, long long job_id, const std::vector<GpuSampleRow>& samples) {
@@ -94,36 +100,53 @@ void finish_job_gpus(Database& db, long long job_id, const std::string& node, do
     });
 }
 
-std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id) {
-    auto q = db.prepare(
-        "SELECT gpu, COALESCE(uuid, ''), verdict, samples, xids, util_avg, util_max, power_avg_mw, mem_max, mem_total, "
-        "energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta, "
-        // GPM (Hopper and later) only where the sampler read it: NULL otherwise.
-        "(SELECT AVG(gpm_sm_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu), "
-        "(SELECT AVG(gpm_tensor_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu), "
-        "(SELECT AVG(gpm_dram_bw_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu) "
-        "FROM gpu_summaries s WHERE job_id = ? ORDER BY gpu");
+namespace {
+
+using S = GpuSummary;
+
+const Column<GpuSummary> kSummaryColumns[] = {
+    field<S, &S::job_id>("job_id"),
+    field<S, &S::node>("node"),
+    field<S, &S::gpu>("gpu"),
+    field<S, &S::uuid>("uuid"),
+    field<S, &S::samples>("samples"),
+    field<S, &S::util_avg>("util_avg"),
+    field<S, &S::util_max>("util_max"),
+    field<S, &S::mem_max>("mem_max"),
+    field<S, &S::mem_total>("mem_total"),
+    field<S, &S::energy_mj>("energy_mj"),
+    field<S, &S::power_avg_mw>("power_avg_mw"),
+    field<S, &S::power_max_mw>("power_max_mw"),
+    field<S, &S::temp_max>("temp_max"),
+    field<S, &S::xids>("xids"),
+    field<S, &S::ecc_uncorrected>("ecc_uncorrected_delta"),
+    field<S, &S::verdict>("verdict"),
+};
+
+// GPM (Hopper and later) only where the sampler read it: NULL otherwise. After the table's
+// columns, on gpu_summaries aliased s.
+const Column<GpuSummary> kGpmColumns[] = {
+    field<S, &S::gpm_sm_avg>("(SELECT AVG(gpm_sm_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu)"),
+    field<S, &S::gpm_tensor_avg>(
+        "(SELECT AVG(gpm_tensor_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu)"),
+    field<S, &S::gpm_dram_bw_avg>(
+        "(SELECT AVG(gpm_dram_bw_util) FROM gpu_samples g WHERE g.job_id = s.job_id AND g.gpu = s.gpu)"),
+};
+
+}  // namespace
+
+std::string gpu_summary_columns() { return select_list(kSummaryColumns); }
+
+GpuSummary read_gpu_summary(const Statement& q) { return read_row(kSummaryColumns, q); }
+
+std::vector<GpuSummary> job_gpu_summaries(Database& db, long long job_id) {
+    auto q = db.prepare(fmt::format("SELECT {}, {} FROM gpu_summaries s WHERE job_id = ? ORDER BY gpu",
+                                    gpu_summary_columns(), select_list(kGpmColumns)));
     q.bind(1, job_id);
-    std::vector<GpuSummaryRow> out;
+    std::vector<GpuSummary> out;
     while (q.step()) {
-        GpuSummaryRow r;
-        r.gpu = static_cast<int>(q.column_int(0));
-        r.uuid = q.column_text(1);
-        r.verdict = q.column_text(2);
-        r.samples = q.column_int(3);
-        r.xids = q.column_int(4);
-        r.util_avg = q.column_optional_double(5);
-        r.util_max = q.column_optional_double(6);
-        r.power_avg_mw = q.column_optional_double(7);
-        r.mem_max = q.column_optional_int(8);
-        r.mem_total = q.column_optional_int(9);
-        r.energy_mj = q.column_optional_int(10);
-        r.power_max_mw = q.column_optional_int(11);
-        r.temp_max = q.column_optional_int(12);
-        r.ecc_uncorrected_delta = q.column_optional_int(13);
-        r.gpm_sm_avg = q.column_optional_double(14);
-        r.gpm_tensor_avg = q.column_optional_double(15);
-        r.gpm_dram_bw_avg = q.column_optional_double(16);
+        GpuSummary r = read_gpu_summary(q);
+        read_into(kGpmColumns, q, r, static_cast<int>(std::size(kSummaryColumns)));
         out.push_back(std::move(r));
     }
     return out;

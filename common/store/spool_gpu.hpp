@@ -3,6 +3,7 @@
 // faultdiag.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,15 +59,33 @@ inline const char* gpu_verdict(std::optional<double> util_avg, std::optional<dou
 void finish_job_gpus(Database& db, long long job_id, const std::string& node, double ts,
                      const std::vector<std::pair<int, std::string>>& gpus, double idle_max_util, double low_util_avg);
 
-// The job's GPU summaries on this node, one per GPU in GPU order: for its acme record.
-struct GpuSummaryRow {
+// One gpu_summaries row: the sampler's summary of one GPU of one job on one node, as the
+// epilog puts it in the job's record and gpuacct reads it (spool_set).
+struct GpuSummary {
+    std::int64_t job_id = 0;
+    std::string node;
     int gpu = 0;
-    std::string uuid, verdict;
-    long long samples = 0, xids = 0;
+    std::string uuid;
+    std::int64_t samples = 0;
     std::optional<double> util_avg, util_max, power_avg_mw;
-    std::optional<long long> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected_delta;
-    std::optional<double> gpm_sm_avg, gpm_tensor_avg, gpm_dram_bw_avg;  // percent, where GPM was sampled
+    std::optional<std::int64_t> mem_max, mem_total, energy_mj, power_max_mw, temp_max;
+    std::optional<std::int64_t> ecc_uncorrected;  // the uncorrected ECC count's rise during the job
+    std::int64_t xids = 0;
+    std::string verdict;  // idle | low-util | ok | no-data
+    // Percent, where GPM was sampled (Hopper and later); read by job_gpu_summaries only.
+    std::optional<double> gpm_sm_avg, gpm_tensor_avg, gpm_dram_bw_avg;
+    // A job still running has no summary yet: this one is its samples so far, judged by the
+    // same rule (gpu_verdict), and changes with every read.
+    bool so_far = false;
 };
-std::vector<GpuSummaryRow> job_gpu_summaries(Database& db, long long job_id);
+
+// The table's one reader: every query on gpu_summaries (or on rows shaped like it) selects
+// gpu_summary_columns(), job_id first, and reads each row with read_gpu_summary.
+std::string gpu_summary_columns();
+GpuSummary read_gpu_summary(const Statement& q);
+
+// The job's GPU summaries on this node, one per GPU in GPU order, GPM included: for its acme
+// record and gpuacct's job view.
+std::vector<GpuSummary> job_gpu_summaries(Database& db, long long job_id);
 
 }  // namespace acme::store

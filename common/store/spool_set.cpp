@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "common/store/columns.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_gpu.hpp"
 
@@ -20,14 +21,6 @@ namespace acme::store {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::set<std::string> table_columns(Database& db, std::string_view table) {
-    std::set<std::string> columns;
-    auto q = db.prepare("SELECT name FROM pragma_table_info(?)");
-    q.bind(1, table);
-    while (q.step()) columns.insert(q.column_text(0));
-    return columns;
-}
 
 // A spool written by an older plugin lacks the newer columns: read them as NULL instead of
 // skipping the node (its telemetry is still worth reporting).
@@ -41,8 +34,6 @@ std::string select_list(const std::set<std::string>& have, std::initializer_list
     }
     return out;
 }
-
-std::string text_or_empty(Statement& q, int column) { return q.is_null(column) ? std::string() : q.column_text(column); }
 
 // The spool files of a directory, each opened read-only: a report never writes a node's file.
 struct NodeFile {
@@ -258,9 +249,11 @@ private:
     Statement prepare_diagnoses(Database& db) const {
         const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
         const bool full = options_.full_jobs;
-        auto q = db.prepare(fmt::format("SELECT job_id, restart, node, ts, category, reason, confidence, {}, {} "
-                                        "FROM diagnoses WHERE job_id >= ?1 ORDER BY job_id, restart",
-                                        full ? "action" : "NULL", full && has_rule ? "rule" : "NULL"));
+        const auto as_null = [&](std::string_view c) {
+            return c == "evidence" || (c == "action" && !full) || (c == "rule" && !(full && has_rule));
+        };
+        auto q = db.prepare(fmt::format("SELECT {} FROM diagnoses WHERE job_id >= ?1 ORDER BY job_id, restart",
+                                        diagnosis_columns(as_null)));
         q.bind(1, ids_.first);
         return q;
     }
@@ -322,16 +315,7 @@ private:
             Statement& q = diagnoses_[c].rows;
             if (job_id == id) {
                 if (count == diagnosis_buffer_.size()) diagnosis_buffer_.emplace_back();
-                Diagnosis& d = diagnosis_buffer_[count++];
-                d.job_id = id;
-                d.restart = q.column_int(1);
-                d.node = q.column_text(2);
-                d.ts = q.column_double(3);
-                d.category = q.column_text(4);
-                d.reason = q.column_text(5);
-                d.confidence = q.column_double(6);
-                d.action = text_or_empty(q, 7);
-                d.rule = text_or_empty(q, 8);
+                read_diagnosis(q, diagnosis_buffer_[count++]);
             }
             advance(diagnoses_, diagnosis_heap_, c);
         }
@@ -360,69 +344,45 @@ struct Reader {
 
     void read_summaries(Database& db, const std::string& node) {
         if (table_columns(db, "gpu_summaries").empty()) return;
-        auto q = db.prepare(
-            "SELECT job_id, node, gpu, samples, util_avg, util_max, mem_max, mem_total, energy_mj, power_avg_mw, "
-            "power_max_mw, temp_max, xids, ecc_uncorrected_delta, verdict FROM gpu_summaries");
-        while (q.step()) {
-            GpuSummary s;
-            s.job_id = q.column_int(0);
-            if (!wanted(s.job_id)) continue;
-            s.node = q.is_null(1) ? node : q.column_text(1);
-            s.gpu = static_cast<int>(q.column_int(2));
-            s.samples = q.column_int(3);
-            s.util_avg = q.column_optional_double(4);
-            s.util_max = q.column_optional_double(5);
-            s.mem_max = q.column_optional_int(6);
-            s.mem_total = q.column_optional_int(7);
-            s.energy_mj = q.column_optional_int(8);
-            s.power_avg_mw = q.column_optional_double(9);
-            s.power_max_mw = q.column_optional_int(10);
-            s.temp_max = q.column_optional_int(11);
-            s.xids = q.column_int(12);
-            s.ecc_uncorrected = q.column_optional_int(13);
-            s.verdict = text_or_empty(q, 14);
-            out.summaries.push_back(std::move(s));
-        }
+        auto q = db.prepare(fmt::format("SELECT {} FROM gpu_summaries", gpu_summary_columns()));
+        read_summary_rows(q, node, false);
         read_summaries_so_far(db, node);
     }
 
     // The jobs whose sampler has not stopped (jobs.ended_at unset, no gpu_summaries row yet):
-    // what finish_job_gpus would write now, from the samples so far. One pass over the samples
-    // of those jobs through the (job_id, gpu, ts) index; energy is the counter's rise.
+    // what finish_job_gpus would write now, from the samples so far, as rows shaped like
+    // gpu_summaries' so the table's one reader reads them. One pass over the samples of those
+    // jobs through the (job_id, gpu, ts) index; energy is the counter's rise.
     void read_summaries_so_far(Database& db, const std::string& node) {
-        auto q = db.prepare(R"sql(
-            SELECT job_id, gpu, COUNT(*), AVG(util_gpu), MAX(util_gpu), MAX(mem_used), MAX(mem_total),
-                MAX(energy_mj) - MIN(energy_mj), AVG(power_mw), MAX(power_mw), MAX(temp_c),
-                (SELECT COUNT(*) FROM gpu_events e WHERE e.job_id = s.job_id AND e.gpu = s.gpu AND e.kind = 'xid'),
-                MAX(ecc_uncorrected) - MIN(ecc_uncorrected),
+        auto q = db.prepare(fmt::format(R"sql(
+            SELECT {} FROM (
+              SELECT job_id, NULL AS node, gpu, NULL AS uuid, COUNT(*) AS samples, AVG(util_gpu) AS util_avg,
+                MAX(util_gpu) AS util_max, MAX(mem_used) AS mem_max, MAX(mem_total) AS mem_total,
+                MAX(energy_mj) - MIN(energy_mj) AS energy_mj, AVG(power_mw) AS power_avg_mw,
+                MAX(power_mw) AS power_max_mw, MAX(temp_c) AS temp_max,
+                (SELECT COUNT(*) FROM gpu_events e WHERE e.job_id = s.job_id AND e.gpu = s.gpu AND e.kind = 'xid') AS xids,
+                MAX(ecc_uncorrected) - MIN(ecc_uncorrected) AS ecc_uncorrected_delta,
                 CASE WHEN COUNT(util_gpu) = 0 THEN 'no-data'
                      WHEN MAX(util_gpu) <= ?1 THEN 'idle'
                      WHEN AVG(util_gpu) < ?2 THEN 'low-util'
-                     ELSE 'ok' END
-            FROM gpu_samples s
-            WHERE job_id IN (SELECT job_id FROM jobs WHERE ended_at IS NULL)
-              AND NOT EXISTS (SELECT 1 FROM gpu_summaries g WHERE g.job_id = s.job_id)
-            GROUP BY job_id, gpu ORDER BY job_id, gpu)sql");
+                     ELSE 'ok' END AS verdict
+              FROM gpu_samples s
+              WHERE job_id IN (SELECT job_id FROM jobs WHERE ended_at IS NULL)
+                AND NOT EXISTS (SELECT 1 FROM gpu_summaries g WHERE g.job_id = s.job_id)
+              GROUP BY job_id, gpu)
+            ORDER BY job_id, gpu)sql",
+                                        gpu_summary_columns()));
         q.bind_all(kIdleMaxUtil, kLowUtilAvg);
+        read_summary_rows(q, node, true);
+    }
+
+    // The rows of the jobs read (job_id is the first column); a row without a node is `node`'s.
+    void read_summary_rows(Statement& q, const std::string& node, bool so_far) {
         while (q.step()) {
-            GpuSummary s;
-            s.job_id = q.column_int(0);
-            if (!wanted(s.job_id)) continue;
-            s.node = node;
-            s.gpu = static_cast<int>(q.column_int(1));
-            s.samples = q.column_int(2);
-            s.util_avg = q.column_optional_double(3);
-            s.util_max = q.column_optional_double(4);
-            s.mem_max = q.column_optional_int(5);
-            s.mem_total = q.column_optional_int(6);
-            s.energy_mj = q.column_optional_int(7);
-            s.power_avg_mw = q.column_optional_double(8);
-            s.power_max_mw = q.column_optional_int(9);
-            s.temp_max = q.column_optional_int(10);
-            s.xids = q.column_int(11);
-            s.ecc_uncorrected = q.column_optional_int(12);
-            s.verdict = q.column_text(13);
-            s.so_far = true;
+            if (!wanted(q.column_int(0))) continue;
+            GpuSummary s = read_gpu_summary(q);
+            if (s.node.empty()) s.node = node;
+            s.so_far = so_far;
             out.summaries.push_back(std::move(s));
         }
     }

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/store/spool_failures.hpp"
+#include "common/store/spool_gpu.hpp"
+
 namespace acme::store {
 
 struct NodeGpus {
@@ -53,26 +56,6 @@ struct Job {
         if (!text_ptr) text_ptr = std::make_unique<JobText>();
         return *text_ptr;
     }
-};
-
-struct GpuSummary {
-    std::int64_t job_id = 0;
-    std::string node;
-    int gpu = 0;
-    std::int64_t samples = 0;
-    std::optional<double> util_avg, util_max, power_avg_mw;
-    std::optional<std::int64_t> mem_max, mem_total, energy_mj, power_max_mw, temp_max, ecc_uncorrected;
-    std::int64_t xids = 0;
-    std::string verdict;  // idle | low-util | ok | no-data
-    // A job still running has no summary yet: this one is its samples so far, judged by the
-    // same rule (spool_gpu.hpp), and changes with every read.
-    bool so_far = false;
-};
-
-struct Diagnosis {
-    std::int64_t job_id = 0, restart = 0;
-    std::string node, category, reason, action, rule;
-    double ts = 0, confidence = 0;
 };
 
 struct GpuEvent {

@@ -122,7 +122,7 @@ TEST_CASE("a record too large for the field is folded to per-node totals, then l
 
 TEST_CASE("a node's part: GPU numbers in the record's units, GPM only where sampled, evidence bounded") {
     acme::faultguard::NodePartInputs in;
-    acme::store::GpuSummaryRow busy;
+    acme::store::GpuSummary busy;
     busy.gpu = 0;
     busy.samples = 10;
     busy.util_avg = 97.46;
@@ -130,7 +130,7 @@ TEST_CASE("a node's part: GPU numbers in the record's units, GPM only where samp
     busy.energy_mj = 123456;
     busy.gpm_sm_avg = 81.25;
     busy.verdict = "ok";
-    acme::store::GpuSummaryRow old = busy;
+    acme::store::GpuSummary old = busy;
     old.gpu = 1;
     old.gpm_sm_avg.reset();
     in.gpus = {busy, old};

@@ -139,9 +139,17 @@ struct Builder {
                 }
             if (part.contains(key::part::diagnosis) && part[key::part::diagnosis].is_object()) {
                 const json& d = part[key::part::diagnosis];
-                out.diagnoses.push_back({job_id, restart, node, string_of(d, key::diagnosis::category), string_of(d, key::diagnosis::reason),
-                                         string_of(d, key::diagnosis::action), string_of(d, key::diagnosis::rule), ts,
-                                         number(d, key::diagnosis::confidence).value_or(0)});
+                // The record keeps evidence lines, not the spool's JSON of them: gpuacct shows neither.
+                out.diagnoses.push_back({.job_id = job_id,
+                                         .restart = restart,
+                                         .node = node,
+                                         .category = string_of(d, key::diagnosis::category),
+                                         .reason = string_of(d, key::diagnosis::reason),
+                                         .action = string_of(d, key::diagnosis::action),
+                                         .rule = string_of(d, key::diagnosis::rule),
+                                         .ts = ts,
+                                         .confidence = number(d, key::diagnosis::confidence).value_or(0),
+                                         .evidence_json = {}});
             }
             if (part.contains(key::part::stall) && part[key::part::stall].is_object() && options.summaries) {
                 const json& st = part[key::part::stall];

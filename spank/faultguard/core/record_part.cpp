@@ -32,7 +32,7 @@ json node_part(const NodePartInputs& in) {
         if (g.power_max_mw) j[key::gpu::power_max_w] = round1(static_cast<double>(*g.power_max_mw) / 1000);
         if (g.energy_mj) j[key::gpu::energy_j] = round1(static_cast<double>(*g.energy_mj) / 1000);
         if (g.temp_max) j[key::gpu::temp_max_c] = *g.temp_max;
-        if (g.ecc_uncorrected_delta) j[key::gpu::ecc_dbe] = *g.ecc_uncorrected_delta;
+        if (g.ecc_uncorrected) j[key::gpu::ecc_dbe] = *g.ecc_uncorrected;
         if (g.gpm_sm_avg) j[key::gpu::gpm_sm_avg] = round1(*g.gpm_sm_avg);
         if (g.gpm_tensor_avg) j[key::gpu::gpm_tensor_avg] = round1(*g.gpm_tensor_avg);
         if (g.gpm_dram_bw_avg) j[key::gpu::gpm_dram_bw_avg] = round1(*g.gpm_dram_bw_avg);

@@ -22,7 +22,7 @@ struct RecoveryDone {
 };
 
 struct NodePartInputs {
-    std::vector<store::GpuSummaryRow> gpus;
+    std::vector<store::GpuSummary> gpus;
     std::vector<store::GpuEventRow> events;
     std::optional<diagnose::Diagnosis> diagnosis;  // nullopt: the run did not fail
     std::optional<RecoveryDone> recovery;          // nullopt: --auto-recover not asked

@@ -63,8 +63,15 @@ void record_log_tail(store::Database& db, long long job_id, long long restart, c
 void record_diagnosis(store::Database& db, long long job_id, long long restart, const std::string& node, double ts,
                       const diagnose::Diagnosis& d) {
     store::insert_diagnosis(db, job_id,
-                            {restart, node, ts, std::string(diagnose::to_string(d.category)), d.reason, d.confidence,
-                             diagnose::evidence_json(d), std::string(diagnose::to_string(d.action)), d.rule});
+                            {.restart = restart,
+                             .node = node,
+                             .category = std::string(diagnose::to_string(d.category)),
+                             .reason = d.reason,
+                             .action = std::string(diagnose::to_string(d.action)),
+                             .rule = d.rule,
+                             .ts = ts,
+                             .confidence = d.confidence,
+                             .evidence_json = diagnose::evidence_json(d)});
 }
 
 }  // namespace acme::faultguard
