@@ -1,12 +1,8 @@
 #include "acct/gpuacct/cli.hpp"
 
-#include <grp.h>
-#include <unistd.h>
-
 #include <cctype>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <chrono>
 #include <ctime>
@@ -22,47 +18,24 @@
 
 #include "acct/gpuacct/json_sacct.hpp"
 #include "acct/gpuacct/report.hpp"
-#include "acct/gpuacct/slurm_view.hpp"
 #include "acct/gpuacct/views.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
-#include "acct/gpuacct/core/prometheus_source.hpp"
-#include "acct/gpuacct/core/sacct_filters.hpp"
-#include "acct/gpuacct/core/yaml.hpp"
-#include "common/slurm/jobs.hpp"
-#include "common/store/spool.hpp"
-#include "common/store/spool_gpu.hpp"
-#include "acct/gpuacct/core/slurmdbd_set.hpp"
-#include "common/slurm/accounting.hpp"
-#include "common/slurm/job_type.hpp"
+#include "acct/gpuacct/core/load.hpp"
 #include "acct/gpuacct/core/sacct_time.hpp"
+#include "acct/gpuacct/core/yaml.hpp"
+#include "common/slurm/job_type.hpp"
+#include "common/util/cli_checks.hpp"
 #include "common/util/http_get.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
-#include "common/util/cli_checks.hpp"
 
 namespace acme::gpuacct {
 namespace {
 
-// Bad input: one line naming the thing and what to do; exit 1 with nothing on stdout.
-struct Failure {
-    std::string message;
-};
-
-struct Options {
-    std::string jobs, users, accounts, partitions, states, types, start, end, format, spool_dir;
-    std::string html, evalsched_db, source;
-    bool spool_dir_given = false;  // --spool-dir on the command line or $ACME_SPOOL_DIR
-    bool allocations = false, parsable2 = false, parsable = false, noheader = false, json = false;
-    bool helpformat = false, allusers = false, failures = false, nodes = false, summary = false;
-    double live = 0;  // --live: seconds between refreshes, 0: print once
-    // sacct's options (issue 17): filters, output shapes and conventions.
-    std::string nodelist, names, qos, gids, timelimit_min, timelimit_max, clusters, associations, units;
-    std::string delimiter = "|";
-    bool long_format = false, brief = false, duplicates = false, allclusters = false, truncate = false;
-    bool noconvert = false, yaml = false, detail = false;
-    std::string prometheus;                    // --prometheus as given
-    std::optional<util::HttpUrl> prometheus_url;  // --prometheus, else $ACME_PROMETHEUS_URL; none: ask no Prometheus
-};
+// What the command line asked for, and its one-line complaint: core's (core/query_options.hpp).
+using acct::Failure;
+using acct::Period;
+using Options = acct::QueryOptions;
 
 std::vector<std::int64_t> parse_job_ids(const std::string& list) {
     std::vector<std::int64_t> ids;
@@ -92,10 +65,6 @@ ViewKind view_of(const Options& o) {
     if (o.summary) return ViewKind::summary;
     return ViewKind::jobs;
 }
-
-struct Period {
-    std::optional<double> start, end;
-};
 
 // sacct: without -j the period starts at 00:00 today and ends now; with -j it is unbounded
 // unless given.
@@ -136,350 +105,27 @@ nlohmann::json period_json(const Period& p) {
             {"end", p.end ? nlohmann::json(static_cast<std::int64_t>(*p.end)) : nlohmann::json()}};
 }
 
-// --summary and --failures over months of jobs: aggregated as the spools stream, one job at a
-// time, so a million jobs are never held (the other views list the jobs or need them all). The
-// spools are read in parts side by side, one per core, each part into its own aggregator.
-void stream_aggregates(const std::string& dir, const acct::ReadOptions& read, ViewKind kind,
-                       const acct::JobFilter& filter, Context& context) {
-    const size_t parts = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<acct::SummaryAggregator> summary(parts, acct::SummaryAggregator(context.now));
-    std::vector<acct::FailureAggregator> failures(parts, acct::FailureAggregator(context.now));
-    auto scan = acct::scan_spools(dir, read, parts, [&](size_t part, acct::Job& job, std::span<const acct::Diagnosis> diagnoses) {
-        if (!acct::matches(job, filter)) return;
-        if (kind == ViewKind::summary) summary[part].add(job);
-        else failures[part].add(job, diagnoses);
-    });
-    context.data.nodes = std::move(scan.nodes);
-    context.data.problems = std::move(scan.problems);
-    for (size_t part = 1; part < parts; ++part) {
-        summary[0].append(std::move(summary[part]));
-        failures[0].append(std::move(failures[part]));
-    }
-    if (kind == ViewKind::summary) context.summary = summary[0].rows();
-    else context.failures = failures[0].rows();
-}
-
-// Where the job records come from. Slurm's accounting is the normal path (any node, slurmdbd's
-// PrivateData deciding what a user sees); node spools when a directory is named, when the site
-// has no slurmdbd, or when it does not answer (then said once on stderr).
-enum class Source { spool, slurmdbd };
-
-std::string_view source_name(Source s) { return s == Source::slurmdbd ? "slurmdbd" : "spool"; }
-
-// The runs slurmdbd holds, or nullopt when the spools are to be read instead.
-std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const Options& o, const Environment& env,
-                                                               const std::vector<std::int64_t>& ids,
-                                                               const Period& period, bool steps, std::ostream& err) {
-    const bool forced = o.source == "slurmdbd";
-    if (o.source == "spool" || (!forced && o.spool_dir_given)) return std::nullopt;
-    std::string why_not;
-    if (!env.ask_slurm) {
-        if (forced) throw Failure{"--source slurmdbd: no slurm.conf found (set SLURM_CONF): use --source spool"};
-        return std::nullopt;
-    }
-    if (!slurm::accounting_is_slurmdbd(why_not)) {
-        if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
-        return std::nullopt;
-    }
-    slurm::RunQuery query{ids, period.start.value_or(0), period.end.value_or(env.now), steps};
-    auto runs = slurm::load_accounted_runs(query, why_not);
-    if (!runs) {
-        if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
-        fmt::print(err, "gpuacct: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
-    }
-    return runs;
-}
-
-// -j with -S/-E: slurmdbd was asked for the ids only; the period still bounds them, as sacct's
-// window does (ended at or after start, began at or before end).
-bool outside(const acct::Job& job, const Period& period) {
-    if (period.start && job.end > 0 && job.end < *period.start) return true;
-    const double began = job.start > 0 ? job.start : job.submit;
-    return period.end && began > *period.end;
-}
-
-// What to do when the spools cannot be read: they are root's on every node (0700/0600).
-std::string spool_hint() {
-    return ::geteuid() == 0 ? "give --spool-dir DIR or set ACME_SPOOL_DIR"
-                            : "node spools are readable by root only: leave out --spool-dir to read Slurm's accounting "
-                              "(slurmdbd), or run as root on the node";
-}
-
-// slurmdbd learns a job's GPU numbers only at its end (the record in AdminComment). For a job
-// still running, the numbers so far come from the site's Prometheus when its URL is known (any
-// node, any user), else from the node spools when this host can read them (a compute node, a
-// single-host cluster); elsewhere the job is listed without them.
-void add_running_summaries(const Options& o, const acct::ReadOptions& read, const acct::JobFilter& filter,
-                           double now, acct::SpoolSet& data, std::ostream& err) {
-    if (!read.summaries) return;
-    std::vector<std::int64_t> running;
-    std::vector<acct::prometheus::RunningJob> started;
-    for (const auto& job : data.jobs) {
-        if (!(job.end <= 0 || job.state.starts_with("RUNNING")) || !acct::matches(job, filter)) continue;
-        if (std::any_of(data.summaries.begin(), data.summaries.end(), [&](const acct::GpuSummary& s) { return s.job_id == job.job_id; }))
-            continue;
-        running.push_back(job.job_id);
-        started.push_back({job.job_id, job.start});
-    }
-    if (running.empty()) return;
-    if (o.prometheus_url) {
-        util::HttpClient client(*o.prometheus_url);
-        std::string error;
-        auto rows = acct::prometheus::running_summaries([&](const std::string& target) { return client.get(target); },
-                                                        started, now, error);
-        if (!error.empty()) {
-            fmt::print(err, "gpuacct: warning: Prometheus at {}: {}; running jobs are listed without their GPU numbers\n",
-                       o.prometheus_url->text, error);
-            return;
-        }
-        for (auto& s : rows) data.summaries.push_back(std::move(s));
-        return;
-    }
-    if (access(o.spool_dir.c_str(), R_OK | X_OK) != 0) return;
-    acct::ReadOptions so_far;
-    so_far.job_ids = running;
-    so_far.full_jobs = false;
-    so_far.node_rows = false;
-    so_far.summaries = true;
-    try {
-        auto spool = acct::read_spools(o.spool_dir, so_far);
-        for (auto& s : spool.summaries)
-            if (s.so_far) data.summaries.push_back(std::move(s));
-    } catch (const std::exception&) {
-        // Only extra numbers for running jobs: the listing stands without them.
-    }
-}
-
-// sacct's filters beyond JobFilter's, parsed before anything is read (bad input: no output).
-struct SacctFilter {
-    std::vector<std::string> nodes, names, qos, clusters;
-    std::vector<std::int64_t> gids;
-    std::vector<std::uint32_t> associations;
-    std::optional<std::uint32_t> tl_min, tl_max;  // minutes; 0xffffffff: UNLIMITED
-    bool any_accounting_only() const { return !qos.empty() || !gids.empty() || !associations.empty() || tl_min || tl_max; }
-    bool any() const { return any_accounting_only() || !nodes.empty() || !names.empty() || !clusters.empty(); }
-};
-
-std::optional<std::uint32_t> time_limit_of(const std::string& text, const char* option) {
-    if (text.empty()) return std::nullopt;
-    std::string error;
-    const auto v = acct::parse_time_limit(text, error);
-    if (!v) throw Failure{fmt::format("{}: {}", option, error)};
-    return *v;
-}
-
-SacctFilter sacct_filter_of(const Options& o) {
-    SacctFilter f;
-    if (!o.nodelist.empty()) {
-        f.nodes = slurm::expand_hostlist(o.nodelist);
-        if (f.nodes.empty()) throw Failure{fmt::format("Invalid node list for -N: \"{}\": give NODE[,NODE...] or a range n[1-3]", o.nodelist.substr(0, 64))};
-    }
-    f.names = util::split_list(o.names);
-    f.qos = util::split_list(o.qos);
-    for (const auto& g : util::split_list(o.gids)) {
-        std::int64_t gid = -1;
-        const auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), gid);
-        if (ec != std::errc() || end != g.data() + g.size() || gid < 0) {
-            group gr{}, *found = nullptr;
-            std::array<char, 4096> buffer{};
-            if (getgrnam_r(g.c_str(), &gr, buffer.data(), buffer.size(), &found) != 0 || !found)
-                throw Failure{fmt::format("Invalid group: \"{}\": give a group name or GID", g.substr(0, 64))};
-            gid = found->gr_gid;
-        }
-        f.gids.push_back(gid);
-    }
-    for (const auto& a : util::split_list(o.associations)) {
-        std::uint32_t id = 0;
-        const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), id);
-        if (ec != std::errc() || end != a.data() + a.size())
-            throw Failure{fmt::format("Invalid association id: \"{}\": give ASSOC_ID[,...] (sacctmgr show assoc format=id)", a.substr(0, 64))};
-        f.associations.push_back(id);
-    }
-    f.tl_min = time_limit_of(o.timelimit_min, "--timelimit-min");
-    f.tl_max = time_limit_of(o.timelimit_max, "--timelimit-max");
-    if (!o.allclusters) f.clusters = util::split_list(o.clusters);
-    // -M all is -L, as in sacct.
-    if (std::find(f.clusters.begin(), f.clusters.end(), "all") != f.clusters.end()) f.clusters.clear();
-    return f;
-}
-
-bool in_list(const std::vector<std::string>& list, const std::string& value) {
-    return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-// sacct's -N: a job that ran on any of the nodes; its node list is Slurm's (ranged) or the
-// spools' rows.
-bool ran_on(const acct::Job& job, const std::vector<std::string>& nodes) {
-    std::vector<std::string> ran;
-    if (!job.text().nodelist.empty()) ran = slurm::expand_hostlist(job.text().nodelist);
-    for (const auto& n : job.nodes) ran.push_back(n.node);
-    return std::any_of(ran.begin(), ran.end(), [&](const std::string& n) { return in_list(nodes, n); });
-}
-
-void apply_sacct_filter(const SacctFilter& f, const Options& o, const Environment& env, Source source, Context& context) {
-    std::string local;
-    // sacct lists only the local cluster's jobs unless -M or -L says otherwise.
-    std::vector<std::string> clusters = f.clusters;
-    if (clusters.empty() && !o.allclusters && source == Source::slurmdbd && env.ask_slurm) {
-        local = slurm::local_cluster_name();
-        if (!local.empty()) clusters.push_back(local);
-    }
-    if (source == Source::spool && !f.clusters.empty()) {
-        // The spools are this cluster's: -M keeps them when it names this cluster.
-        if (local.empty() && env.ask_slurm) local = slurm::local_cluster_name();
-        if (!in_list(f.clusters, local)) context.jobs.clear();
-        clusters.clear();
-    }
-    std::erase_if(context.jobs, [&](const acct::Job& job) {
-        if (!f.nodes.empty() && !ran_on(job, f.nodes)) return true;
-        if (!f.names.empty() && !in_list(f.names, job.text().name)) return true;
-        const auto a = context.accounted.find(job.job_id);
-        const AccountedExtra none;
-        const AccountedExtra& x = a == context.accounted.end() ? none : a->second;
-        if (source == Source::slurmdbd && !clusters.empty() && !in_list(clusters, x.cluster)) return true;
-        if (!f.qos.empty() && !in_list(f.qos, x.qos)) return true;
-        if (!f.gids.empty() && std::find(f.gids.begin(), f.gids.end(), x.gid) == f.gids.end()) return true;
-        if (!f.associations.empty() &&
-            std::find(f.associations.begin(), f.associations.end(), x.associd) == f.associations.end())
-            return true;
-        std::optional<std::uint32_t> limit;
-        if (x.time_limit_s) limit = static_cast<std::uint32_t>(*x.time_limit_s / 60);
-        return !acct::time_limit_matches(limit, x.unlimited, f.tl_min, f.tl_max);
-    });
-}
-
-// -T: a job's start and end cut to the period, as sacct's --truncate (Elapsed follows).
-void truncate_to(const Period& period, double now, std::vector<acct::Job>& jobs) {
-    for (auto& job : jobs) {
-        if (period.start && job.start > 0 && job.start < *period.start) job.start = *period.start;
-        const double end = period.end.value_or(now);
-        if (period.end && job.start > 0 && (job.end <= 0 || job.end > end)) job.end = end;
-    }
-}
-
-// --detail: the GPM activity of the spools' GPUs (the job view's only extra read).
-void add_spool_gpm(const std::string& dir, Context& context) {
-    for (const auto& job : context.jobs)
-        for (const auto& n : job.nodes) {
-            try {
-                auto db = store::open_spool_read_only(store::spool_path(dir, n.node));
-                for (const auto& g : store::job_gpu_summaries(db, job.job_id))
-                    if (g.gpm_sm_avg || g.gpm_tensor_avg || g.gpm_dram_bw_avg)
-                        context.gpm[{job.job_id, n.node, g.gpu}] = {g.gpm_sm_avg, g.gpm_tensor_avg, g.gpm_dram_bw_avg};
-            } catch (const std::exception&) {
-                // Read already, or skipped with a warning: the view stands without GPM.
-            }
-        }
-}
-
-Context load(const Options& o, const Environment& env, ViewKind kind, bool everything, std::ostream& err,
-             const std::vector<std::int64_t>& ids, const Period& period, const acct::JobFilter& filter,
-             Source* source_out = nullptr) {
-    acct::ReadOptions read;
-    read.start = period.start;
-    read.end = period.end;
-    read.job_ids = ids;
-    read.full_jobs = everything || kind == ViewKind::jobs || !filter.users.empty() || !filter.accounts.empty() ||
-                     !filter.partitions.empty();
-    read.node_rows = everything || kind == ViewKind::jobs || kind == ViewKind::nodes;
-    read.summaries = everything || kind == ViewKind::jobs;
-    read.steps = kind == ViewKind::jobs && !o.allocations && !everything;
-    read.diagnoses = everything || kind != ViewKind::summary;
-    const SacctFilter sacct = sacct_filter_of(o);
-    if (sacct.any()) read.full_jobs = read.node_rows = true;
-    read.events = everything || kind == ViewKind::nodes || o.detail || o.long_format;
-    Context context;
-    context.now = env.now;
-    context.units.unit = o.units.empty() ? (o.noconvert ? 'n' : 0) : static_cast<char>(std::toupper(static_cast<unsigned char>(o.units[0])));
-    context.allocations = o.allocations;
-    // The steps carry seff's TotalCPU and MaxRSS: fetch them only for a view that shows them.
-    std::string format = o.format;
-    for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool seff_fields = format.empty() || format.find("cpu") != std::string::npos ||
-                             format.find("rss") != std::string::npos || format.find("memeff") != std::string::npos;
-    const bool steps = everything || o.json || (kind == ViewKind::jobs && seff_fields);
-    const auto runs = accounted_runs(o, env, ids, period, steps, err);
-    const Source source = runs ? Source::slurmdbd : Source::spool;
-    if (source_out) *source_out = source;
-    if (source == Source::spool && sacct.any_accounting_only())
-        throw Failure{"-q, -g, -k, -K and -x need Slurm's accounting (slurmdbd): the node spools do not record "
-                      "QOS, group, time limit or association: leave out --spool-dir/--source spool"};
-    if (runs) {
-        // The newest run of each job speaks for it (as spool_set_from_accounting takes it).
-        std::unordered_map<std::int64_t, std::uint64_t> newest;
-        for (const auto& r : *runs) {
-            const auto seen = newest.find(r.job_id);
-            if (seen != newest.end() && seen->second > r.db_index) continue;
-            newest[r.job_id] = r.db_index;
-            AccountedExtra x;
-            if (r.timelimit_min) x.time_limit_s = *r.timelimit_min * 60.0;
-            x.unlimited = r.timelimit_unlimited;
-            x.qos = r.qos;
-            x.cluster = r.cluster;
-            x.gid = r.gid;
-            x.associd = r.associd;
-            context.accounted[r.job_id] = std::move(x);
-        }
-        if (o.detail || o.long_format) context.gpm = acct::gpm_from_accounting(*runs);
-    }
-    // slurmdbd's rows are held whole anyway: --summary and --failures aggregate them in memory.
-    const bool streamed = !runs && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
-    if (runs) {
-        std::vector<std::string> warnings;
-        context.data = acct::spool_set_from_accounting(*runs, read, warnings);
-        for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
-        // sacct -D: a row per run, each with its own record's GPU figures. The job view
-        // (--detail) stays one block per job.
-        if (o.duplicates && kind == ViewKind::jobs && !everything && !o.detail) {
-            context.per_run = true;
-            context.data.jobs.clear();
-            // Each run's diagnoses numbered as its row (runs_from_accounting says why).
-            context.data.diagnoses.clear();
-            for (auto& r : acct::runs_from_accounting(*runs)) {
-                for (auto& d : r.diagnoses) context.data.diagnoses.push_back(std::move(d));
-                if (!r.gpus.empty()) {
-                    auto use = acct::gpu_use_by_job(r.gpus);
-                    context.run_use[{r.job.job_id, r.job.restarts}] = std::move(use.begin()->second);
-                }
-                context.data.jobs.push_back(std::move(r.job));
-            }
-        }
-        add_running_summaries(o, read, filter, env.now, context.data, err);
-        if (!ids.empty()) std::erase_if(context.data.jobs, [&](const acct::Job& job) { return outside(job, period); });
-    } else {
-        try {
-            if (streamed) stream_aggregates(o.spool_dir, read, kind, filter, context);
-            else context.data = acct::read_spools(o.spool_dir, read);
-        } catch (const std::runtime_error& error) {
-            throw Failure{fmt::format("{}: {}", error.what(), spool_hint())};
-        }
-        // Every file skipped is not an empty cluster: say so and fail instead of printing an
-        // empty table (a user pointed at root's spools, most often).
-        if (context.data.nodes.empty() && !context.data.problems.empty())
-            throw Failure{fmt::format("could read none of the {} spool file(s) in {} ({}): {}", context.data.problems.size(),
-                                      o.spool_dir, context.data.problems.front(), spool_hint())};
-    }
-    for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
-    std::erase_if(context.data.jobs, [&](const acct::Job& job) { return !acct::matches(job, filter); });
-    context.jobs = std::move(context.data.jobs);
-    context.data.jobs.clear();
-    apply_sacct_filter(sacct, o, env, source, context);
-    if (o.truncate) truncate_to(period, env.now, context.jobs);
-    if (source == Source::spool && (o.detail || o.long_format)) add_spool_gpm(o.spool_dir, context);
-    if (env.ask_slurm && (everything || kind == ViewKind::nodes)) context.slurm_nodes = slurm_nodes(err);
-    if (source == Source::spool && env.ask_slurm && (everything || kind == ViewKind::jobs))
-        check_accounting(context.jobs, ids, period.start.value_or(0), period.end.value_or(env.now), err);
-    return context;
+// The jobs, period and filter the options name, with the environment's clock: what load reads
+// besides the options. Bad input throws here, before anything is read.
+acct::LoadRequest request_of(const Options& o, const Environment& env, ViewKind kind, bool everything) {
+    acct::LoadRequest r;
+    r.kind = kind;
+    r.everything = everything;
+    r.ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
+    r.period = period_of(o, r.ids, env.now);
+    r.filter = filter_of(o, env);
+    r.now = env.now;
+    r.ask_slurm = env.ask_slurm;
+    return r;
 }
 
 int report(const Options& o, const Environment& env, std::ostream& out, std::ostream& err) {
-    const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
-    const Period period = period_of(o, ids, env.now);
-    const auto filter = filter_of(o, env);
-    Source source = Source::spool;
-    Context context = load(o, env, ViewKind::jobs, true, err, ids, period, filter, &source);
+    const acct::LoadRequest request = request_of(o, env, ViewKind::jobs, true);
+    const Period& period = request.period;
+    acct::Source source = acct::Source::spool;
+    Context context = acct::load(o, request, err, &source);
     ReportInput input;
-    input.source = std::string(source_name(source));
+    input.source = std::string(acct::source_name(source));
     input.period = period_json(period);
     input.generated = env.now;
     input.spool_dir = o.spool_dir;
@@ -564,12 +210,12 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
                                                                                                     : " --summary")};
         render.format = *spec;
     }
-    const auto ids = o.jobs.empty() ? std::vector<std::int64_t>() : parse_job_ids(o.jobs);
-    const Period period = period_of(o, ids, env.now);
-    const auto filter = filter_of(o, env);
-    Source source = Source::spool;
+    const acct::LoadRequest request = request_of(o, env, kind, false);
+    const auto& ids = request.ids;
+    const Period& period = request.period;
+    acct::Source source = acct::Source::spool;
     const auto thresholds = o.detail || o.long_format ? detail_thresholds(env) : acct::DetailThresholds{};
-    Context context = load(o, env, kind, false, err, ids, period, filter, &source);
+    Context context = acct::load(o, request, err, &source);
     if (running)
         // A job whose end is known but whose final state is not yet (the sampler's summary is
         // written before the epilog's record) is not settled: --live waits up to
@@ -588,7 +234,7 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
     const Table table = build_view(kind, context);
     if (o.json || o.yaml) {
         auto json = render_json(table, render);
-        json["source"] = source_name(source);
+        json["source"] = acct::source_name(source);
         json["period"] = period_json(period);
         json["skipped"] = context.data.problems;
         // The jobs in sacct --json's layout beside gpuacct's rows (kept for existing scripts).

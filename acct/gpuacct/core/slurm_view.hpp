@@ -7,15 +7,15 @@
 #include <optional>
 #include <vector>
 
-#include "acct/gpuacct/views.hpp"
+#include "acct/gpuacct/core/context.hpp"
 
-namespace acme::gpuacct {
+namespace acme::acct {
 
 std::optional<std::vector<SlurmNode>> slurm_nodes(std::ostream& err);
 
 // Warns for every job whose state, start, end or exit code differ between the spool and
 // slurmdbd; notes once when there is no accounting to compare with.
-void check_accounting(const std::vector<acct::Job>& jobs, const std::vector<std::int64_t>& ids, double start, double end,
+void check_accounting(const std::vector<Job>& jobs, const std::vector<std::int64_t>& ids, double start, double end,
                       std::ostream& err);
 
-}  // namespace acme::gpuacct
+}  // namespace acme::acct

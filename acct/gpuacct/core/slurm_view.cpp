@@ -1,4 +1,4 @@
-#include "acct/gpuacct/slurm_view.hpp"
+#include "acct/gpuacct/core/slurm_view.hpp"
 
 #include <cmath>
 #include <ostream>
@@ -11,7 +11,7 @@
 #include "common/slurm/accounting.hpp"
 #include "common/slurm/nodes.hpp"
 
-namespace acme::gpuacct {
+namespace acme::acct {
 
 std::optional<std::vector<SlurmNode>> slurm_nodes(std::ostream& err) {
     std::string error;
@@ -25,7 +25,7 @@ std::optional<std::vector<SlurmNode>> slurm_nodes(std::ostream& err) {
     return out;
 }
 
-void check_accounting(const std::vector<acct::Job>& jobs, const std::vector<std::int64_t>& ids, double start, double end,
+void check_accounting(const std::vector<Job>& jobs, const std::vector<std::int64_t>& ids, double start, double end,
                       std::ostream& err) {
     std::string why_not;
     const auto accounted = slurm::load_accounted_jobs(ids, start, end, why_not);
@@ -40,7 +40,7 @@ void check_accounting(const std::vector<acct::Job>& jobs, const std::vector<std:
         if (it == by_id.end() || job.state.empty()) continue;
         const auto& a = *it->second;
         std::vector<std::string> diffs;
-        if (!acct::state_is(job.state, a.state)) diffs.push_back(fmt::format("state {} vs {}", job.state, a.state));
+        if (!state_is(job.state, a.state)) diffs.push_back(fmt::format("state {} vs {}", job.state, a.state));
         if (a.start > 0 && std::fabs(a.start - job.start) > 1) diffs.push_back("start");
         if (a.end > 0 && std::fabs(a.end - job.end) > 1) diffs.push_back("end");
         const std::string& exit_code = job.text().exit_code;
@@ -54,4 +54,4 @@ void check_accounting(const std::vector<acct::Job>& jobs, const std::vector<std:
     }
 }
 
-}  // namespace acme::gpuacct
+}  // namespace acme::acct
