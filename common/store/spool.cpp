@@ -200,6 +200,12 @@ constexpr std::string_view kSpoolV7 = R"sql(
 ALTER TABLE stalls ADD COLUMN withdrawn INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Slurm 26.05's SLUID of the job the row belongs to (SLURM_JOB_SLUID, as Slurm prints it):
+// a job id handed out again moves the older job's rows aside (spool_reuse.hpp). NULL before 26.05.
+constexpr std::string_view kSpoolV8 = R"sql(
+ALTER TABLE jobs ADD COLUMN sluid TEXT;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
@@ -208,6 +214,7 @@ constexpr std::array kMigrations = {
     Migration{5, "recovery: drains and requeues, health-gate verdicts", kSpoolV5},
     Migration{6, "stalls: verdicts on running jobs that stopped making progress", kSpoolV6},
     Migration{7, "stalls: a verdict withdrawn when progress resumed", kSpoolV7},
+    Migration{8, "jobs: the SLUID that tells a job id handed out again from the older job", kSpoolV8},
 };
 
 }  // namespace

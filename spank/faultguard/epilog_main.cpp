@@ -79,6 +79,7 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
     row.nodelist = o.nodelist;
     row.restarts = o.restart;
     row.exit_code = o.exit_code2;
+    row.sluid = o.sluid;
     std::string comment, name;
     if (record) {
         row.account = record->account;

@@ -91,6 +91,7 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     a.stdout_pattern = getenv_str("SLURM_JOB_STDOUT");
     a.stderr_pattern = getenv_str("SLURM_JOB_STDERR");
     a.user = getenv_str("SLURM_JOB_USER");
+    a.sluid = getenv_str("SLURM_JOB_SLUID");
     a.log_bytes = config.log_bytes;
     a.read_timeout = config.timeout / 4;
     a.job_type = job_type_option(sp);

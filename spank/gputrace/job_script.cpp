@@ -75,6 +75,9 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     }
     if (!config.textfile_dir.empty())
         argv.insert(argv.end(), {"--textfile-dir", expand_textfile_dir(config.textfile_dir, node)});
+    // Slurm 26.05+: the id Slurm never hands out again, so the spool tells this job from an
+    // older one that had its id.
+    if (const auto sluid = getenv_str("SLURM_JOB_SLUID"); !sluid.empty()) argv.insert(argv.end(), {"--sluid", sluid});
     // Only what the sampler needs: libslurm finds slurmctld through SLURM_CONF, and nothing of
     // the job's (user-influenced) environment reaches a root process.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};

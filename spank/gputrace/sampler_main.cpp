@@ -61,6 +61,7 @@ struct Options {
     long long restart = 0;
     bool auto_recover = false;
     std::string ckpt_dir;
+    std::string sluid;  // SLURM_JOB_SLUID (Slurm 26.05+); empty before
 };
 
 std::string g_prefix = "acme-gpu-sampler";
@@ -206,7 +207,7 @@ int run(const Options& o) {
 
     auto db = store::open_spool(store::spool_path(o.spool, o.node));
     telemetry::SpoolWriter writer(db);
-    telemetry::JobInfo info{o.job, o.uid, o.gid, o.node, o.gpus, o.interval};
+    telemetry::JobInfo info{o.job, o.uid, o.gid, o.node, o.gpus, o.interval, o.sluid};
     writer.job_started(info, wall_now());
 
     Watchdog watchdog(o, pidfile, *job_gpus);
@@ -312,6 +313,8 @@ int main(int argc, char** argv) {
     app.add_option("--job", o.job, "Slurm job id")->required()->check(acme::util::positive_integer());
     app.add_option("--node", o.node, "this node's Slurm name")->required();
     app.add_option("--gpus", o.gpus, "the job's GPU ids on this node (SLURM_JOB_GPUS)")->required();
+    app.add_option("--sluid", o.sluid,
+                   "the job's SLUID (SLURM_JOB_SLUID, Slurm 26.05+): an older job's rows under the same id move to retired/");
     app.add_option("--interval", o.interval, "seconds between samples")->check(acme::util::number_between(0.05, 86400.0));
     app.add_option("--spool", o.spool, "spool directory")->required();
     app.add_option("--nvml", o.nvml, "libnvidia-ml to load")->required();

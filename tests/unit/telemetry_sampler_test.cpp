@@ -154,7 +154,7 @@ TEST_CASE("samples, events and the summary land in the spool with a verdict per 
     telemetry::Sampler sampler(*lib, sel.devices);
     REQUIRE(lib->watch_events(error));
 
-    writer.job_started({42, 1000, 1000, "n1", "0,1", 1.0}, 100.0);
+    writer.job_started({42, 1000, 1000, "n1", "0,1", 1.0, ""}, 100.0);
     for (int tick = 0; tick < 3; ++tick) writer.write_samples(42, sampler.sample(100.0 + tick));
     for (const auto& e : sampler.events(200, 101.0)) writer.write_event(42, e);
     writer.job_finished(42, "n1", sel.devices, {0, 1}, 103.0);
@@ -184,7 +184,7 @@ TEST_CASE("a GPU with no samples gets the verdict no-data, not idle") {
     test::TempDir spool;
     auto db = store::open_spool(store::spool_path(spool.path().string(), "n1"));
     telemetry::SpoolWriter writer(db);
-    writer.job_started({7, 0, 0, "n1", "0", 1.0}, 1.0);
+    writer.job_started({7, 0, 0, "n1", "0", 1.0, ""}, 1.0);
     writer.telemetry_error(7, "n1", "nvml: cannot load libnvidia-ml.so.1");
     writer.job_finished(7, "n1", {}, {0}, 2.0);
     auto q = db.prepare("SELECT s.verdict, j.telemetry_error FROM gpu_summaries s JOIN jobs j USING (job_id)");

@@ -43,6 +43,7 @@ const Field kFields[] = {
     {"--stdout-pattern", &EpilogArgs::stdout_pattern, 0, 0, "SLURM_JOB_STDOUT"},
     {"--stderr-pattern", &EpilogArgs::stderr_pattern, 0, 0, "SLURM_JOB_STDERR"},
     {"--user", &EpilogArgs::user, 0, 0, "SLURM_JOB_USER"},
+    {"--sluid", &EpilogArgs::sluid, 0, 0, "SLURM_JOB_SLUID (Slurm 26.05+)"},
     {"--log-bytes", &EpilogArgs::log_bytes, 1024, 64.0 * 1024 * 1024, "bytes read from the end of stdout/stderr"},
     {"--read-timeout", &EpilogArgs::read_timeout, 0.1, 600, "seconds the log reader may take"},
     {"--llm-endpoint", &EpilogArgs::llm_endpoint, 0, 0, "OpenAI-compatible server asked when the rules do not decide"},

@@ -23,6 +23,7 @@ struct EpilogArgs {
     // The epilog environment's SLURM_JOB_EXIT_CODE2, SLURM_JOB_GPUS, SLURM_NODELIST,
     // SLURM_JOB_WORK_DIR, SLURM_JOB_STDOUT, SLURM_JOB_STDERR, SLURM_JOB_USER.
     std::string exit_code2, gpus, nodelist, work_dir, stdout_pattern, stderr_pattern, user;
+    std::string sluid;  // SLURM_JOB_SLUID (Slurm 26.05+): tells this job from an older one with its id
     long long log_bytes = 256 * 1024;
     double read_timeout = 5;
     // LLM-assisted diagnosis; off when llm_endpoint is empty.

@@ -7,7 +7,7 @@
 namespace acme::telemetry {
 
 void SpoolWriter::job_started(const JobInfo& job, double ts) {
-    store::record_sampling_started(db_, job.job_id, job.uid, job.gid, job.node, job.gpus, ts, job.interval);
+    store::record_sampling_started(db_, job.job_id, job.uid, job.gid, job.node, job.gpus, ts, job.interval, job.sluid);
 }
 
 void SpoolWriter::telemetry_error(long long job_id, const std::string& node, const std::string& message) {

@@ -18,6 +18,7 @@ struct JobInfo {
     std::string node;
     std::string gpus;  // as Slurm gave them, e.g. "0,1"
     double interval = 0;
+    std::string sluid;  // SLURM_JOB_SLUID (Slurm 26.05+), "" before
 };
 
 // Written as is: no copy per tick.
