@@ -22,7 +22,9 @@ assert_eq "$(echo "$trial_nodes" | wc -l)" "$(es_sql "SELECT COUNT(*) FROM stage
 
 for sid in $(es_sql "SELECT job_id FROM stage_jobs WHERE evaluation = $id"); do
   snode=$(job_field "$sid" NodeList)
-  tres=$(job_field "$sid" TRES)
+  # scontrol prints AllocTRES from Slurm 23.02 on (22.05: TRES).
+  tres=$(job_field "$sid" AllocTRES)
+  [ -n "$tres" ] || tres=$(job_field "$sid" TRES)
   [ -n "$tres" ] || fail "slurmctld forgot stage job $sid"
   case $tres in *gpu*) fail "stage job $sid on $snode held GPUs: TRES=$tres" ;; esac
   send=$(job_field "$sid" EndTime)
