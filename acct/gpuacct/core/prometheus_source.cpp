@@ -215,8 +215,13 @@ std::vector<GpuSummary> running_summaries(const Getter& get, std::span<const Run
             if (response.status != 200) {
                 // Prometheus explains a refused query in JSON; anything else (a proxy's page) is
                 // the status alone.
+                // A 404 is a server without Prometheus' API there (node_exporter 1.6 and newer
+                // answer unknown paths so; older ones with their landing page: "not JSON").
                 const bool explained = problem.starts_with("query refused");
-                error = fmt::format("HTTP {}{}", response.status, explained ? ": " + problem : "");
+                error = fmt::format("HTTP {}{}", response.status,
+                                    explained                ? ": " + problem
+                                    : response.status == 404 ? std::string(" (is this Prometheus' URL?)")
+                                                             : std::string());
                 return {};
             }
             if (!problem.empty()) {
