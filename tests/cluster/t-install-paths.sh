@@ -35,7 +35,9 @@ assert_eq 700 "$(stat -c %a "$root$spool")" "mode of the installed spool directo
 
 # The CLIs' defaults are the snippet's paths.
 default_of() { # program option: Debian 12's CLI11 prints "--opt TEXT=default", unstable's 2.6 "--opt TEXT [default]"
-  "$root$bindir/$1" --help 2>&1 | sed -n -E "s/^ *$2 TEXT(=| \[)([^] ]*).*/\2/p" | head -n 1
+  local program=$1
+  [[ $program == /* ]] || program=$root$bindir/$program
+  "$program" --help 2>&1 | sed -n -E "s/^ *(-[a-zA-Z], *)?$2 TEXT(=| \[)([^] ]*).*/\3/p" | head -n 1
 }
 assert_eq "$spool" "$(default_of gpuacct --spool-dir)" "gpuacct's default --spool-dir"
 assert_eq "$spool" "$(default_of faultdiag --spool-dir)" "faultdiag's default --spool-dir"
@@ -66,7 +68,7 @@ read -r daemon _ _ conf <<<"$exec_start"
 installed "$daemon" "evalschedd.service's ExecStart"
 assert_eq "$sbindir/evalschedd" "$daemon" "the unit's daemon"
 installed "$conf" "evalschedd.service's -f"
-assert_eq "$conf" "$("$root$daemon" --help | sed -n 's/.*--config TEXT=\([^ ]*\).*/\1/p')" "evalschedd's default -f"
+assert_eq "$conf" "$(default_of "$root$daemon" --config)" "evalschedd's default -f"
 for key in rules_dir stage_helper; do
   p=$(sed -n "s/^#$key=//p" "$root$conf")
   [ -n "$p" ] || fail "evalsched.conf shows no default for $key"
