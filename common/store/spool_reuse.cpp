@@ -34,7 +34,7 @@ std::vector<KeyedTable> job_keyed_tables(Database& db) {
     return tables;
 }
 
-std::string quoted(std::string_view identifier) {
+std::string sql_identifier(std::string_view identifier) {
     std::string out = "\"";
     for (char c : identifier) {
         if (c == '"') out += '"';
@@ -74,15 +74,15 @@ int retire_reused_job_id(Database& db, long long job_id, const std::string& slui
             for (const auto& t : job_keyed_tables(db)) {
                 const bool timed = !t.time_column.empty();
                 const std::string where =
-                    timed ? fmt::format("job_id = ?1 AND COALESCE({}, 0) < ?2", quoted(t.time_column)) : "job_id = ?1";
+                    timed ? fmt::format("job_id = ?1 AND COALESCE({}, 0) < ?2", sql_identifier(t.time_column)) : "job_id = ?1";
                 auto run = [&](const std::string& sql) {
                     auto st = db.prepare(sql);
                     st.bind(1, job_id);
                     if (timed) st.bind(2, job_start);
                     st.run();
                 };
-                run(fmt::format("INSERT OR REPLACE INTO retired.{0} SELECT * FROM main.{0} WHERE {1}", quoted(t.name), where));
-                run(fmt::format("DELETE FROM main.{} WHERE {}", quoted(t.name), where));
+                run(fmt::format("INSERT OR REPLACE INTO retired.{0} SELECT * FROM main.{0} WHERE {1}", sql_identifier(t.name), where));
+                run(fmt::format("DELETE FROM main.{} WHERE {}", sql_identifier(t.name), where));
                 moved += db.changes();
             }
             db.prepare("INSERT OR REPLACE INTO retired.jobs SELECT * FROM main.jobs WHERE job_id = ?").bind_all(job_id).run();
