@@ -22,8 +22,9 @@ scontrol release "$id"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id"
 assert_eq "resume=[] error=[cannot read $ckpt: No such file or directory (not mounted on this node?)]" "$(cat "$out")" \
   "environment of a job whose checkpoint directory is gone"
-# The run's record in slurmdbd says the search failed, and why.
-for _ in $(seq 1 40); do
+# The run's record in slurmdbd says the search failed, and why. A detached publisher writes it
+# after the epilog (at most its 60 s alarm later; seconds when idle, more on a loaded machine).
+for _ in $(seq 1 120); do
   rec=$(acme_records "$id" | tail -n 1)
   [ "$rec" != null ] && [ -n "$rec" ] && break
   sleep 0.5
