@@ -213,7 +213,17 @@ TEST_CASE("running_summaries: every query answered gives rows; the first failure
         return r;
     };
     CHECK(acct::prometheus::running_summaries(proxy_page, jobs, 1060, error).empty());
-    CHECK(error == "HTTP 404");
+    // No Prometheus API at that path (node_exporter 1.6+ at the wrong port answers so).
+    CHECK(error == "HTTP 404 (is this Prometheus' URL?)");
+
+    auto gateway_error = [&](const std::string&) {
+        util::HttpResponse r;
+        r.status = 502;
+        r.body = "<html>bad gateway</html>";
+        return r;
+    };
+    CHECK(acct::prometheus::running_summaries(gateway_error, jobs, 1060, error).empty());
+    CHECK(error == "HTTP 502");
 
     auto landing_page = [&](const std::string&) {
         util::HttpResponse r;
