@@ -71,7 +71,21 @@ scontrol show config | grep -q 'SchedulerParameters.*kill_invalid_depend' || fai
 mkdir -p "$ES"/ckpt/run7/step-300
 cp "$ES"/ckpt/run7/step-100/model.bin "$ES"/ckpt/run7/step-300/
 chmod -R a+rX "$ES"/ckpt/run7/step-300
+# n1 alone until its stage job has failed: where the trials go first is the scheduler's choice
+# (on 26.05 it chose n2, n1 being still busy with the cancelled jobs), and this part needs n1.
+others=$(sinfo -h -N -o '%N' | sort -u | grep -vx n1 | paste -sd, -)
+if [ -n "$others" ]; then
+  scontrol update nodename="$others" state=drain reason="t-evalsched-precursor: n1 alone for a moment" ||
+    fail "draining $others"
+  on_exit "scontrol update nodename=$others state=resume >/dev/null 2>&1"
+fi
 id3=$(es_submit "$ES"/ckpt/run7/step-300 --suite "$ES"/two.toml)
+for _ in $(seq 1 120); do
+  grep -q -e 'was cancelled by slurmctld (its stage job failed' -e 'step-300/[a-z]* attempt [0-9]*: job [0-9]* waited on a stage job that failed' \
+    "$ES"/daemon.log && break
+  sleep 0.5
+done
+[ -z "$others" ] || scontrol update nodename="$others" state=resume || fail "resuming $others"
 assert_eq done "$(es_wait "$id3" 200)" "the state of an evaluation whose first node cannot stage (kill_invalid_depend)"
 # Whoever sees the failed stage job first cancels the dependents: slurmctld (kill_invalid_depend)
 # or the daemon's own round; either way the job is withdrawn, not counted.

@@ -179,7 +179,9 @@ for job in g["jobs"]:
     # 22.05: "COMPLETED"; from 23.02 on a list of the state and its flags, ["COMPLETED"].
     current = want["state"]["current"]
     assert job["state"]["current"] == (current[0] if isinstance(current, list) else current), (job["state"], current)
-    assert set(job["exit_code"]) == set(want["exit_code"]), (job["exit_code"], want["exit_code"])
+    # 26.05's sacct always writes exit_code.signal (22.05 only for a signalled job) and says
+    # ERROR where 22.05 said FAILED; gpuacct keeps 22.05's.
+    assert set(job["exit_code"]) <= set(want["exit_code"]), (job["exit_code"], want["exit_code"])
     code = dict(e.split("|") for e in sys.argv[3].split())[str(job["job_id"])]
     assert job["exit_code"]["return_code"] == int(code.split(":")[0]), (job["exit_code"], code)
     assert "JobID" in job["acme"] and "GPUUtil" in job["acme"], job["acme"]
