@@ -52,15 +52,22 @@ std::string retired_spool_path(const std::string& spool_path) {
     return dir + "/retired/" + file;
 }
 
+namespace {
+
+// Whether the spool's row for job_id is another job's: it holds a SLUID, and not this one.
+bool held_by_another_job(Database& db, long long job_id, const std::string& sluid) {
+    auto q = db.prepare("SELECT sluid FROM jobs WHERE job_id = ?");
+    q.bind_all(job_id);
+    if (!q.step()) return false;
+    const auto held = q.column_optional_text(0);
+    return held && !held->empty() && *held != sluid;
+}
+
+}  // namespace
+
 int retire_reused_job_id(Database& db, long long job_id, const std::string& sluid, double job_start) {
     if (sluid.empty() || job_start <= 0) return 0;
-    {
-        auto q = db.prepare("SELECT sluid FROM jobs WHERE job_id = ?");
-        q.bind_all(job_id);
-        if (!q.step()) return 0;
-        const auto held = q.column_optional_text(0);
-        if (!held || held->empty() || *held == sluid) return 0;
-    }
+    if (!held_by_another_job(db, job_id, sluid)) return 0;  // the common case: no write lock taken
     // The retired spool: the spool's directory is root's and private (0700); retired/ is too.
     const std::string path = retired_spool_path(db.path());
     const std::string dir = path.substr(0, path.rfind('/'));
@@ -71,6 +78,9 @@ int retire_reused_job_id(Database& db, long long job_id, const std::string& slui
     int moved = 0;
     try {
         db.transaction([&] {
+            // Asked again under the write lock: another writer (the sampler, the epilog) may
+            // have moved the rows and written this job's row since the look above.
+            if (!held_by_another_job(db, job_id, sluid)) return;
             for (const auto& t : job_keyed_tables(db)) {
                 const bool timed = !t.time_column.empty();
                 const std::string where =
