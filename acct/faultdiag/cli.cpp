@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -317,7 +319,18 @@ int diagnose_job(const Options& o, const Defaults& defaults, std::istream& in, s
     if (!o.spool_given && defaults.ask_slurm) {
         std::string why_not;
         if (slurm::accounting_is_slurmdbd(why_not)) {
-            if (auto job = read_accounted_job(o.job, why_not)) return diagnose_accounted(o, *job, inputs, out, err);
+            auto job = read_accounted_job(o.job, why_not);
+            // Right after a failure (a script that runs faultdiag when its job ended) the
+            // record is seconds away: wait for it rather than say there is none.
+            if (job && inputs.empty() && record_may_be_on_its_way(*job, static_cast<double>(std::time(nullptr)))) {
+                fmt::print(err, "faultdiag: note: job {} ended {:.0f} s ago; waiting up to {:.0f} s for faultguard's record\n",
+                           o.job, std::max(0.0, static_cast<double>(std::time(nullptr)) - job->end), kRecordArrivalSeconds);
+                while (job && record_may_be_on_its_way(*job, static_cast<double>(std::time(nullptr)))) {
+                    std::this_thread::sleep_for(std::chrono::seconds(1));
+                    job = read_accounted_job(o.job, why_not);
+                }
+            }
+            if (job) return diagnose_accounted(o, *job, inputs, out, err);
             fmt::print(err, "faultdiag: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
         }
     }

@@ -44,6 +44,8 @@ AccountedJob accounted_job(std::span<const slurm::AccountedRun> all, std::int64_
     out.found = !runs.empty();
     if (!out.found) return out;
     out.exit_code = runs.back()->exit_code;
+    out.state = runs.back()->state;
+    out.end = runs.back()->end;
     for (size_t k = 0; k < runs.size(); ++k) {
         std::string error;
         const auto text = record::decode_token(runs[k]->admin_comment, error);
@@ -80,6 +82,13 @@ AccountedJob accounted_job(std::span<const slurm::AccountedRun> all, std::int64_
         }
     }
     return out;
+}
+
+bool record_may_be_on_its_way(const AccountedJob& job, double now) {
+    if (!job.found || job.stored || job.end <= 0) return false;
+    // A completed job's record holds no diagnosis; one slurmdbd still has running is not over.
+    if (job.state == "COMPLETED" || job.state == "RUNNING" || job.state == "PENDING") return false;
+    return now - job.end < kRecordArrivalSeconds;
 }
 
 std::optional<AccountedJob> read_accounted_job(std::int64_t job_id, std::string& why_not) {

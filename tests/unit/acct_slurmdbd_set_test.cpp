@@ -329,3 +329,26 @@ TEST_CASE("faultdiag from slurmdbd: the newest run's most decisive diagnosis, wi
     CHECK(job.stored->diagnosis.evidence[0].line == 3);
     CHECK_FALSE(faultdiag::accounted_job(runs, 8).found);
 }
+
+TEST_CASE("faultdiag from slurmdbd: a failed run's record is waited for only in the seconds after it ended") {
+    auto failed = run(9, 20, "FAILED", "");
+    failed.end = 1000;
+    const std::vector<slurm::AccountedRun> runs = {failed};
+    const auto job = faultdiag::accounted_job(runs, 9);
+    CHECK(job.state == "FAILED");
+    CHECK(job.end == 1000);
+    CHECK(faultdiag::record_may_be_on_its_way(job, 1003));
+    CHECK_FALSE(faultdiag::record_may_be_on_its_way(job, 1000 + faultdiag::kRecordArrivalSeconds));
+    auto completed = job;
+    completed.state = "COMPLETED";  // its record never holds a diagnosis
+    CHECK_FALSE(faultdiag::record_may_be_on_its_way(completed, 1003));
+    auto running = job;
+    running.state = "RUNNING";
+    running.end = 0;
+    CHECK_FALSE(faultdiag::record_may_be_on_its_way(running, 1003));
+    auto diagnosed = faultdiag::accounted_job(std::vector<slurm::AccountedRun>{run(7, 11, "FAILED", "")}, 7);
+    diagnosed.end = 1000;
+    diagnosed.stored = faultdiag::StoredDiagnosis{};
+    CHECK_FALSE(faultdiag::record_may_be_on_its_way(diagnosed, 1003));
+    CHECK_FALSE(faultdiag::record_may_be_on_its_way(faultdiag::accounted_job(runs, 8), 1003));
+}
