@@ -294,10 +294,23 @@ int diagnose_accounted(const Options& o, const AccountedJob& job, const std::vec
         if (!job.found)
             throw Failure{fmt::format("job {} is not in Slurm's accounting, or not yours to see: check the id, or give its log file",
                                       o.job)};
+        // A run that completed has nothing to diagnose: that is an answer, not an error.
+        if (!job.stored && job.state == "COMPLETED" && (job.exit_code.empty() || job.exit_code == "0:0")) {
+            if (o.json)
+                out << nlohmann::json{{"input", title}, {"state", job.state}, {"exit_code", job.exit_code.empty() ? "0:0" : job.exit_code},
+                                      {"category", nullptr}, {"reason", nullptr}}.dump()
+                    << '\n';
+            else
+                fmt::print(out, "job {} COMPLETED {}: nothing to diagnose\n", o.job, job.exit_code.empty() ? "0:0" : job.exit_code);
+            return 0;
+        }
+        if (!job.stored && (job.state == "RUNNING" || job.state == "PENDING" || job.state == "SUSPENDED"))
+            throw Failure{fmt::format("job {} is {} in Slurm's accounting: faultguard diagnoses it when it ends", o.job, job.state)};
         if (!job.stored)
-            throw Failure{fmt::format("job {} has no diagnosis in its acme record in slurmdbd (it did not fail, or faultguard "
-                                      "did not run): give its log file",
-                                      o.job)};
+            throw Failure{fmt::format("job {} ({} {}) has no diagnosis in its acme record in slurmdbd (faultguard did not run "
+                                      "on its nodes, or its record did not reach slurmdbd): give its log file",
+                                      o.job, job.state.empty() ? "state unknown" : job.state,
+                                      job.exit_code.empty() ? "?" : job.exit_code)};
         throw Failure{fmt::format("job {}: slurmdbd keeps no log to diagnose again with --rules: give its log file", o.job)};
     }
     auto engine = load_engine(o.rules_dir);
@@ -485,7 +498,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     o.labels_path = defaults.labels_path;
 
     CLI::App app{"faultdiag: name the cause of a failed job from its log, exit status and GPU events", "faultdiag"};
-    app.set_version_flag("--version", acme::version_line("faultdiag"), "print the version and exit");
+    app.set_version_flag("-V,--version", acme::version_line("faultdiag"), "print the version and exit");
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
     app.add_flag("--explain", o.explain,
@@ -531,7 +544,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
-        fmt::print(err, "faultdiag: {}: see faultdiag --help\n", e.what());
+        fmt::print(err, "faultdiag: {}: see faultdiag --help\n", util::usage_problem(e));
         return 2;
     }
     o.rules_given = app.count("--rules") > 0;

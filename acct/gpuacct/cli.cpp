@@ -364,7 +364,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
-        fmt::print(err, "gpuacct: error: {}: see gpuacct --help\n", e.what());
+        fmt::print(err, "gpuacct: error: {}: see gpuacct --help\n", util::usage_problem(e));
         return 1;
     }
     o.spool_dir_given = env.spool_dir_given || spool_dir->count() > 0;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,6 +40,36 @@ inline CLI::Validator positive_integer() {
             return {};
         },
         "a whole number from 1");
+}
+
+// CLI11's words for a value it could not convert ("Could not convert: ID = abc", the same in
+// CLI11 2.3 to 2.6) in a person's: "ID: 'abc' is not a number". Every option this project
+// converts is a number (strings never fail). Other errors keep CLI11's words.
+inline std::string usage_problem(const CLI::Error& e) {
+    const std::string_view what = e.what();
+    constexpr std::string_view convert = "Could not convert: ";
+    if (what.substr(0, convert.size()) == convert) {
+        const std::string_view rest = what.substr(convert.size());
+        if (const auto eq = rest.find(" = "); eq != std::string_view::npos) {
+            const std::string_view value = rest.substr(eq + 3);
+            const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos;
+            return fmt::format("{}: '{}{}' is {}", rest.substr(0, eq), value.substr(0, 40), value.size() > 40 ? "..." : "",
+                               digits ? "too large a number" : "not a number");
+        }
+    }
+    return std::string(what);
+}
+
+// The first word of argv that is not an option or an option's value: the subcommand a person
+// typed. `valued` names the main command's options that take a value ("--socket"). "" if none.
+inline std::string first_command_word(int argc, char** argv, std::initializer_list<std::string_view> valued) {
+    for (int k = 1; k < argc; ++k) {
+        const std::string_view a = argv[k];
+        if (a.empty() || a[0] != '-') return std::string(a);
+        for (const auto v : valued)
+            if (a == v) ++k;  // its value is the next word ("--socket=X" is one word)
+    }
+    return {};
 }
 
 }  // namespace acme::util

@@ -58,12 +58,7 @@ double tree_bytes(const fs::path& dir) {
 int main(int argc, char** argv) {
     CLI::App app{"evalsched: evaluate checkpoints on the cluster's idle GPUs, per dataset, as soon as they are saved"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", acme::version_line("evalsched"), "print the version and exit");
-    // One line for a bad argument, like every other error of this command.
-    // Bounded and without control characters: CLI11 echoes the argument it refused.
-    app.failure_message([](const CLI::App*, const CLI::Error& e) {
-        return "evalsched: " + acme::evalsched::one_line(e.what()) + ": see evalsched --help\n";
-    });
+    app.set_version_flag("-V,--version", acme::version_line("evalsched"), "print the version and exit");
     std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(acme::paths::kEvalschedSocket);
     app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(acme::paths::kEvalschedSocket) + ")");
 
@@ -129,7 +124,27 @@ int main(int argc, char** argv) {
     table_flags(priors);
     report->add_flag("-l,--long", long_text, "every cell in full (--format table)");
 
-    CLI11_PARSE(app, argc, argv);
+    // One line for a bad argument and exit 1, like every other error of this command (CLI11's
+    // own exit codes, 104-109, are not evalsched(1)'s). Bounded and without control characters:
+    // CLI11 echoes the argument it refused.
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string problem = acme::util::usage_problem(e);
+        if (app.get_subcommands().empty()) {
+            const std::string word = acme::util::first_command_word(argc, argv, {"--socket"});
+            if (word.empty()) problem = "a command is required (submit, status, watch, cancel, follow, follows, report, priors)";
+            else if (app.get_subcommands([&](CLI::App* c) { return c->check_name(word); }).empty())
+                problem = fmt::format("unknown command '{}'", word);
+        }
+        return fail(one_line(problem) + ": see evalsched --help");
+    }
     acme::util::TableStyle style;
     style.width = long_text || parsable2 ? 0 : acme::util::terminal_width(STDOUT_FILENO);
     style.parsable2 = parsable2;

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     CLI::App app{"evalschedd: schedules checkpoint evaluations into a Slurm cluster's backfill windows"};
     std::string config_path{kDefaultConfigPath};
     bool foreground = false;
-    app.set_version_flag("--version", acme::version_line("evalschedd"), "print the version and exit");
+    app.set_version_flag("-V,--version", acme::version_line("evalschedd"), "print the version and exit");
     app.add_option("-f,--config", config_path, "configuration file (evalsched.conf(5))")->capture_default_str();
     app.add_flag("-D,--foreground", foreground, "stay in the foreground, log to stderr");
     CLI11_PARSE(app, argc, argv);

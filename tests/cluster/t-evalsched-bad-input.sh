@@ -8,6 +8,8 @@ expect_error() { # what needle command...
   local what=$1 needle=$2 out
   shift 2
   out=$("$@" 2>&1) && fail "$what: accepted"
+  status=$?
+  assert_eq 1 "$status" "$what: exit status (evalsched(1): 0 or 1, never CLI11's own codes)"
   assert_contains "$out" "$needle" "$what"
   assert_eq 1 "$(echo "$out" | wc -l)" "$what: lines of output"
 }
@@ -20,7 +22,10 @@ expect_error "duplicate dataset" "dup.toml:" evalsched submit "$ES"/ckpt/run7/st
 expect_error "missing suite" "suite $ES/nope.toml cannot be read" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/nope.toml
 expect_error "missing checkpoint" "checkpoint $ES/ckpt/run7/step-999 does not exist" evalsched submit "$ES"/ckpt/run7/step-999 --suite "$ES"/suite.toml
 expect_error "bad priority" "priority" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --priority 5000
-expect_error "bad id" "ID" evalsched status abc
+expect_error "bad id" "evalsched: ID: 'abc' is not a number: see evalsched --help" evalsched status abc
+expect_error "unknown command" "evalsched: unknown command 'frobnicate': see evalsched --help" evalsched frobnicate
+expect_error "no command" "evalsched: a command is required" evalsched
+expect_error "missing id" "evalsched: ID is required: see evalsched --help" evalsched watch
 # Bounded lines (issue 16): CLI11's own range message for a positive number ran to 309 digits.
 expect_error "bad params-b" "want a number from 0.001 to 1000000, got '-1'" evalsched submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml --params-b -1
 out=$(evalsched status "$(printf '9%.0s' $(seq 400))" 2>&1) && fail "a 400-digit id accepted"

@@ -123,6 +123,14 @@ case $err in *value_error* | *int\(* | *"$u"*) fail "faultdiag as nobody leaks t
 # --- sacct's options (issue 17), against sacct on the same slurmdbd -------------------------
 assert_eq COMPLETED "$(wait_job "$k1" 60)" "job $k1"
 assert_eq COMPLETED "$(wait_job "$k2" 60)" "job $k2"
+
+# faultdiag --job on a job that completed: an answer (exit 0), once slurmdbd has its end.
+for _ in $(seq 1 60); do
+  [ "$(sacct -X -n -P -j "$k1" -o State)" = COMPLETED ] && break
+  sleep 1
+done
+out=$("$F" --job "$k1" 2>&1) || fail "faultdiag --job $k1 (COMPLETED) exited $?: $out"
+assert_eq "job $k1 COMPLETED 0:0: nothing to diagnose" "$out" "faultdiag --job on a completed job"
 deadline=$((SECONDS + 30))
 until [ "$(sacct -X -n -P -o State -j "$k1,$k2" | sort -u)" = COMPLETED ]; do
   ((SECONDS < deadline)) || fail "slurmdbd never got $k1 and $k2 as COMPLETED"

@@ -85,6 +85,17 @@ TEST_CASE("faultdiag --version prints the version line on stdout and diagnoses n
     CHECK(r.err.empty());
 }
 
+TEST_CASE("faultdiag -V is --version; a job id that is not a number is a usage error, in one line") {
+    acme::test::TempDir dir;
+    auto r = faultdiag(dir, {"-V"});
+    CHECK(r.status == 0);
+    CHECK(r.out == acme::version_line("faultdiag") + "\n");
+    r = faultdiag(dir, {"--job", "abc"});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "faultdiag: --job: want a whole number from 1, got 'abc': see faultdiag --help\n");
+}
+
 TEST_CASE("a missing file stops faultdiag before it prints anything") {
     acme::test::TempDir dir;
     write(dir.file("ok.log"), "ValueError: x\n");

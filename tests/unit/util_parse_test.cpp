@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "common/util/cli_checks.hpp"
 #include "common/util/parse.hpp"
 
 using namespace acme::util;
@@ -49,4 +50,16 @@ TEST_CASE("Slurm id lists expand ranges, sort and drop repeats") {
     CHECK_FALSE(parse_id_list("2-1").has_value());
     CHECK_FALSE(parse_id_list("a").has_value());
     CHECK_FALSE(parse_id_list("0-100000", 64).has_value());
+}
+
+TEST_CASE("command-line errors in a person's words: a value that is not a number, the command typed") {
+    CHECK(usage_problem(CLI::ConversionError("ID", std::vector<std::string>{"abc"})) == "ID: 'abc' is not a number");
+    CHECK(usage_problem(CLI::ConversionError("ID", std::vector<std::string>{std::string(60, '9')})) ==
+          "ID: '" + std::string(40, '9') + "...' is too large a number");
+    CHECK(usage_problem(CLI::RequiredError("--suite")) == "--suite is required");
+    char a0[] = "evalsched", a1[] = "--socket", a2[] = "/run/x.sock", a3[] = "frobnicate", a4[] = "1";
+    char* argv[] = {a0, a1, a2, a3, a4};
+    CHECK(first_command_word(5, argv, {"--socket"}) == "frobnicate");
+    CHECK(first_command_word(3, argv, {"--socket"}).empty());
+    CHECK(first_command_word(5, argv, {}) == "/run/x.sock");  // without knowing --socket takes a value
 }
