@@ -499,6 +499,7 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
 
     CLI::App app{"faultdiag: name the cause of a failed job from its log, exit status and GPU events", "faultdiag"};
     app.set_version_flag("-V,--version", acme::version_line("faultdiag"), "print the version and exit");
+    app.formatter(std::make_shared<acme::util::HelpFormatter>());
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
     app.add_flag("--explain", o.explain,

@@ -293,10 +293,11 @@ int watch(const Options& o, const Environment& env, std::ostream& out, std::ostr
 int run(const std::vector<std::string>& args, const Environment& env, std::ostream& out, std::ostream& err) {
     Options o;
     o.spool_dir = env.spool_dir;
-    CLI::App app{"gpuacct: sacct-style reports of GPU use, failures and node health from the acme node spools",
+    CLI::App app{"gpuacct: sacct-style reports of GPU use, failures and node health, from Slurm's accounting (slurmdbd) or the acme node spools",
                  "gpuacct"};
     app.set_help_flag("-h,--help", "print this help and exit");
     app.set_version_flag("-V,--version", acme::version_line("gpuacct"), "print the version and exit");
+    app.formatter(std::make_shared<acme::util::HelpFormatter>());
     // As sacct (getopt): an option given twice takes its last value.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.add_option("-j,--jobs", o.jobs, "JOBID[,JOBID...]: only these jobs (no default period)");
@@ -334,7 +335,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_flag("-T,--truncate", o.truncate, "cut start and end times to -S and -E");
     app.add_option("--delimiter", o.delimiter, "CHARACTERS: the separator of -p and -P (default '|')");
     app.add_flag("--yaml", o.yaml, "what --json gives, as YAML");
-    app.add_flag("--detail", o.detail, "with -j: each job as jobstats shows it (per node and GPU, notes)");
+    app.add_flag("--detail", o.detail, "with -j (needed): each job as jobstats shows it (per node and GPU, notes)");
     auto* failures = app.add_flag("--failures", o.failures, "failures by category and reason (Table 3 order)");
     auto* nodes = app.add_flag("--nodes", o.nodes, "per node XID/ECC counts and failures attributed");
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
@@ -379,6 +380,11 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
                        flag ? "--prometheus" : "ACME_PROMETHEUS_URL", url.substr(0, 200), why);
             return 1;
         }
+    }
+    // The job view is per job (jobstats JOBID): without -j it printed every job of the period.
+    if (o.detail && o.jobs.empty()) {
+        fmt::print(err, "gpuacct: error: --detail shows the jobs given with -j: add -j JOBID[,JOBID...]\n");
+        return 1;
     }
     if (o.source == "slurmdbd" && spool_dir->count() > 0) {
         fmt::print(err, "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");

@@ -42,6 +42,27 @@ inline CLI::Validator positive_integer() {
         "a whole number from 1");
 }
 
+// --help as a person reads it: an option's value as its type ("--live FLOAT"), a set of choices
+// kept ("TEXT:{K,M,G}"), a default in brackets. CLI11's own formatter also prints each check's
+// description glued to the type ("FLOAT:a number from 0.5 to 3600=2") and "Excludes: ...",
+// which the option's description says in words. Set before the subcommands are added: they
+// take the formatter from their parent.
+class HelpFormatter : public CLI::Formatter {
+public:
+    std::string make_option_opts(const CLI::Option* opt) const override {
+        if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
+        if (opt->get_type_size() == 0) return {};  // a flag
+        std::string type = opt->get_type_name();
+        if (const auto colon = type.find(':'); colon != std::string::npos && type.compare(colon + 1, 1, "{") != 0)
+            type.resize(colon);
+        std::string out = type.empty() ? std::string() : " " + type;
+        if (!opt->get_default_str().empty()) out += " [" + opt->get_default_str() + "]";
+        if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+        if (opt->get_required()) out += " (required)";
+        return out;
+    }
+};
+
 // CLI11's words for a value it could not convert ("Could not convert: ID = abc", the same in
 // CLI11 2.3 to 2.6) in a person's: "ID: 'abc' is not a number". Every option this project
 // converts is a number (strings never fail). Other errors keep CLI11's words.

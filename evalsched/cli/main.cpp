@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     CLI::App app{"evalsched: evaluate checkpoints on the cluster's idle GPUs, per dataset, as soon as they are saved"};
     app.require_subcommand(1);
     app.set_version_flag("-V,--version", acme::version_line("evalsched"), "print the version and exit");
+    app.formatter(std::make_shared<acme::util::HelpFormatter>());
     std::string socket = std::getenv("EVALSCHED_SOCKET") ? std::getenv("EVALSCHED_SOCKET") : std::string(acme::paths::kEvalschedSocket);
     app.add_option("--socket", socket, "evalschedd's socket (default: $EVALSCHED_SOCKET or " + std::string(acme::paths::kEvalschedSocket) + ")");
 

@@ -18,6 +18,7 @@
 #include <event2/thread.h>
 
 #include "common/slurm/cluster.hpp"
+#include "common/util/cli_checks.hpp"
 #include "common/util/version.hpp"
 #include "evalsched/daemon/api/http_api.hpp"
 #include "evalsched/daemon/config.hpp"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     std::string config_path{kDefaultConfigPath};
     bool foreground = false;
     app.set_version_flag("-V,--version", acme::version_line("evalschedd"), "print the version and exit");
+    app.formatter(std::make_shared<acme::util::HelpFormatter>());
     app.add_option("-f,--config", config_path, "configuration file (evalsched.conf(5))")->capture_default_str();
     app.add_flag("-D,--foreground", foreground, "stay in the foreground, log to stderr");
     CLI11_PARSE(app, argc, argv);

@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <functional>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -106,6 +109,34 @@ TEST_CASE("follow requests: the directory absolute, every a whole number, the su
     CHECK_THROWS_WITH_AS(parse_follow(nlohmann::json{{"dir", "/c"}, {"suite", kSuite}, {"evry", 1}}.dump()),
                          doctest::Contains("unknown field 'evry'"), RequestError);
     CHECK_THROWS_AS(parse_follow(nlohmann::json{{"dir", "/c"}, {"suite", "[suite]\n"}}.dump()), SuiteError);
+}
+
+#include "evalsched/daemon/api/routes/route.hpp"
+#include "evalsched/daemon/caches.hpp"
+
+TEST_CASE("a follow is refused, and nothing stored, while evalschedd's follow helper is not executable") {
+    acme::test::TempDir t;
+    auto db = acme::store::open_evalsched_store(t.file("e.db"));
+    DaemonConfig config;
+    config.follow_helper = t.file("evalsched-ckpt-scan");  // not installed
+    Caller alice;
+    alice.uid = alice.gid = 1000;
+    alice.user = "alice";
+    RouteMatch match;
+    ApiCaches caches;
+    const std::function<void()> wake = [] {};
+    const std::string body = nlohmann::json{{"dir", "/ckpt/run7"}, {"suite", kSuite}}.dump();
+    RouteContext ctx{db, config, alice, match, body, caches, wake};
+    Reply r = route_follow(ctx);
+    CHECK(r.code == 503);
+    CHECK(r.text.find("follow_helper " + config.follow_helper + " is not executable: ask an admin to install it") != std::string::npos);
+    auto count = db.prepare("SELECT COUNT(*) FROM follows");
+    REQUIRE(count.step());
+    CHECK(count.column_int(0) == 0);
+    std::ofstream(config.follow_helper) << "#!/bin/sh\n";
+    chmod(config.follow_helper.c_str(), 0755);
+    r = route_follow(ctx);
+    CHECK(r.code == 201);
 }
 
 TEST_CASE("a follow remembers its decisions: a restart finds an evaluation submitted but not recorded, and never submits it again") {

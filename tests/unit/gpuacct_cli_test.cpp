@@ -188,6 +188,18 @@ TEST_CASE("bad input: one line naming the thing, exit 1, nothing on stdout") {
     refused({"--nodes", "--summary"}, "gpuacct: error: ");
     refused({"-S", "now", "-E", "now-1days"}, "requested is after end time");
     refused({"--spool-dir", "/nonexistent/acme"}, "cannot read telemetry directory /nonexistent/acme");
+    refused({"--detail"}, "gpuacct: error: --detail shows the jobs given with -j: add -j JOBID[,JOBID...]");
+    refused({"--live", "abc", "-j", "1"}, "gpuacct: error: --live: want a number from 0.5 to 3600, got 'abc'");
+}
+
+TEST_CASE("--help reads as a person's: types and defaults, no CLI11 checks or Excludes glued on") {
+    Cluster c;
+    const auto r = c.run({"--help"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("--live FLOAT [2]") != std::string::npos);
+    CHECK(r.out.find("Excludes") == std::string::npos);
+    CHECK(r.out.find("a number from") == std::string::npos);
+    CHECK(r.out.find("from Slurm's accounting (slurmdbd) or the acme node spools") != std::string::npos);
 }
 
 TEST_CASE("--version prints the one version line on stdout, also beside a subcommand") {

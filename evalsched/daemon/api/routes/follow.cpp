@@ -1,6 +1,8 @@
 // POST /v1/follows (evalsched follow), GET /v1/follows, POST /v1/follows/<id>/cancel. Creating a
 // follow only stores it: the follow watcher's thread reads the directory, as the user, at its
 // next round; the routes never touch a user's files from the API's loop.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "evalsched/daemon/follows.hpp"
@@ -10,6 +12,12 @@
 namespace acme::evalsched {
 
 Reply route_follow(RouteContext& ctx) {
+    // Without its scan helper a follow could only fail every scan: refuse it now, in the words
+    // the daemon logged at start, and store nothing. (A stat of root's configured path.)
+    if (access(ctx.config.follow_helper.c_str(), X_OK) != 0)
+        return error_reply(503, fmt::format("evalschedd's follow_helper {} is not executable: ask an admin to install it "
+                                            "(evalschedd(8)); no follow was stored",
+                                            printable(ctx.config.follow_helper, 200)));
     FollowRequest req;
     try {
         req = parse_follow(ctx.body);
