@@ -84,6 +84,28 @@ Cell bytes_cell(std::optional<std::int64_t> bytes, char unit, char original) {
     return {text, *bytes};
 }
 
+Cell sacct_bytes_cell(std::optional<std::int64_t> bytes, char unit, char original) {
+    if (!bytes || unit != 0) return bytes_cell(bytes, unit, original);
+    // src/common/slurm_protocol_defs.c convert_num_unit2, CONVERT_NUM_UNIT_EXACT: divide while
+    // the value is a multiple of half the divisor (2.5G is still exact).
+    static constexpr std::string_view kUnits = " KMGTP";
+    double value = static_cast<double>(*bytes);
+    size_t power = 0;
+    while (value >= 1024 && std::fmod(std::floor(value), 512) == 0 && power + 1 < kUnits.size()) {
+        value /= 1024;
+        ++power;
+    }
+    const std::string suffix = kUnits[power] == ' ' ? "" : std::string(1, kUnits[power]);
+    if (*bytes == 0) return {"0", *bytes};
+    const std::string text = value == std::floor(value) ? fmt::format("{:.0f}{}", value, suffix) : fmt::format("{:.2f}{}", value, suffix);
+    return {text, *bytes};
+}
+
+Cell cpu_time_cell(std::optional<double> s) {
+    if (!s) return {};
+    return {acct::format_cpu_time(*s), static_cast<std::int64_t>(std::llround(*s))};
+}
+
 Cell energy_cell(std::optional<double> joules) {
     if (!joules) return {};
     return {with_unit(*joules, 1000, " KMGTP"), std::llround(*joules)};

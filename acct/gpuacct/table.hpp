@@ -38,6 +38,10 @@ Cell bytes_cell(std::optional<std::int64_t> bytes);   // 1.50G (base 1024); JSON
 // The same with sacct's --units (unit 'K'..'P': always that unit) and --noconvert (unit 'n':
 // the unit the value was recorded in, `original`); unit 0 is the one-argument form.
 Cell bytes_cell(std::optional<std::int64_t> bytes, char unit, char original);
+// sacct's own memory fields (ReqMem, MaxRSS): with no --units, converted as sacct's default
+// (CONVERT_NUM_UNIT_EXACT) does, only while no precision is lost ("8000M", "8G", "2396K").
+Cell sacct_bytes_cell(std::optional<std::int64_t> bytes, char unit, char original);
+Cell cpu_time_cell(std::optional<double> s);  // sacct's TotalCPU: MM:SS.mmm below an hour; JSON: seconds
 Cell energy_cell(std::optional<double> joules);      // 12.30K (base 1000); JSON: joules
 
 struct Table {

@@ -53,9 +53,9 @@ constexpr std::array<Field, 43> kFields = {{
     {"TelemetryErr", 20, "why the job has no telemetry, when it has none"},
     {"MissingNodes", 12, "nodes whose epilog never added their part to the job's acme record (slurmdbd)"},
     {"AllocCPUS", 9, "CPUs allocated (slurmdbd)"},
-    {"TotalCPU", 10, "CPU time of all the job's steps, user + system (slurmdbd)"},
+    {"TotalCPU", 10, "CPU time of all the job's steps, user + system, as sacct prints it: MM:SS.mmm below an hour (slurmdbd)"},
     {"CPUEff", 6, "CPU efficiency, percent: TotalCPU / (AllocCPUS x Elapsed), as seff (slurmdbd)"},
-    {"ReqMem", 7, "memory asked for, whole job (base 1024; slurmdbd)"},
+    {"ReqMem", 7, "memory asked for, whole job (base 1024, converted only while exact, as sacct: 8000M, 8G; slurmdbd)"},
     {"MaxRSS", 7, "highest resident memory of any task of the job's steps (base 1024; slurmdbd)"},
     {"MemEff", 6, "memory efficiency, percent: MaxRSS / ReqMem, as seff (slurmdbd)"},
 }};
@@ -163,14 +163,14 @@ Table jobs_view(const Context& context) {
         row.push_back(text_cell(text.telemetry_error));
         row.push_back(text_cell(text.missing_nodes));
         row.push_back(int_cell(text.alloc_cpus > 0 ? std::optional(text.alloc_cpus) : std::nullopt));
-        row.push_back(elapsed_cell(text.total_cpu_s));
+        row.push_back(cpu_time_cell(text.total_cpu_s));
         // seff's CPU efficiency: the CPU time the steps used of what the allocation held.
         std::optional<double> cpu_eff;
         if (text.total_cpu_s && text.elapsed_s && *text.elapsed_s > 0 && text.alloc_cpus > 0)
             cpu_eff = 100.0 * *text.total_cpu_s / (*text.elapsed_s * static_cast<double>(text.alloc_cpus));
         row.push_back(real_cell(cpu_eff, 1));
-        row.push_back(bytes_cell(text.req_mem, unit, 'M'));
-        row.push_back(bytes_cell(text.max_rss, unit, 'K'));
+        row.push_back(sacct_bytes_cell(text.req_mem, unit, 'M'));
+        row.push_back(sacct_bytes_cell(text.max_rss, unit, 'K'));
         std::optional<double> mem_eff;
         if (text.max_rss && text.req_mem && *text.req_mem > 0)
             mem_eff = 100.0 * static_cast<double>(*text.max_rss) / static_cast<double>(*text.req_mem);

@@ -124,6 +124,14 @@ case $err in *value_error* | *int\(* | *"$u"*) fail "faultdiag as nobody leaks t
 assert_eq COMPLETED "$(wait_job "$k1" 60)" "job $k1"
 assert_eq COMPLETED "$(wait_job "$k2" 60)" "job $k2"
 
+# sacct's own fields print as sacct prints them (ReqMem converted only while exact, TotalCPU
+# with milliseconds below an hour: the steps' sum, as on sacct's job line when the steps are
+# read, i.e. without -X), for the failed job and the plain ones alike.
+for j in "$id" "$k1" "$k2"; do
+  assert_eq "$(sacct -n -P -j "$j" -o JobID,ReqMem,TotalCPU,Elapsed | grep "^$j|")" \
+    "$("$G" -X -n -P -j "$j" -o JobID,ReqMem,TotalCPU,Elapsed 2>&1)" "gpuacct's ReqMem, TotalCPU and Elapsed of job $j against sacct's job line"
+done
+
 # faultdiag --job on a job that completed: an answer (exit 0), once slurmdbd has its end.
 for _ in $(seq 1 60); do
   [ "$(sacct -X -n -P -j "$k1" -o State)" = COMPLETED ] && break

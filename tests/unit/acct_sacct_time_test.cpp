@@ -5,6 +5,7 @@
 #include <string>
 
 #include "acct/gpuacct/core/sacct_time.hpp"
+#include "acct/gpuacct/table.hpp"
 
 using acme::acct::parse_sacct_time;
 
@@ -104,4 +105,27 @@ TEST_CASE("times print as sacct prints Submit, Start, End and Elapsed") {
     CHECK(acme::acct::format_elapsed(59) == "00:00:59");
     CHECK(acme::acct::format_elapsed(3 * 3600 + 61) == "03:01:01");
     CHECK(acme::acct::format_elapsed(2 * 86400 + 5) == "2-00:00:05");
+}
+
+TEST_CASE("TotalCPU as sacct prints it: milliseconds below an hour, beside CPUEff's fractions") {
+    CHECK(acme::acct::format_cpu_time(0.457) == "00:00.457");
+    CHECK(acme::acct::format_cpu_time(83.25) == "01:23.250");
+    CHECK(acme::acct::format_cpu_time(83) == "00:01:23");
+    CHECK(acme::acct::format_cpu_time(3 * 3600 + 61.5) == "03:01:01");
+    CHECK(acme::acct::format_cpu_time(2 * 86400 + 5) == "2-00:00:05");
+    CHECK(acme::acct::format_cpu_time(59.9999999) == "00:01:00");  // rounds up to the whole minute
+}
+
+TEST_CASE("sacct's memory fields convert only while exact (CONVERT_NUM_UNIT_EXACT); GPU memory stays human") {
+    using acme::gpuacct::sacct_bytes_cell;
+    const std::int64_t M = 1024 * 1024;
+    CHECK(sacct_bytes_cell(8000 * M, 0, 'M').text == "8000M");
+    CHECK(sacct_bytes_cell(8192 * M, 0, 'M').text == "8G");
+    CHECK(sacct_bytes_cell(2560 * M, 0, 'M').text == "2.50G");
+    CHECK(sacct_bytes_cell(2453504, 0, 'K').text == "2396K");
+    CHECK(sacct_bytes_cell(0, 0, 'K').text == "0");
+    CHECK(sacct_bytes_cell(8000 * M, 'G', 'M').text == "7.81G");  // --units G: always that unit
+    CHECK(sacct_bytes_cell(8000 * M, 'n', 'M').text == "8000M");  // --noconvert
+    CHECK(sacct_bytes_cell(8000 * M, 0, 'M').value == 8000 * M);
+    CHECK(acme::gpuacct::bytes_cell(8000 * M).text == "7.81G");
 }

@@ -12,6 +12,19 @@
 namespace acme::acct {
 namespace {
 
+// Energy in the job view: the digits of the table's GPUEnergy cell (two decimals unless whole,
+// base 1000), with its SI unit: 22.53K there is 22.53kJ here.
+std::string energy_text(double joules) {
+    static constexpr std::string_view kPrefix = " kMGTP";
+    size_t p = 0;
+    while (std::fabs(joules) >= 1000 && p + 1 < kPrefix.size()) {
+        joules /= 1000;
+        ++p;
+    }
+    const std::string unit = (kPrefix[p] == ' ' ? std::string() : std::string(1, kPrefix[p])) + "J";
+    return joules == std::floor(joules) ? fmt::format("{:.0f}{}", joules, unit) : fmt::format("{:.2f}{}", joules, unit);
+}
+
 // GiB with one decimal; below 1 GiB in MiB, so a small use does not read as none.
 std::string gib(std::int64_t bytes) {
     const double b = static_cast<double>(bytes);
@@ -278,7 +291,7 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
         out += fmt::format("    GPU {}: util {} mean, {} max; memory {}; ", g.gpu, pct(g.util_avg), pct(g.util_max), mem);
         out += fmt::format("power {} mean, {} max; energy {}", g.power_avg_w ? fmt::format("{:.0f}W", *g.power_avg_w) : "-",
                            g.power_max_w ? fmt::format("{:.0f}W", *g.power_max_w) : "-",
-                           g.energy_j ? fmt::format("{:.1f}kJ", *g.energy_j / 1000) : "-");
+                           g.energy_j ? energy_text(*g.energy_j) : "-");
         const auto x = xids_of.find({g.node, g.gpu});
         const std::int64_t nx = std::max<std::int64_t>(g.xids, x == xids_of.end() ? 0 : x->second);
         out += fmt::format("; XIDs {}", nx);

@@ -258,4 +258,19 @@ std::string format_elapsed(double seconds) {
     return fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
+std::string format_cpu_time(double seconds) {
+    if (!(seconds > 0) || !std::isfinite(seconds)) return "00:00:00";
+    long long s = static_cast<long long>(std::floor(seconds));
+    long long usec = std::llround((seconds - static_cast<double>(s)) * 1e6);
+    if (usec >= 1000000) {
+        ++s;
+        usec -= 1000000;
+    }
+    const long long ms = usec / 1000, days = s / 86400, hours = s / 3600 % 24, minutes = s / 60 % 60, secs = s % 60;
+    if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, secs);
+    if (hours) return fmt::format("{:02}:{:02}:{:02}", hours, minutes, secs);
+    if (ms) return fmt::format("{:02}:{:02}.{:03}", minutes, secs, ms);
+    return fmt::format("00:{:02}:{:02}", minutes, secs);
+}
+
 }  // namespace acme::acct

@@ -24,4 +24,8 @@ std::string format_sacct_time(double epoch);
 // sacct's Elapsed: [DD-]HH:MM:SS.
 std::string format_elapsed(double seconds);
 
+// sacct's TotalCPU, UserCPU and SystemCPU (src/sacct/print.c _elapsed_time): D-HH:MM:SS from
+// a day, HH:MM:SS from an hour, MM:SS.mmm below one with milliseconds, else 00:MM:SS.
+std::string format_cpu_time(double seconds);
+
 }  // namespace acme::acct
