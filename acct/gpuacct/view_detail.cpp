@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "acct/gpuacct/core/aggregate.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 #include "acct/gpuacct/views.hpp"
+#include "common/diagnose/diagnosis_json.hpp"
 
 namespace acme::gpuacct {
 
@@ -52,8 +57,28 @@ std::vector<acct::DetailStall> job_stalls(const Context& context, std::int64_t j
     return out;
 }
 
+// The failed run's diagnosis, as the table's Reason picks it, with its evidence lines; and what
+// recovery did: the nodes drained for the job, the requeues.
+void add_failure(const Context& context, const acct::Job& job, const std::vector<const acct::Diagnosis*>* of_job, acct::JobDetail& d) {
+    const acct::Diagnosis* f = of_job ? acct::final_diagnosis(job, *of_job) : nullptr;
+    // A job that completed after a requeue keeps none (as the table).
+    if (f && !acct::state_is_failure(job.state) && f->restart >= job.restarts) f = nullptr;
+    if (f) {
+        acct::DetailFailure failure{f->node, f->category, f->reason, f->action, f->rule, f->confidence, f->restart, {}};
+        for (const auto& e : diagnose::evidence_from_json(f->evidence_json))
+            failure.evidence.push_back(e.line > 0 ? fmt::format("line {}: {}", e.line, e.text)
+                                                  : fmt::format("{}{}", e.text, e.source.empty() ? "" : " (" + e.source + ")"));
+        d.failure = std::move(failure);
+    }
+    for (const auto& drain : context.data.drains)
+        if (drain.job_id == job.job_id)
+            d.recovery.push_back(fmt::format("node {} drained{}", drain.node, drain.reason.empty() ? "" : ": " + drain.reason));
+    if (job.restarts > 0) d.recovery.push_back(fmt::format("requeued {} time{}", job.restarts, job.restarts == 1 ? "" : "s"));
+}
+
 std::string render_details(const Context& context, const acct::DetailThresholds& thresholds) {
     std::string out;
+    const auto diagnoses = acct::diagnoses_by_job(context.data.diagnoses);
     for (const auto& job : context.jobs) {
         const acct::JobText& text = job.text();
         acct::JobDetail d;
@@ -107,6 +132,8 @@ std::string render_details(const Context& context, const acct::DetailThresholds&
         if (job.restarts == 0) d.slowness = record::straggler_scores(node_work(context, job.job_id));
         for (const auto& e : context.data.events)
             if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
+        const auto of_job = diagnoses.find(job.job_id);
+        add_failure(context, job, of_job == diagnoses.end() ? nullptr : &of_job->second, d);
         if (!out.empty()) out += '\n';
         out += acct::render_detail(d, thresholds);
     }

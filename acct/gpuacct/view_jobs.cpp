@@ -50,7 +50,7 @@ constexpr std::array<Field, 43> kFields = {{
     {"Verdict", 8, "ok, low-util, idle, no-data (see VERDICT in gpuacct(1))"},
     {"Reason", 20, "diagnosed failure reason of the last run (faultdiag --reasons)"},
     {"Category", 14, "infrastructure, framework, script, unknown"},
-    {"TelemetryErr", 20, "why the job has no telemetry, when it has none"},
+    {"TelemetryErr", 20, "why the job has no telemetry, when it has none: the sampler's error, or \"not requested\" for a finished GPU job that ran without --gpu-telemetry (its Verdict then no-data)"},
     {"MissingNodes", 12, "nodes whose epilog never added their part to the job's acme record (slurmdbd)"},
     {"AllocCPUS", 9, "CPUs allocated (slurmdbd)"},
     {"TotalCPU", 10, "CPU time of all the job's steps, user + system, as sacct prints it: MM:SS.mmm below an hour (slurmdbd)"},
@@ -157,10 +157,14 @@ Table jobs_view(const Context& context) {
         row.push_back(int_cell(g ? g->temp_max : std::nullopt));
         row.push_back(int_cell(g ? std::optional(g->xids) : std::nullopt));
         row.push_back(int_cell(g ? std::optional(g->samples) : std::nullopt));
-        row.push_back(text_cell(g ? g->verdict : (text.telemetry_error.empty() ? "" : "no-data")));
+        // A finished GPU job with no samples at all is no-data (gpuacct(1) VERDICT); with no
+        // error recorded either, its telemetry was never asked for (--gpu-telemetry).
+        std::string telemetry_error = text.telemetry_error;
+        if (!g && job.end > 0 && gpus > 0 && telemetry_error.empty()) telemetry_error = "not requested";
+        row.push_back(text_cell(g ? g->verdict : (telemetry_error.empty() ? "" : "no-data")));
         row.push_back(text_cell(d ? d->reason : ""));
         row.push_back(text_cell(d ? d->category : ""));
-        row.push_back(text_cell(text.telemetry_error));
+        row.push_back(text_cell(telemetry_error));
         row.push_back(text_cell(text.missing_nodes));
         row.push_back(int_cell(text.alloc_cpus > 0 ? std::optional(text.alloc_cpus) : std::nullopt));
         row.push_back(cpu_time_cell(text.total_cpu_s));

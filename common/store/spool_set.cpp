@@ -250,7 +250,7 @@ private:
         const bool has_rule = table_columns(db, "diagnoses").count("rule") != 0;
         const bool full = options_.full_jobs;
         const auto as_null = [&](std::string_view c) {
-            return c == "evidence" || (c == "action" && !full) || (c == "rule" && !(full && has_rule));
+            return (c == "evidence" && !options_.evidence) || (c == "action" && !full) || (c == "rule" && !(full && has_rule));
         };
         auto q = db.prepare(fmt::format("SELECT {} FROM diagnoses WHERE job_id >= ?1 ORDER BY job_id, restart",
                                         diagnosis_columns(as_null)));

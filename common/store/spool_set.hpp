@@ -109,6 +109,7 @@ struct ReadOptions {
     bool summaries = false, diagnoses = false;
     bool steps = false;   // task exits, for the per-step rows
     bool events = false;  // also drains in the period and each node's last health check up to its end
+    bool evidence = false;  // the diagnoses' evidence lines too (the job view; often on overflow pages)
 };
 
 struct SpoolSet {

@@ -216,5 +216,9 @@ assert_contains "$out" "util 70.0% mean" "--detail: the GPUs' utilisation"
 limit=$(sacct -X -n -P -o Timelimit -j "$id")
 assert_contains "$out" "Time Limit: $limit (" "--detail: the time limit"
 assert_contains "$out" "Notes" "--detail: notes"
+# The failed run's cause, with its log line, as faultdiag --job says it (issue 38).
+assert_contains "$out" "  cause:    value_error (framework)" "--detail: the failure's cause"
+grep -qE "^  evidence: line [0-9]+: .*ValueError" <<<"$out" || fail "--detail: no evidence line with the ValueError: $out"
+assert_contains "$out" "  recovery: none taken" "--detail: the recovery taken"
 assert_contains "$("$G" -j "$id" -l 2>&1)" "GPU Job Statistics" "gpuacct -j $id -l"
 

@@ -201,6 +201,32 @@ TEST_CASE("efficiency notes: memory far below the GPU's, short use of the time l
     CHECK(acct::render_detail(d, {}).find("too briefly to judge") != std::string::npos);
 }
 
+TEST_CASE("the job view of a failed job: a Failure block with the cause, its evidence lines and the recovery taken") {
+    acct::JobDetail d;
+    d.job_id = 3;
+    d.state = "FAILED";
+    d.start = T;
+    d.end = T + 20;
+    d.elapsed_s = 20;
+    d.alloc_gpus = 1;
+    d.failure = acct::DetailFailure{"n1", "script", "out_of_memory", "fix_code", "torch-oom", 0.95, 0,
+                                    {"line 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}};
+    auto text = acct::render_detail(d, {});
+    CHECK(text.find("Failure") != std::string::npos);
+    CHECK(text.find("  cause:    out_of_memory (script), confidence 0.95, rule torch-oom, diagnosed on n1\n") != std::string::npos);
+    CHECK(text.find("  evidence: line 2: torch.OutOfMemoryError: CUDA out of memory.") != std::string::npos);
+    CHECK(text.find("  action:   fix_code\n") != std::string::npos);
+    CHECK(text.find("  recovery: none taken\n") != std::string::npos);
+    d.failure->evidence.push_back("Xid 79 on GPU 0 (gpu_event)");
+    d.recovery = {"node n1 drained: acme: gpu_lost (xid 79)", "requeued 1 time"};
+    text = acct::render_detail(d, {});
+    CHECK(text.find("            Xid 79 on GPU 0 (gpu_event)\n") != std::string::npos);
+    CHECK(text.find("  recovery: node n1 drained: acme: gpu_lost (xid 79)\n            requeued 1 time\n") != std::string::npos);
+    d.failure.reset();
+    d.recovery.clear();
+    CHECK(acct::render_detail(d, {}).find("Failure") == std::string::npos);
+}
+
 TEST_CASE("-k/-K: Slurm's time formats and slurmdbd's matching rule") {
     std::string error;
     CHECK(acct::parse_time_limit("90", error) == 90u);

@@ -267,6 +267,22 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
         line(st.withdrawn ? "Stall withdrawn" : "Stalled",
              (job.stalls.size() > 1 || st.restart > 0 ? fmt::format("run {}: ", st.restart) : std::string()) + stall_text(st));
 
+    if (job.failure || !job.recovery.empty()) {
+        out += "\n" + heading("Failure") + "\n" + rule + "\n";
+        if (const auto& f = job.failure) {
+            out += fmt::format("  cause:    {} ({}), confidence {:.2f}{}{}\n", f->reason.empty() ? "unknown" : f->reason,
+                               f->category.empty() ? "unknown" : f->category, f->confidence,
+                               f->rule.empty() ? std::string() : ", rule " + f->rule,
+                               f->node.empty() ? std::string() : fmt::format(", diagnosed on {}{}", f->node,
+                                                                              f->restart > 0 ? fmt::format(" (run {})", f->restart) : ""));
+            if (f->evidence.empty()) out += "  evidence: (none kept)\n";
+            for (size_t k = 0; k < f->evidence.size(); ++k) out += fmt::format("  {:<9} {}\n", k ? "" : "evidence:", f->evidence[k]);
+            out += fmt::format("  action:   {}\n", f->action.empty() ? "none" : f->action);
+        }
+        for (size_t k = 0; k < job.recovery.size(); ++k) out += fmt::format("  {:<9} {}\n", k ? "" : "recovery:", job.recovery[k]);
+        if (job.failure && job.recovery.empty()) out += "  recovery: none taken\n";
+    }
+
     const Overall o = overall(job);
     out += "\n" + heading("Overall Utilization") + "\n" + rule + "\n";
     out += fmt::format("  GPU utilization  {}\n", o.util ? bar(*o.util) : std::string("(no data)"));

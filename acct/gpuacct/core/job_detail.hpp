@@ -53,6 +53,14 @@ struct DetailStall {
     std::string evidence, action;
 };
 
+// Why the job's last run failed, as faultguard diagnosed it, and what recovery did about it.
+struct DetailFailure {
+    std::string node, category, reason, action, rule;
+    double confidence = 0;
+    std::int64_t restart = 0;
+    std::vector<std::string> evidence;  // "line 12: text" (a log line) or "text (source)"
+};
+
 struct JobDetail {
     std::int64_t job_id = 0;
     std::string name, user, account, partition, state, nodelist, job_type;
@@ -66,6 +74,8 @@ struct JobDetail {
     std::string telemetry_error;
     std::vector<DetailStall> stalls;     // one per run that had a verdict, oldest first
     std::vector<record::NodeSlowness> slowness;  // multi-node jobs: straggler_scores, node order
+    std::optional<DetailFailure> failure;  // a failed run's diagnosis; nullopt: none
+    std::vector<std::string> recovery;     // "node n1 drained: REASON", "requeued 1 time"
 };
 
 // "no progress since ..., n2 named on GPU evidence: EVIDENCE; action: ACTION" (one line).

@@ -155,6 +155,7 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     const SacctFilter sacct = sacct_filter_of(o);
     if (sacct.any()) read.full_jobs = read.node_rows = true;
     read.events = everything || kind == ViewKind::nodes || o.detail || o.long_format;
+    read.evidence = (o.detail || o.long_format) && !o.jobs.empty();  // the job view's Failure block
     Context context;
     context.now = r.now;
     context.units.unit = o.units.empty() ? (o.noconvert ? 'n' : 0) : static_cast<char>(std::toupper(static_cast<unsigned char>(o.units[0])));

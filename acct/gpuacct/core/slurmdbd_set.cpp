@@ -139,7 +139,7 @@ struct Builder {
                 }
             if (part.contains(key::part::diagnosis) && part[key::part::diagnosis].is_object()) {
                 const json& d = part[key::part::diagnosis];
-                // The record keeps evidence lines, not the spool's JSON of them: gpuacct shows neither.
+                // The evidence lines, as the spool keeps them (a JSON array): the job view shows them.
                 out.diagnoses.push_back({.job_id = job_id,
                                          .restart = restart,
                                          .node = node,
@@ -149,7 +149,9 @@ struct Builder {
                                          .rule = string_of(d, key::diagnosis::rule),
                                          .ts = ts,
                                          .confidence = number(d, key::diagnosis::confidence).value_or(0),
-                                         .evidence_json = {}});
+                                         .evidence_json = d.contains(key::diagnosis::evidence) && d[key::diagnosis::evidence].is_array()
+                                                              ? d[key::diagnosis::evidence].dump()
+                                                              : std::string()});
             }
             if (part.contains(key::part::stall) && part[key::part::stall].is_object() && options.summaries) {
                 const json& st = part[key::part::stall];
