@@ -125,8 +125,12 @@ void print_publish_result(std::FILE* out, long long job, const std::string& node
 }
 
 // The publisher's time: its read-back loop, and a hard stop for libslurm calls that wait on a
-// slurmdbd that accepted the connection and then hung (MessageTimeout each).
+// slurmdbd that accepted the connection and then hung (MessageTimeout each). Inside the epilog
+// (a requeue) the node waits on it, so 8 s; detached, nothing waits, and a loaded slurmdbd may
+// take longer than 8 s to receive the job's row from slurmctld's queue: the part would be lost,
+// so it waits up to 40 s, well inside the hard stop.
 constexpr double kPublishBudgetSeconds = 8.0;
+constexpr double kDetachedPublishBudgetSeconds = 40.0;
 constexpr unsigned kPublishHardStopSeconds = 60;
 
 // What the detached publisher needs, written by the epilog into the root-only run directory.
@@ -215,7 +219,7 @@ int publish_from_file(const std::string& path) {
     const auto node = handoff.value("node", std::string());
     const auto r = faultguard::publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL),
                                                  handoff["expected"].get<std::vector<std::string>>(), node,
-                                                 handoff["part"], kPublishBudgetSeconds);
+                                                 handoff["part"], kDetachedPublishBudgetSeconds);
     print_publish_result(stderr, row.job_id, node, r);
     return r.published || r.no_accounting ? 0 : 1;
 }
