@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -86,7 +87,10 @@ void record_job_row(store::Database& db, const Options& o, const std::optional<s
         row.partition = record->partition;
         row.name = name = record->name;
         comment = record->comment;
-        row.num_nodes = record->num_nodes;
+        // slurmctld counts a completing job's nodes down as their epilogs end: an epilog that
+        // runs after the others saw 1 of 2. The allocation's node list does not shrink.
+        const auto hosts = slurm::expand_hostlist(!o.nodelist.empty() ? o.nodelist : record->nodes);
+        row.num_nodes = std::max<decltype(row.num_nodes)>(record->num_nodes, static_cast<decltype(row.num_nodes)>(hosts.size()));
         row.gpus_total = record->gpus_total;
         row.submit_time = record->submit_time;
         row.start_time = record->start_time;
