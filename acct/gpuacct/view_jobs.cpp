@@ -160,7 +160,9 @@ Table jobs_view(const Context& context) {
         // A finished GPU job with no samples at all is no-data (gpuacct(1) VERDICT); with no
         // error recorded either, its telemetry was never asked for (--gpu-telemetry).
         std::string telemetry_error = text.telemetry_error;
-        if (!g && job.end > 0 && gpus > 0 && telemetry_error.empty()) telemetry_error = "not requested";
+        const bool finished = job.end > 0 && !job.state.empty() && !acct::state_is(job.state, "RUNNING") &&
+                              !acct::state_is(job.state, "PENDING") && !acct::state_is(job.state, "SUSPENDED");
+        if (!g && finished && gpus > 0 && telemetry_error.empty()) telemetry_error = "not requested";
         row.push_back(text_cell(g ? g->verdict : (telemetry_error.empty() ? "" : "no-data")));
         row.push_back(text_cell(d ? d->reason : ""));
         row.push_back(text_cell(d ? d->category : ""));
