@@ -68,3 +68,13 @@ BENCH_TARGETS += tests/bench/gpuacct-spool-gen acct/gpuacct/gpuacct
 EXTRA_PROGRAMS += tests/bench/gpuacct-spool-gen
 tests_bench_gpuacct_spool_gen_SOURCES = tests/bench/gpuacct_spool_gen.cpp
 tests_bench_gpuacct_spool_gen_LDADD = libacme.la
+
+# --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
+# gpuacct's options (sacct's time, format, state and filter syntax, the job view's thresholds)
+# and the answers of the site's Prometheus.
+FUZZ_TARGETS += tests/fuzz/gpuacct-args-fuzz
+tests_fuzz_gpuacct_args_fuzz_SOURCES = tests/fuzz/gpuacct_args_fuzz.cpp
+tests_fuzz_gpuacct_args_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/prometheus-answer-fuzz
+tests_fuzz_prometheus_answer_fuzz_SOURCES = tests/fuzz/prometheus_answer_fuzz.cpp
+tests_fuzz_prometheus_answer_fuzz_LDADD = $(FUZZ_LDADD)

@@ -106,3 +106,39 @@ tests_bench_diagnose_CPPFLAGS = $(AM_CPPFLAGS) -DACME_RULES_DIR=\"$(abs_top_srcd
 	-DACME_CORPUS_DIR=\"$(abs_top_srcdir)/tests/data/diagnosis\" \
 	-DACME_FIRST_SIGHT_DIR=\"$(abs_top_srcdir)/tests/data/first-sight\"
 tests_bench_diagnose_LDADD = libacme.la
+
+# --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
+# checkpoints.toml's rules (recovery's newest complete checkpoint).
+FUZZ_TARGETS += tests/fuzz/checkpoint-rules-fuzz
+tests_fuzz_checkpoint_rules_fuzz_SOURCES = tests/fuzz/checkpoint_rules_fuzz.cpp
+tests_fuzz_checkpoint_rules_fuzz_LDADD = $(FUZZ_LDADD)
+# The acme record's codec: the AdminComment JSON slurmdbd hands back.
+FUZZ_TARGETS += tests/fuzz/record-fuzz
+tests_fuzz_record_fuzz_SOURCES = tests/fuzz/record_fuzz.cpp
+tests_fuzz_record_fuzz_LDADD = $(FUZZ_LDADD)
+# The diagnosis engine: rule files, and logs through the shipped rules.
+FUZZ_TARGETS += tests/fuzz/rules-fuzz
+tests_fuzz_rules_fuzz_SOURCES = tests/fuzz/rules_fuzz.cpp
+tests_fuzz_rules_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/diagnose-fuzz
+tests_fuzz_diagnose_fuzz_SOURCES = tests/fuzz/diagnose_fuzz.cpp
+tests_fuzz_diagnose_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/fallback-model-fuzz
+tests_fuzz_fallback_model_fuzz_SOURCES = tests/fuzz/fallback_model_fuzz.cpp
+tests_fuzz_fallback_model_fuzz_LDADD = $(FUZZ_LDADD)
+# The first-sight record reader of the diagnosis bench is a parser too (the corpus reader is
+# the unit tests' and the bench's, not libacme's: compiled into the target, its object named
+# apart from the gcc build's by the target's own flags).
+FUZZ_TARGETS += tests/fuzz/first-sight-fuzz
+tests_fuzz_first_sight_fuzz_SOURCES = tests/fuzz/first_sight_fuzz.cpp \
+	common/diagnose/corpus.cpp common/diagnose/corpus.hpp
+tests_fuzz_first_sight_fuzz_LDADD = $(FUZZ_LDADD)
+tests_fuzz_first_sight_fuzz_CXXFLAGS = $(FUZZ_CXXFLAGS)
+# The model's answer, and faultdiag --suggest-rule's drafter (it once looped forever on a hex
+# run): redaction, escaping, and the draft compiled and run through the engine.
+FUZZ_TARGETS += tests/fuzz/llm-answer-fuzz
+tests_fuzz_llm_answer_fuzz_SOURCES = tests/fuzz/llm_answer_fuzz.cpp
+tests_fuzz_llm_answer_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/rule-draft-fuzz
+tests_fuzz_rule_draft_fuzz_SOURCES = tests/fuzz/rule_draft_fuzz.cpp
+tests_fuzz_rule_draft_fuzz_LDADD = $(FUZZ_LDADD)

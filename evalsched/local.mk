@@ -207,3 +207,37 @@ tests_bench_evalsched_api_bench_LDADD = libevalschedd.la libevalsched_core.la li
 BENCH_TARGETS += tests/bench/evalsched-best
 EXTRA_PROGRAMS += tests/bench/evalsched-best
 tests_bench_evalsched_best_SOURCES = tests/bench/evalsched_best.cpp
+
+# --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
+# The suite parser and evalsched-sim --durations (issue 18: the measured per-dataset seconds
+# the cluster bench hands over), with toml++'s parser instrumented too.
+FUZZ_TARGETS += tests/fuzz/suite-fuzz
+tests_fuzz_suite_fuzz_SOURCES = tests/fuzz/suite_fuzz.cpp tests/fuzz/tomlpp_instrumented.cpp
+tests_fuzz_suite_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/sim-durations-fuzz
+tests_fuzz_sim_durations_fuzz_SOURCES = tests/fuzz/sim_durations_fuzz.cpp tests/fuzz/tomlpp_instrumented.cpp
+tests_fuzz_sim_durations_fuzz_LDADD = $(FUZZ_LDADD)
+# The daemon's API: request bodies (api-fuzz, follow-request-fuzz) and raw HTTP bytes through
+# the HttpApi the daemon runs (issue 16: evhttp, connection limits, routes, store; libevent
+# and SQLite are Debian's).
+FUZZ_TARGETS += tests/fuzz/evalsched-api-fuzz
+tests_fuzz_evalsched_api_fuzz_SOURCES = tests/fuzz/evalsched_api_fuzz.cpp
+tests_fuzz_evalsched_api_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/follow-request-fuzz
+tests_fuzz_follow_request_fuzz_SOURCES = tests/fuzz/follow_request_fuzz.cpp
+tests_fuzz_follow_request_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/evalsched-http-fuzz
+tests_fuzz_evalsched_http_fuzz_SOURCES = tests/fuzz/evalsched_http_fuzz.cpp
+tests_fuzz_evalsched_http_fuzz_LDADD = $(FUZZ_LDADD)
+# What a job's user writes in its attempt directory, read by the root daemon (issue 33).
+FUZZ_TARGETS += tests/fuzz/job-outputs-fuzz
+tests_fuzz_job_outputs_fuzz_SOURCES = tests/fuzz/job_outputs_fuzz.cpp
+tests_fuzz_job_outputs_fuzz_LDADD = $(FUZZ_LDADD)
+# What the CLI makes of an answer (libcurl carries it): parsed and printed by the command's own code.
+FUZZ_TARGETS += tests/fuzz/evalsched-answer-fuzz
+tests_fuzz_evalsched_answer_fuzz_SOURCES = tests/fuzz/evalsched_answer_fuzz.cpp
+tests_fuzz_evalsched_answer_fuzz_LDADD = $(FUZZ_LDADD)
+# The harnesses' result files, read by the adapters.
+FUZZ_TARGETS += tests/fuzz/harness-output-fuzz
+tests_fuzz_harness_output_fuzz_SOURCES = tests/fuzz/harness_output_fuzz.cpp
+tests_fuzz_harness_output_fuzz_LDADD = $(FUZZ_LDADD)

@@ -103,3 +103,12 @@ EXTRA_PROGRAMS += tests/bench/telemetry-spool-bench
 BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler tests/fakes/libnvidia-ml.so.1
 tests_bench_telemetry_spool_bench_SOURCES = tests/bench/telemetry_spool_bench.cpp
 tests_bench_telemetry_spool_bench_LDADD = libgputrace_core.la libacme.la
+
+# --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
+# The plugstack arguments and options of both plugins.
+FUZZ_TARGETS += tests/fuzz/gputrace-args-fuzz
+tests_fuzz_gputrace_args_fuzz_SOURCES = tests/fuzz/gputrace_args_fuzz.cpp
+tests_fuzz_gputrace_args_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/faultguard-inputs-fuzz
+tests_fuzz_faultguard_inputs_fuzz_SOURCES = tests/fuzz/faultguard_inputs_fuzz.cpp
+tests_fuzz_faultguard_inputs_fuzz_LDADD = $(FUZZ_LDADD)
