@@ -52,7 +52,7 @@ acct_faultdiag_faultdiag_LDADD = libacme.la
 dist_man_MANS += man/faultdiag.1
 
 # --- unit tests: the commands' own files are compiled into them ---
-tests_unit_acme_unit_SOURCES += $(GPUACCT_CLI) $(FAULTDIAG_CLI) \
+tests_unit_acme_unit_SOURCES += $(GPUACCT_CLI) $(FAULTDIAG_CLI) tests/unit/acct_spool_fixture.hpp \
 	tests/unit/acct_sacct_time_test.cpp \
 	tests/unit/acct_format_spec_test.cpp \
 	tests/unit/acct_aggregate_test.cpp tests/unit/acct_report_aggregates_test.cpp \
