@@ -83,7 +83,9 @@ void report(const std::vector<NodeFile>& files, std::vector<std::string>& nodes,
 std::vector<NodeFile> reopen(const std::vector<NodeFile>& files) {
     std::vector<NodeFile> out;
     for (const auto& file : files) {
-        NodeFile& copy = out.emplace_back(file.node, std::nullopt, file.failed, file.problem);
+        // Braces, not parentheses: clang 14 (make fuzz compiles all of libacme) has no
+        // parenthesized aggregate init.
+        NodeFile& copy = out.emplace_back(NodeFile{file.node, std::nullopt, file.failed, file.problem});
         if (file.failed) continue;
         try {
             copy.db = open_spool_read_only(file.db->path());

@@ -1,0 +1,114 @@
+# spank/: the SPANK plugins, each with its core library, and their node-side helpers.
+
+# --- each plugin's own logic: a core library beside the plugin's programs ----------------------
+# common/ holds only what two or more parts share (store, slurm, nvml, diagnose, util); what one
+# part alone uses lives in that part's core/ and is linked by its programs and the unit tests.
+noinst_LTLIBRARIES += libgputrace_core.la libfaultguard_core.la
+libgputrace_core_la_SOURCES = \
+	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/gputrace_config.hpp \
+	spank/gputrace/core/job_watch.cpp spank/gputrace/core/job_watch.hpp \
+	spank/gputrace/core/sampler.cpp spank/gputrace/core/sampler.hpp \
+	spank/gputrace/core/sampler_control.cpp spank/gputrace/core/sampler_control.hpp \
+	spank/gputrace/core/sampler_paths.hpp \
+	spank/gputrace/core/progress_probe.cpp spank/gputrace/core/progress_probe.hpp \
+	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
+	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
+	spank/gputrace/core/stall_share.cpp spank/gputrace/core/stall_share.hpp \
+	spank/gputrace/core/live_slowness.cpp spank/gputrace/core/live_slowness.hpp \
+	spank/gputrace/core/spool_writer.cpp spank/gputrace/core/spool_writer.hpp \
+	spank/gputrace/core/textfile.cpp spank/gputrace/core/textfile.hpp \
+	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile_writer.hpp
+libfaultguard_core_la_SOURCES = \
+	spank/faultguard/core/faultguard_config.cpp spank/faultguard/core/faultguard_config.hpp \
+	spank/faultguard/core/epilog_args.cpp spank/faultguard/core/epilog_args.hpp \
+	spank/faultguard_options.hpp spank/faultguard/core/faultguard_paths.hpp \
+	spank/faultguard/core/log_tail.cpp spank/faultguard/core/log_tail.hpp \
+	spank/faultguard/core/output_path.cpp spank/faultguard/core/output_path.hpp \
+	spank/faultguard/core/spool_records.cpp spank/faultguard/core/spool_records.hpp \
+	spank/faultguard/core/task_exit_log.cpp spank/faultguard/core/task_exit_log.hpp \
+	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/recovery_options.hpp \
+	spank/faultguard/core/recovery_release.cpp spank/faultguard/core/recovery_release.hpp \
+	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp
+
+# --- the plugins -------------------------------------------------------------------------------
+# A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
+# linking all of libacme: nothing of SQLite, NVML or libslurm's client side enters slurmstepd,
+# slurmd, sbatch or srun. The version script exports only what Slurm's loader looks up.
+SPANK_LDFLAGS = -module -avoid-version -shared -Wl,--version-script=$(srcdir)/spank/spank.lds
+SPANK_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fvisibility-inlines-hidden
+EXTRA_DIST += spank/spank.lds
+spankplugin_LTLIBRARIES = spank/gputrace.la spank/faultguard.la
+spank_gputrace_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp \
+	spank/gputrace/args.cpp spank/gputrace/job_script.cpp \
+	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp \
+	common/util/parse.cpp common/util/spawn.cpp \
+	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/sampler_control.cpp \
+	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
+spank_gputrace_la_CXXFLAGS = $(SPANK_CXXFLAGS)
+spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
+spank_gputrace_la_LIBADD = $(FMT_LIBS)
+EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+# Slurm loads the .so; libtool's .la files have no business in its plugin directory.
+install-data-hook:
+	rm -f $(DESTDIR)$(spankplugindir)/gputrace.la $(DESTDIR)$(spankplugindir)/faultguard.la
+
+spank_faultguard_la_SOURCES = spank/faultguard/plugin.cpp spank/faultguard/plugin.hpp \
+	spank/faultguard/args.cpp spank/faultguard/slurmstepd.cpp spank/faultguard/job_script.cpp \
+	spank/spank_abi.hpp spank/option_env.hpp \
+	common/util/parse.cpp common/util/spawn.cpp \
+	spank/faultguard/core/faultguard_config.cpp spank/faultguard/core/task_exit_log.cpp common/slurm/job_type.cpp \
+	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/epilog_args.cpp
+spank_faultguard_la_CXXFLAGS = $(SPANK_CXXFLAGS)
+spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
+spank_faultguard_la_LIBADD = $(FMT_LIBS)
+EXTRA_spank_faultguard_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+dist_man_MANS += man/gputrace.8 man/faultguard.8
+
+# --- the helpers -------------------------------------------------------------------------------
+# faultguard's epilog work, in its own process, bounded by the plugin.
+pkglibexec_PROGRAMS += acme-faultguard-epilog
+acme_faultguard_epilog_SOURCES = spank/faultguard/epilog_main.cpp \
+	spank/faultguard/record_publish.cpp spank/faultguard/record_publish.hpp
+acme_faultguard_epilog_LDADD = libfaultguard_core.la libacme.la $(SLURM_LIBS) $(RE2_LIBS)
+pkglibexec_PROGRAMS += acme-ckpt-find
+acme_ckpt_find_SOURCES = spank/faultguard/ckpt_find_main.cpp
+acme_ckpt_find_LDADD = libfaultguard_core.la libacme.la $(TOMLPP_LIBS)
+pkglibexec_PROGRAMS += acme-health-gate
+acme_health_gate_SOURCES = spank/faultguard/health_gate_main.cpp
+acme_health_gate_LDADD = libfaultguard_core.la libgputrace_core.la libacme.la $(SLURM_LIBS) $(RE2_LIBS)
+ckptrulesdir = $(acmeconfdir)
+dist_ckptrules_DATA = etc/checkpoints.toml
+
+# The sampler: its own process, one per job per node (never a thread in slurmstepd).
+pkglibexec_PROGRAMS += acme-gpu-sampler
+acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp
+acme_gpu_sampler_LDADD = libgputrace_core.la libfaultguard_core.la libacme.la $(SLURM_LIBS) -lpthread
+# The Grafana dashboard for the sampler's Prometheus series (gputrace(8), GRAFANA).
+grafanadir = $(datadir)/acme-slurm/grafana
+dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json
+
+# --- unit tests and benchmarks -----------------------------------------------------------------
+tests_unit_acme_unit_SOURCES += \
+	tests/unit/faultguard_test.cpp \
+	tests/unit/faultguard_epilog_args_test.cpp \
+	tests/unit/spank_option_env_test.cpp \
+	tests/unit/telemetry_config_test.cpp \
+	tests/unit/telemetry_sampler_test.cpp \
+	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
+	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_stall_test.cpp \
+	tests/unit/telemetry_live_slowness_test.cpp \
+	tests/unit/telemetry_heartbeat_dir_test.cpp
+
+EXTRA_PROGRAMS += tests/bench/telemetry-spool-bench
+BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler tests/fakes/libnvidia-ml.so.1
+tests_bench_telemetry_spool_bench_SOURCES = tests/bench/telemetry_spool_bench.cpp
+tests_bench_telemetry_spool_bench_LDADD = libgputrace_core.la libacme.la
+
+# --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
+# The plugstack arguments and options of both plugins.
+FUZZ_TARGETS += tests/fuzz/gputrace-args-fuzz
+tests_fuzz_gputrace_args_fuzz_SOURCES = tests/fuzz/gputrace_args_fuzz.cpp
+tests_fuzz_gputrace_args_fuzz_LDADD = $(FUZZ_LDADD)
+FUZZ_TARGETS += tests/fuzz/faultguard-inputs-fuzz
+tests_fuzz_faultguard_inputs_fuzz_SOURCES = tests/fuzz/faultguard_inputs_fuzz.cpp
+tests_fuzz_faultguard_inputs_fuzz_LDADD = $(FUZZ_LDADD)
