@@ -181,7 +181,8 @@ std::vector<std::string> failure_lines(const std::string& heading, const json& f
         for (auto& l : wrap_words(text, width > indent.size() ? width - indent.size() : 0, "  ")) out.push_back(std::string(indent) + l);
     };
     if (const std::string evidence = str(failed, "evidence"); !evidence.empty()) add(evidence);
-    if (const std::string log = str(failed, "log"); !log.empty()) add("log: " + log);
+    // The log's line is never broken: "log:" and its path stay together, to be copied whole.
+    if (const std::string log = str(failed, "log"); !log.empty()) out.push_back(std::string(indent) + "log: " + log);
     return out;
 }
 

@@ -39,8 +39,8 @@ std::string clock_time(double when, double now);
 // A failed dataset (an entry of "dataset_list", or of a report's "failures") as whole lines:
 // `heading` ("piqa failed: value_error (framework)"), then, each on its own line after
 // `indent`, the line of the log that decided the failure and "log: <path>" where the daemon
-// kept them. Wrapped at spaces to `width` columns (0: one line each), never cut: a path
-// longer than the width stands whole on its line.
+// kept them. Wrapped at spaces to `width` columns (0: one line each), never cut; the log's
+// line is never broken, however long its path.
 std::vector<std::string> failure_lines(const std::string& heading, const nlohmann::json& failed, std::size_t width,
                                        std::string_view indent = "    ");
 // `text` in lines of at most `width` columns (0: one line), broken at spaces; the lines after

@@ -174,7 +174,7 @@ TEST_CASE("failure lines wrap at spaces within the width and never cut a word or
     CHECK(lines[1] == "    (framework)");
     CHECK(lines[2] == "    RuntimeError: the quick brown fox");
     CHECK(lines[3] == "      jumps over the lazy dog while the");
-    CHECK(lines.back() == "      /very/long/results/directory/of/an/evaluation/with/a/deep/path/logs/evalsched-7-123-1.out");
+    CHECK(lines.back() == "    log: /very/long/results/directory/of/an/evaluation/with/a/deep/path/logs/evalsched-7-123-1.out");
     std::string joined;
     for (const auto& l : lines) joined += l + "\n";
     CHECK(joined.find('+') == std::string::npos);
