@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -152,6 +153,39 @@ std::vector<std::string> trouble_lines(const json& e, double now) {
     return out;
 }
 
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
+    std::vector<std::string> out;
+    std::string line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        const std::string_view word = text.substr(at, end - at);
+        at = end + 1;
+        if (word.empty()) continue;
+        const std::size_t prefix = out.empty() ? 0 : indent.size();
+        if (!line.empty() && width > 0 && prefix + util::display_width(line) + 1 + util::display_width(word) > width) {
+            out.push_back((out.empty() ? "" : std::string(indent)) + line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + std::string(word);
+    }
+    if (!line.empty() || out.empty()) out.push_back((out.empty() ? "" : std::string(indent)) + line);
+    return out;
+}
+
+std::vector<std::string> failure_lines(const std::string& heading, const json& failed, std::size_t width, std::string_view indent) {
+    // The heading goes on at `indent`; the evidence and the log start there and go on two
+    // columns further in, so each reads as one sentence.
+    std::vector<std::string> out = wrap_words(heading, width, indent);
+    auto add = [&](const std::string& text) {
+        for (auto& l : wrap_words(text, width > indent.size() ? width - indent.size() : 0, "  ")) out.push_back(std::string(indent) + l);
+    };
+    if (const std::string evidence = str(failed, "evidence"); !evidence.empty()) add(evidence);
+    // The log's line is never broken: "log:" and its path stay together, to be copied whole.
+    if (const std::string log = str(failed, "log"); !log.empty()) out.push_back(std::string(indent) + "log: " + log);
+    return out;
+}
+
 std::string render_status(const json& evals, const TableStyle& style) {
     if (evals.empty() && !style.parsable2) return "no evaluations\n";
     TextTable t{{fixed("ID"), text("USER"), text("RUN"), text("CHECKPOINT"), fixed("STATE"), fixed("DATASETS", true),
@@ -187,6 +221,16 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         for (const auto& x : e["dataset_list"])
             d.rows.push_back({str(x, "dataset"), str(x, "state"), str(x, "detail"), scores_text(x.value("scores", json::object()))});
         out += util::render_table(d, style) + "\n";
+        // Each failed dataset once more, whole: why in its log's words and where that log is.
+        if (!style.parsable2) {
+            bool any = false;
+            for (const auto& x : e["dataset_list"]) {
+                if (str(x, "state") != "failed" || (str(x, "evidence").empty() && str(x, "log").empty())) continue;
+                for (const auto& l : failure_lines(fmt::format("{} failed: {}", str(x, "dataset"), str(x, "detail")), x, style.width)) out += l + "\n";
+                any = true;
+            }
+            if (any) out += "\n";
+        }
     }
     TextTable t{{fixed("TRIAL", true), text("DATASETS", 8), fixed("GPUS", true), fixed("STATE"), fixed("ATTEMPTS", true), text("NODE"),
                  fixed("JOB", true), fixed("PRIOR"), text("REASON", 8)},
@@ -250,7 +294,19 @@ std::string render_report(const json& report, const std::string& format, const T
         TextTable t;
         for (const auto& h : header) t.columns.push_back(text(h));
         t.rows.assign(rows.begin() + 1, rows.end());
-        return util::render_table(t, style);
+        std::string out = util::render_table(t, style);
+        // A cell has no room for why: each failure below the table, whole (the cell is cut).
+        if (style.parsable2) return out;
+        std::map<std::string, std::string> checkpoint_of;
+        for (const auto& c : list("checkpoints")) checkpoint_of[std::to_string(num(c, "id"))] = str(c, "checkpoint");
+        for (const auto& f : list("failures")) {
+            const std::string id = std::to_string(num(f, "evaluation"));
+            const std::string where = checkpoint_of.count(id) ? fmt::format("{} (evaluation {})", checkpoint_of[id], id) : "evaluation " + id;
+            out += "\n";
+            for (const auto& l : failure_lines(fmt::format("{} on {} failed: {}", str(f, "dataset"), where, str(f, "reason")), f, style.width))
+                out += l + "\n";
+        }
+        return out;
     }
     std::string out;
     if (format == "csv") {

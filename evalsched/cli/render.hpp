@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,17 @@ std::string eta_basis(const nlohmann::json& evaluation);
 std::vector<std::string> trouble_lines(const nlohmann::json& evaluation, double now);
 // A clock time for a Unix time: "10:31:02" today, else "2026-12-01 10:31".
 std::string clock_time(double when, double now);
+
+// A failed dataset (an entry of "dataset_list", or of a report's "failures") as whole lines:
+// `heading` ("piqa failed: value_error (framework)"), then, each on its own line after
+// `indent`, the line of the log that decided the failure and "log: <path>" where the daemon
+// kept them. Wrapped at spaces to `width` columns (0: one line each), never cut; the log's
+// line is never broken, however long its path.
+std::vector<std::string> failure_lines(const std::string& heading, const nlohmann::json& failed, std::size_t width,
+                                       std::string_view indent = "    ");
+// `text` in lines of at most `width` columns (0: one line), broken at spaces; the lines after
+// the first start with `indent`. A word longer than a line is never cut.
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view indent);
 
 // A message for the terminal as one line: control characters written \xNN (an argument or a
 // daemon's answer may carry escape sequences), at most `max` bytes, then "...".

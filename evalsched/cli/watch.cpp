@@ -72,6 +72,11 @@ std::string Watcher::terminal(const json& e, double now) {
         if (str(x, "state") == "running" || str(x, "state") == "scoring") running += (running.empty() ? "" : ", ") + str(x, "dataset") + " " + str(x, "detail");
     if (!running.empty()) block.push_back("now: " + running);
     for (const auto& t : trouble_lines(e, now)) block.push_back("trouble " + t);
+    // A failed dataset: why in its log's words and where the log is, wrapped at spaces to the
+    // width (so the cut below only ever takes the end of a path longer than the screen).
+    for (const auto& x : e.value("dataset_list", json::array()))
+        if (str(x, "state") == "failed" && (!str(x, "evidence").empty() || !str(x, "log").empty()))
+            for (auto& l : failure_lines(str(x, "dataset") + " " + dataset_text(x), x, width_ > 1 ? width_ - 1 : 0)) block.push_back(std::move(l));
     // Back to the block's first line, clear to the end of the screen, draw it again; each line
     // one column short of the width, so none wraps and the count of lines stays right.
     std::string out = "\r";
@@ -90,12 +95,19 @@ std::string Watcher::lines(const json& e, double now) {
                                  (eta_basis(e).empty() || eta_text(e, now, false).rfind("ETA ~", 0) != 0 ? "" : " (" + eta_basis(e) + ")");
     for (const auto& x : e.value("dataset_list", json::array())) {
         const std::string name = str(x, "dataset"), text = dataset_text(x);
-        auto [it, fresh] = datasets_.try_emplace(name, text);
+        const std::string key = text + "\x1f" + str(x, "evidence") + "\x1f" + str(x, "log");
+        auto [it, fresh] = datasets_.try_emplace(name, key);
         // The first look lists only what has started; a queued dataset is in the counts.
         if (fresh && str(x, "state") == "queued") continue;
-        if (!fresh && it->second == text) continue;
-        it->second = text;
-        out += stamp + name + " " + text + "\n";
+        if (!fresh && it->second == key) continue;
+        it->second = key;
+        if (str(x, "state") != "failed") {
+            out += stamp + name + " " + text + "\n";
+            continue;
+        }
+        // A failure whole: the evidence and the log on lines of their own under the stamped line.
+        const std::vector<std::string> block = failure_lines(name + " " + text, x, width_ > stamp.size() ? width_ - stamp.size() : 0);
+        for (std::size_t i = 0; i < block.size(); ++i) out += (i == 0 ? stamp : std::string(stamp.size(), ' ')) + block[i] + "\n";
     }
     const auto now_trouble = trouble_set(e, now);
     for (const auto& t : trouble_) if (!now_trouble.count(t)) out += stamp + "resolved: " + t + "\n";
@@ -117,12 +129,16 @@ std::string Watcher::events(const json& e, double now) {
         out += ev.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     };
     for (const auto& x : e.value("dataset_list", json::array())) {
-        const std::string name = x.value("dataset", ""), key = x.value("state", "") + "\x1f" + x.value("detail", "");
+        const std::string name = x.value("dataset", ""),
+                          key = x.value("state", "") + "\x1f" + x.value("detail", "") + "\x1f" + x.value("evidence", "") + "\x1f" + x.value("log", "");
         auto [it, fresh] = datasets_.try_emplace(name, key);
         if (!fresh && it->second == key) continue;
         it->second = key;
-        emit({{"event", "dataset"}, {"dataset", name}, {"state", x.value("state", "")}, {"detail", x.value("detail", "")},
-              {"nodes", x.value("nodes", json::array())}, {"scores", x.value("scores", json::object())}});
+        json ev{{"event", "dataset"}, {"dataset", name}, {"state", x.value("state", "")}, {"detail", x.value("detail", "")},
+                {"nodes", x.value("nodes", json::array())}, {"scores", x.value("scores", json::object())}};
+        if (x.contains("evidence")) ev["evidence"] = x["evidence"];
+        if (x.contains("log")) ev["log"] = x["log"];
+        emit(std::move(ev));
     }
     json trouble = json::array();
     if (e.contains("scheduler")) trouble = e["scheduler"].value("trouble", json::array());

@@ -4,7 +4,10 @@
 //  - otherwise (a job log, a pipe): only what changed, one timestamped line each: the progress
 //    line when it changes (its ETA a clock time, so time passing alone changes nothing), a
 //    dataset's new state, trouble when it begins and when it ends;
-//  - --json: one JSON object per change ("progress", "dataset", "trouble", "resolved", "end").
+//  - --json: one JSON object per change ("progress", "dataset", "trouble", "resolved", "end");
+//    a failed dataset's event carries "evidence" and "log" where the daemon kept them.
+//  A failed dataset shows, on lines of their own and never cut, the line of its log that decided
+//  the failure and the log's path (render.hpp failure_lines).
 // Pure: the evaluation's JSON and the time in, text out.
 #pragma once
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -151,13 +152,24 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
     std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {evaluation id: value}
     auto cell_key = [](const json& row) { return std::to_string(row["evaluation"].get<std::int64_t>()); };
     for (const json& row : found.scores) rows[{row["dataset"].get<std::string>(), row["metric"].get<std::string>()}][cell_key(row)] = row["value"];
-    // Datasets without a score say why (failed, still running), so a gap is never silent.
+    // Datasets without a score say why (failed, still running), so a gap is never silent; each
+    // failure once more in "failures", with the line that decided it and its job's log, which
+    // a cell has no room for.
+    json failures = json::array();
+    std::set<std::pair<std::string, std::string>> failed;  // (dataset, evaluation) listed
+    auto add_failure = [&](const std::string& dataset, const json& row, const std::string& reason) {
+        if (!failed.emplace(dataset, cell_key(row)).second) return;
+        failures.push_back({{"dataset", dataset}, {"evaluation", row["evaluation"]}, {"reason", reason},
+                            {"evidence", row.value("evidence", "")}, {"log", row.value("log", "")}});
+    };
     for (const json& row : found.unscored_trials) {
         TrialRow t;
         t.datasets = row["datasets"].get<std::string>();
         const std::string state = row["state"].get<std::string>();
-        for (const auto& d : t.parts())
+        for (const auto& d : t.parts()) {
             rows[{d, ""}][cell_key(row)] = state == "failed" ? "failed: " + row["reason"].get<std::string>() : state;
+            if (state == "failed") add_failure(d, row, row["reason"].get<std::string>());
+        }
     }
     // Inference done, the metric job still to score (or failed to).
     for (const json& row : found.unscored_metrics) {
@@ -165,6 +177,7 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
         if (!cell.is_null()) continue;  // a trial's state says more (still running, failed)
         const std::string state = row["state"].get<std::string>();
         cell = state == "failed" ? "failed: " + row["reason"].get<std::string>() : state == "cancelled" ? state : "scoring";
+        if (state == "failed") add_failure(row["dataset"].get<std::string>(), row, "metric job: " + row["reason"].get<std::string>());
     }
     json out_rows = json::array();
     for (auto& [key, cells] : rows) {
@@ -178,7 +191,7 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
         }
         out_rows.push_back({{"dataset", key.first}, {"metric", key.second}, {"values", cells}});
     }
-    return json{{"name", name_or_id}, {"checkpoints", found.checkpoints}, {"rows", out_rows}};
+    return json{{"name", name_or_id}, {"checkpoints", found.checkpoints}, {"rows", out_rows}, {"failures", failures}};
 }
 
 json priors_json(Database& db, const std::string& dataset) {

@@ -24,7 +24,9 @@ nlohmann::json list_json(store::Database& db, const Caller& caller);
 // The summaries list_json shows, of the evaluations `ids` (already known visible), in id order.
 std::vector<nlohmann::json> summaries_of(store::Database& db, const std::vector<std::int64_t>& ids, const Caller& caller);
 
-// Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints.
+// Scores for a run name (every checkpoint of it) or one evaluation id: datasets x checkpoints,
+// a failed cell "failed: <reason>", and "failures": [{dataset, evaluation, reason, evidence,
+// log}] for each of them (the deciding line and the job's log, "" where none was kept).
 std::optional<nlohmann::json> report_json(store::Database& db, const std::string& name_or_id, const Caller& caller);
 // Measured priors: one row per (dataset, size class, GPUs) of run times ("kind": "run") and,
 // for the whole list only, one per (size class, GPUs) of trial startups ("kind": "startup",

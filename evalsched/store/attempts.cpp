@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "evalsched/store/evaluations.hpp"
+#include "evalsched/store/metric_jobs.hpp"
 #include "evalsched/store/priors.hpp"
 
 namespace acme::evalsched {
@@ -118,9 +119,9 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
         eq.step();
         const std::string checkpoint = eq.column_text(1) + "/" + eq.column_text(0);
         const char* astate = o.cancelled ? "cancelled" : o.success ? "done" : "failed";
-        db.prepare("UPDATE attempts SET state = ?, ended_at = ?, exit_code = ?, category = ?, reason = ?, node = CASE WHEN ? = '' THEN node ELSE ? END"
-                   " WHERE id = ?")
-            .bind_all(astate, now, o.exit_code, o.category, o.reason, o.node, o.node, a.id)
+        db.prepare("UPDATE attempts SET state = ?, ended_at = ?, exit_code = ?, category = ?, reason = ?, evidence = ?, log = ?,"
+                   " node = CASE WHEN ? = '' THEN node ELSE ? END WHERE id = ?")
+            .bind_all(astate, now, o.exit_code, o.category, o.reason, o.evidence, o.log, o.node, o.node, a.id)
             .run();
         if (o.stage)
             db.prepare("INSERT INTO stagings (evaluation, node, copied, bytes, seconds, at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -147,16 +148,19 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
             if (o.run_s && *o.run_s > 0 && t.parts().size() == 1)
                 store::record_prior_run(db, {t.parts().front(), size_class, t.gpus, *o.run_s, 1.0 / t.num_shards, checkpoint, o.node, now});
             if (o.startup_s && *o.startup_s > 0) store::record_startup(db, {size_class, t.gpus, *o.startup_s, checkpoint, o.node, now});
-            db.prepare("UPDATE trials SET state = 'done', reason = '' WHERE id = ?").bind(1, t.id).run();
+            db.prepare("UPDATE trials SET state = 'done', reason = '', evidence = '', log = '' WHERE id = ?").bind(1, t.id).run();
             // What /metrics compares the prediction with (store v6 totals it once per trial).
             if (o.run_s && *o.run_s > 0) db.prepare("UPDATE trials SET run_s = ? WHERE id = ?").bind_all(*o.run_s, t.id).run();
         } else if (o.retry) {
             const std::string excluded = add_node(t.excluded_nodes, o.exclude_node);
-            db.prepare("UPDATE trials SET state = 'pending', excluded_nodes = ?, reason = ? WHERE id = ?")
-                .bind_all(excluded, fmt::format("retrying after {} ({})", o.reason, o.category), t.id)
+            db.prepare("UPDATE trials SET state = 'pending', excluded_nodes = ?, reason = ?, evidence = ?, log = ? WHERE id = ?")
+                .bind_all(excluded, fmt::format("retrying after {} ({})", o.reason, o.category), o.evidence, o.log, t.id)
                 .run();
         } else {
-            db.prepare("UPDATE trials SET state = 'failed', reason = ? WHERE id = ?").bind_all(fmt::format("{} ({})", o.reason, o.category), t.id).run();
+            db.prepare("UPDATE trials SET state = 'failed', reason = ?, evidence = ?, log = ? WHERE id = ?")
+                .bind_all(fmt::format("{} ({})", o.reason, o.category), o.evidence, o.log, t.id)
+                .run();
+            stop_metric_jobs_of(db, t, fmt::format("inference failed: {} ({} ({}))", t.trial_key, o.reason, o.category), now);
         }
         close_if_finished(db, t.evaluation, now);
     });

@@ -45,6 +45,9 @@ struct Outcome {
     std::string node;
     std::optional<int> exit_code;
     std::string category, reason;    // the diagnosis when it failed
+    // When it failed: the line that decided the diagnosis (else the log's last line), and the
+    // job's log file, so a user sees why and where to read on without asking an admin.
+    std::string evidence, log;
     bool retry = false;
     std::string exclude_node;        // on an infrastructure cause
     bool cancelled = false;

@@ -91,8 +91,8 @@ void finish_metric(Database& db, const MetricRow& m, const MetricOutcome& o, dou
         auto cur = db.prepare("SELECT state FROM metric_jobs WHERE id = ?");
         cur.bind(1, m.id);
         if (!cur.step()) return;
-        // Cancelled meanwhile: the cancellation stands, whatever the job did.
-        if (cur.column_text(0) == "cancelled") {
+        // Cancelled (or stopped, its inference failed) meanwhile: that stands, whatever the job did.
+        if (cur.column_text(0) == "cancelled" || cur.column_text(0) == "failed") {
             db.prepare("UPDATE metric_jobs SET ended_at = ? WHERE id = ?").bind_all(now, m.id).run();
             return;
         }
@@ -115,11 +115,12 @@ void finish_metric(Database& db, const MetricRow& m, const MetricOutcome& o, dou
                 .run();
             break;
         case MetricOutcome::Kind::failed:
-            db.prepare(fmt::format("UPDATE metric_jobs SET state = ?, failures = failures + 1, category = ?, reason = ?, ended_at = ?, {}"
-                                   " WHERE id = ?",
+            db.prepare(fmt::format("UPDATE metric_jobs SET state = ?, failures = failures + 1, category = ?, reason = ?, evidence = ?, log = ?,"
+                                   " ended_at = ?, {} WHERE id = ?",
                                    node_sql))
                 .bind_all(o.retry ? "waiting" : "failed", o.category,
-                          o.retry ? fmt::format("retrying after {} ({})", o.reason, o.category) : o.reason, now, o.node, o.node, m.id)
+                          o.retry ? fmt::format("retrying after {} ({})", o.reason, o.category) : o.reason, o.evidence, o.log, now, o.node,
+                          o.node, m.id)
                 .run();
             break;
         }
@@ -136,9 +137,21 @@ void metric_given_up(Database& db, const MetricRow& m, const std::string& state,
     });
 }
 
+void stop_metric_jobs_of(Database& db, const TrialRow& t, const std::string& reason, double now) {
+    // Waiting: never submitted again (ended now). In Slurm's queue: ended_at stays NULL until
+    // the kill is taken (metric_killed), which is how metrics_to_kill finds it.
+    db.prepare("UPDATE metric_jobs SET state = 'failed', reason = ?, ended_at = CASE WHEN state = 'waiting' THEN ? ELSE NULL END"
+               " WHERE state IN ('waiting', 'submitting', 'queued', 'running')"
+               " AND id IN (SELECT metric FROM metric_trials WHERE trial = ?)")
+        .bind_all(reason, now, t.id)
+        .run();
+}
+
 std::vector<MetricRow> metrics_to_kill(Database& db) {
     std::vector<MetricRow> out;
-    auto q = db.prepare(fmt::format("SELECT {} FROM metric_jobs WHERE state = 'cancelled' AND tag IS NOT NULL AND ended_at IS NULL ORDER BY id",
+    // Every other failed row was ended when it failed: a failed one without ended_at was stopped
+    // while its job was in Slurm's queue.
+    auto q = db.prepare(fmt::format("SELECT {} FROM metric_jobs WHERE state IN ('cancelled', 'failed') AND tag IS NOT NULL AND ended_at IS NULL ORDER BY id",
                                     metric_columns()));
     while (q.step()) out.push_back(metric_from(q));
     return out;

@@ -44,6 +44,7 @@ void metric_running(store::Database& db, const MetricRow& m, const std::string& 
 struct MetricOutcome {
     enum class Kind { done, not_ready, failed } kind = Kind::failed;
     std::string node, category, reason;
+    std::string evidence, log;  // failed: the deciding line and the job's log (attempts.hpp Outcome)
     bool retry = false;
     std::vector<Outcome::Score> scores;
 };
@@ -53,7 +54,13 @@ struct MetricOutcome {
 void finish_metric(store::Database& db, const MetricRow& m, const MetricOutcome& o, double now);
 // Its inference failed or was cancelled: it never runs.
 void metric_given_up(store::Database& db, const MetricRow& m, const std::string& state, const std::string& reason, double now);
-// Metric jobs of cancelled evaluations whose Slurm job may still exist, and the mark that it was killed.
+// A trial of theirs failed for good (not retried): its dataset's metric jobs will never score,
+// so those waiting fail now, and those already in Slurm's queue (chained to the trial with
+// afterany) fail and are killed (metrics_to_kill) instead of running to refuse. Inside the
+// caller's transaction.
+void stop_metric_jobs_of(store::Database& db, const TrialRow& t, const std::string& reason, double now);
+// Metric jobs whose Slurm job may still exist and must not run (their evaluation cancelled, or
+// stopped by stop_metric_jobs_of), and the mark that it was killed.
 std::vector<MetricRow> metrics_to_kill(store::Database& db);
 void metric_killed(store::Database& db, const MetricRow& m, double now);
 

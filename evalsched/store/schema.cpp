@@ -369,6 +369,18 @@ ALTER TABLE evaluations ADD COLUMN suite_text TEXT NOT NULL DEFAULT '';
 ALTER TABLE evaluations ADD COLUMN served INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// v14: a failed attempt, trial or metric job says why in the log's own words and where that log
+// is (issue 38): the diagnosis's deciding line (else the log's last line) and the job's log
+// file, for status, watch and the report.
+constexpr std::string_view kEvalschedV14 = R"sql(
+ALTER TABLE attempts ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN log TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN log TEXT NOT NULL DEFAULT '';
+ALTER TABLE metric_jobs ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
+ALTER TABLE metric_jobs ADD COLUMN log TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -383,6 +395,7 @@ constexpr std::array kMigrations = {
     Migration{11, "evalsched v11: precursor stage jobs per evaluation and node", kEvalschedV11},
     Migration{12, "evalsched v12: learned trial startups", kEvalschedV12},
     Migration{13, "evalsched v13: the suite's text per evaluation, pilots that serve", kEvalschedV13},
+    Migration{14, "evalsched v14: evidence and log of failed attempts, trials and metric jobs", kEvalschedV14},
 };
 
 }  // namespace

@@ -63,6 +63,9 @@ const JsonColumn kTrialView[] = {
     {"t.p90_s", "p90_s", K::real},
     {"t.conservative", "conservative", K::boolean},
     {"t.reason", "reason", K::text},
+    // Failed, or waiting for a retry: the deciding line and the log of the attempt that failed.
+    {"t.evidence", "evidence", K::text},
+    {"t.log", "log", K::text},
     {"(SELECT node FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "node", K::text_or_empty},
     {"(SELECT job_id FROM attempts a WHERE a.trial = t.id ORDER BY number DESC LIMIT 1)", "job_id", K::integer_or_null},
     // mode = pilots: the newest attempt's step in its pilot's job (job_id is the pilot's).
@@ -72,6 +75,7 @@ const JsonColumn kAttemptView[] = {
     {"number", "number", K::integer},     {"node", "node", K::text},         {"state", "state", K::text},
     {"job_id", "job_id", K::integer_or_null}, {"category", "category", K::text}, {"reason", "reason", K::text},
     {"ended_at", "ended_at", K::real_or_null}, {"step_id", "step_id", K::integer_or_null},
+    {"evidence", "evidence", K::text},        {"log", "log", K::text},
 };
 // The precursor jobs that copy the checkpoint onto each node, and the pilots that hold GPUs
 // for its trials: what a user sees in squeue beside the trials, so `evalsched show` names them.
@@ -92,6 +96,8 @@ const JsonColumn kMetricView[] = {
     {"m.failures", "failures", K::integer},
     {"m.category", "category", K::text},
     {"m.reason", "reason", K::text},
+    {"m.evidence", "evidence", K::text},
+    {"m.log", "log", K::text},
     {"(SELECT COUNT(*) FROM metric_trials x WHERE x.metric = m.id)", "after_trials", K::integer},
 };
 
@@ -99,9 +105,11 @@ const JsonColumn kMetricView[] = {
 const JsonColumn kScores[] = {
     {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.metric", "metric", K::text}, {"x.value", "value", K::real}};
 const JsonColumn kUnscoredTrials[] = {
-    {"x.evaluation", "evaluation", K::integer}, {"x.datasets", "datasets", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text}};
+    {"x.evaluation", "evaluation", K::integer}, {"x.datasets", "datasets", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text},
+    {"x.evidence", "evidence", K::text},        {"x.log", "log", K::text}};
 const JsonColumn kUnscoredMetrics[] = {
-    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text}};
+    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text},
+    {"x.evidence", "evidence", K::text},        {"x.log", "log", K::text}};
 const JsonColumn kReportCheckpoints[] = {{"id", "id", K::integer}, {"checkpoint", "checkpoint", K::text}};
 
 // The rows of a query, each keyed by `columns`.

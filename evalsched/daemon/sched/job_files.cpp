@@ -83,6 +83,26 @@ std::string first_wrapper_line(const std::string& log) {
     std::erase_if(line, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
     return line.substr(0, 300);
 }
+
+// The last line of the log with something printable on it, trimmed, at most the engine's
+// evidence length: when nothing decided, the failing program's own last word.
+std::string last_line(const std::string& log) {
+    std::size_t end = log.size();
+    while (end > 0) {
+        const std::size_t begin = log.rfind('\n', end - 1);
+        const std::size_t from = begin == std::string::npos ? 0 : begin + 1;
+        std::string line = log.substr(from, end - from);
+        std::erase_if(line, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+        const auto first = line.find_first_not_of(' ');
+        if (first != std::string::npos) {
+            line = line.substr(first, line.find_last_not_of(' ') - first + 1);
+            return line.substr(0, diagnose::kEvidenceChars);
+        }
+        if (begin == std::string::npos) break;
+        end = begin;
+    }
+    return {};
+}
 }  // namespace
 
 Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log, const EvalInfo& e, const slurm::JobView* job) {
@@ -96,18 +116,22 @@ Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log,
         end.cancelled = job->cancelled;
         end.oom_kill = job->oom;
     }
-    Failure f{"unknown", job ? "exit " + std::to_string(job->exit_code >> 8) : "job vanished from slurmctld"};
+    Failure f{"unknown", job ? "exit " + std::to_string(job->exit_code >> 8) : "job vanished from slurmctld", ""};
     if (job && (job->exit_code >> 8) == kStageFailedExit) {
         // The wrapper's own line says why (a squatted cache directory names its owner).
         const std::string why = first_wrapper_line(tail);
-        f = {"infrastructure", why.empty() ? "staging_failed" : "staging_failed: " + why};
+        f = {"infrastructure", why.empty() ? "staging_failed" : "staging_failed: " + why, ""};
     } else if (end.node_failure) {
-        f = {"infrastructure", "node_failure"};
+        f = {"infrastructure", "node_failure", ""};
     } else if (engine) {
         const diagnose::Diagnosis d = diagnose::diagnose_noexcept(*engine, end);
         f.category = std::string(diagnose::to_string(d.category));
         if (d.reason != "unknown") f.reason = d.reason;
+        // The deciding line when the log decided; Slurm's or the exit status's words say no
+        // more than the reason does.
+        if (d.reason != "unknown" && !d.evidence.empty() && d.evidence.front().source == "log") f.evidence = d.evidence.front().text;
     }
+    if (f.evidence.empty()) f.evidence = last_line(tail);
     return f;
 }
 

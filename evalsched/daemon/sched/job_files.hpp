@@ -60,8 +60,10 @@ std::vector<Outcome::Score> scores_of(const nlohmann::json& result, const std::s
 
 // (category, reason) of a failed job from its log tail (read as the user) and Slurm's view of
 // it; `engine` may be null (no rules loaded): the cause is then unknown unless Slurm says.
+// `evidence`: the log line that decided it, else the log's last line (what a user reads first
+// when nothing decided: usually the harness's own last word on stderr); "" for an empty log.
 struct Failure {
-    std::string category, reason;
+    std::string category, reason, evidence;
 };
 Failure diagnose_failure(const diagnose::Engine* engine, const std::string& log, const EvalInfo& e, const slurm::JobView* job);
 

@@ -88,6 +88,7 @@ void MetricKind::finish(const MetricRow& m, const slurm::JobView* job) {
 MetricOutcome MetricKind::judge(const MetricRow& m, const EvalInfo& e, const slurm::JobView* job) {
     MetricOutcome o;
     o.node = job ? job->nodes : "";
+    o.log = log_path(e, m.tag);
     const RunRecord run = read_run(attempt_dir(e, m.tag), e);
     // The script's own exit status: Slurm's, or (the job was purged) the one run.json kept.
     const int exit_code = job ? static_cast<int>(job->exit_code >> 8) : run.exit_code.value_or(-1);
@@ -126,6 +127,7 @@ MetricOutcome MetricKind::judge(const MetricRow& m, const EvalInfo& e, const slu
         const Failure f = diagnose_failure(engine_, log_path(e, m.tag), e, job);
         o.category = f.category;
         o.reason = f.reason;
+        o.evidence = f.evidence;
     }
     o.retry = retries(o.category, m.failures + 1, config_.max_attempts);
     return o;

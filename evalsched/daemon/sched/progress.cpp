@@ -39,7 +39,7 @@ struct Dataset {
     int pieces = 0, done = 0, running = 0, failed = 0, cancelled = 0;
     long samples_done = 0;  // in the pieces done (samples known)
     std::set<std::string> nodes;
-    std::string failure;
+    std::string failure, evidence, log;  // of the first piece that failed
     const json* metric = nullptr;
     json scores = json::object();
 };
@@ -74,7 +74,11 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
                 ++d.running;
                 if (const std::string node = text(t, "node"); !node.empty()) d.nodes.insert(node);
             } else if (state == "failed") {
-                if (d.failed++ == 0) d.failure = text(t, "reason");
+                if (d.failed++ == 0) {
+                    d.failure = text(t, "reason");
+                    d.evidence = text(t, "evidence");
+                    d.log = text(t, "log");
+                }
             } else if (state == "cancelled") ++d.cancelled;
         }
     }
@@ -88,14 +92,18 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
     long samples_total = 0, samples_done = 0, samples_datasets = 0;
     json list = json::array();
     for (const Dataset& d : order) {
-        std::string state, detail;
+        std::string state, detail, evidence, log;
         const std::string mstate = d.metric ? text(*d.metric, "state") : std::string();
         if (d.failed) {
             state = "failed";
             detail = d.failure.empty() ? "a trial failed" : d.failure;
+            evidence = d.evidence;
+            log = d.log;
         } else if (mstate == "failed") {
             state = "failed";
             detail = "metric job: " + (text(*d.metric, "reason").empty() ? std::string("failed") : text(*d.metric, "reason"));
+            evidence = text(*d.metric, "evidence");
+            log = text(*d.metric, "log");
         } else if (d.cancelled || mstate == "cancelled") {
             state = "cancelled";
         } else if (d.done == d.pieces && (!d.metric || mstate == "done")) {
@@ -132,6 +140,12 @@ json dataset_progress(const json& trials, const json& metrics, const json& score
         list.push_back({{"dataset", d.name}, {"state", state}, {"detail", detail}, {"nodes", nodes}, {"pieces", d.pieces},
                         {"pieces_done", d.done}, {"scores", d.scores}, {"samples", total > 0 ? json(total) : json(nullptr)},
                         {"samples_done", total > 0 ? json(done) : json(nullptr)}});
+        // A failed dataset says why in its log's words and where that log is (its trial's or
+        // its metric job's), where the rows carry them (evaluation_json's do).
+        if (state == "failed" && (!evidence.empty() || !log.empty())) {
+            list.back()["evidence"] = evidence;
+            list.back()["log"] = log;
+        }
     }
     counts["samples_total"] = samples_total;
     counts["samples_done"] = samples_done;

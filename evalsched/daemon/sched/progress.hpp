@@ -12,13 +12,15 @@
 namespace acme::evalsched {
 
 // `trials`: objects with "datasets" (comma-separated), "state", "reason", "node" and optionally
-// "trial" (its key, "<ckpt>/<dataset>#<i>of<n>" for a shard), "shard" and "num_shards";
-// `metrics`: "dataset", "state", "reason", "node"; `scores`: "dataset", "metric", "value";
+// "trial" (its key, "<ckpt>/<dataset>#<i>of<n>" for a shard), "shard" and "num_shards", and
+// "evidence" and "log" when it failed; `metrics`: "dataset", "state", "reason", "node" (and
+// "evidence", "log"); `scores`: "dataset", "metric", "value";
 // `samples`: {dataset: the suite's sample count} for the datasets whose count is known. Returns
 // {"datasets": {"total", "scored", "scoring", "running", "queued", "failed", "cancelled",
 //               "samples_total", "samples_done", "samples_datasets"},
 //  "dataset_list": [{"dataset", "state", "detail", "nodes", "pieces", "pieces_done", "scores",
-//                    "samples", "samples_done"}]}
+//                    "samples", "samples_done", and "evidence" and "log" for a failed dataset
+//                    whose failing trial or metric job gave them}]}
 // with the list in the order datasets first appear in `trials`. A dataset's samples are done
 // once the trial holding them is (shard i of n holds samples floor(i*N/n) .. floor((i+1)*N/n),
 // as trials.hpp cuts them); "samples" is null where the suite gives no count, and the totals

@@ -119,6 +119,7 @@ void TrialKind::finish(const AttemptRow& a, const slurm::JobView* job) {
 Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo& e, const slurm::JobView* job) {
     Outcome o;
     o.node = job && !job->nodes.empty() ? job->nodes : a.node;
+    o.log = log_path(e, a.tag);
     const std::string dir = attempt_dir(e, a.tag);
     const auto stage = read_stage_record(dir, e);
     if (stage.value) o.stage = Outcome::Stage{stage.value->copied, stage.value->bytes, stage.value->seconds};
@@ -176,6 +177,7 @@ Outcome TrialKind::judge(const AttemptRow& a, const TrialRow& t, const EvalInfo&
     const Failure f = diagnose_failure(engine_, log_path(e, a.tag), e, job);
     o.category = f.category;
     o.reason = f.reason;
+    o.evidence = f.evidence;
     o.retry = retries(f.category, t.attempts, config_.max_attempts);
     o.exclude_node = node_to_avoid(f.category, o.node);
     return o;
