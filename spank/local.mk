@@ -28,7 +28,8 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/task_exit_log.cpp spank/faultguard/core/task_exit_log.hpp \
 	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/recovery_options.hpp \
 	spank/faultguard/core/recovery_release.cpp spank/faultguard/core/recovery_release.hpp \
-	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp
+	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp \
+	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
 # A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
@@ -68,7 +69,8 @@ dist_man_MANS += man/gputrace.8 man/faultguard.8
 # faultguard's epilog work, in its own process, bounded by the plugin.
 pkglibexec_PROGRAMS += acme-faultguard-epilog
 acme_faultguard_epilog_SOURCES = spank/faultguard/epilog_main.cpp \
-	spank/faultguard/record_publish.cpp spank/faultguard/record_publish.hpp
+	spank/faultguard/record_publish.cpp spank/faultguard/record_publish.hpp \
+	spank/faultguard/record_outbox.cpp spank/faultguard/record_outbox.hpp
 acme_faultguard_epilog_LDADD = libfaultguard_core.la libacme.la $(SLURM_LIBS) $(RE2_LIBS)
 pkglibexec_PROGRAMS += acme-ckpt-find
 acme_ckpt_find_SOURCES = spank/faultguard/ckpt_find_main.cpp
@@ -89,7 +91,7 @@ dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json
 
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
-	tests/unit/faultguard_test.cpp \
+	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp \
 	tests/unit/faultguard_epilog_args_test.cpp \
 	tests/unit/spank_option_env_test.cpp \
 	tests/unit/telemetry_config_test.cpp \

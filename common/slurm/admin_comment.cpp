@@ -94,14 +94,27 @@ struct OneJob {
 
 }  // namespace
 
-std::optional<std::string> load_admin_comment(const JobRow& row, std::string& error, long long* submit) {
-    const unsigned job_id = row.job_id;
+AdminCommentSession::AdminCommentSession(std::string cluster, SlurmdbdConnection conn)
+    : cluster_(std::move(cluster)), conn_(std::move(conn)) {}
+AdminCommentSession::AdminCommentSession(AdminCommentSession&&) noexcept = default;
+AdminCommentSession& AdminCommentSession::operator=(AdminCommentSession&&) noexcept = default;
+AdminCommentSession::~AdminCommentSession() = default;
+
+std::optional<AdminCommentSession> AdminCommentSession::open(std::string& error) {
     std::string cluster;
     if (!accounting_cluster(cluster, error)) return std::nullopt;
-    const auto conn = SlurmdbdConnection::open(error);
+    auto conn = SlurmdbdConnection::open(error);
     if (!conn) return std::nullopt;
-    OneJob one(row, cluster);
-    compat::List jobs = slurmdb_jobs_get(conn->get(), &one.cond);
+    return AdminCommentSession(std::move(cluster), std::move(*conn));
+}
+
+std::optional<std::string> AdminCommentSession::load(const JobRow& row, std::string& error, long long* submit) {
+    const unsigned job_id = row.job_id;
+    OneJob one(row, cluster_);
+    // A fresh snapshot for each read: the last one's transaction would show the field as it
+    // was then (a node would take its part, long overwritten, for still there).
+    conn_.end_read();
+    compat::List jobs = slurmdb_jobs_get(conn_.get(), &one.cond);
     std::optional<std::string> out;
     if (!jobs) {
         error = "slurmdbd query failed (" + errno_text() + ")";
@@ -121,24 +134,21 @@ std::optional<std::string> load_admin_comment(const JobRow& row, std::string& er
     return out;
 }
 
-std::string store_admin_comment(const JobRow& row, const std::string& value) {
+std::string AdminCommentSession::store(const JobRow& row, const std::string& value) {
     const unsigned job_id = row.job_id;
-    std::string cluster, error;
-    if (!accounting_cluster(cluster, error)) return error;
-    auto conn = SlurmdbdConnection::open(error);
-    if (!conn) return error;
-    OneJob one(row, cluster);
+    std::string error;
+    OneJob one(row, cluster_);
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());
-    compat::List changed = slurmdb_job_modify(conn->get(), &one.cond, &change);
+    compat::List changed = slurmdb_job_modify(conn_.get(), &one.cond, &change);
     if (!changed) {
         error = "slurmdbd refused the change (" + errno_text() + ")";
     } else {
         if (slurm_list_count(changed) == 0) error = "slurmdbd has no job " + std::to_string(job_id);
         slurm_list_destroy(changed);
         // sacctmgr commits after a modify; without it slurmdbd rolls the change back.
-        if (error.empty() && !conn->commit()) error = "slurmdbd did not commit the change (" + errno_text() + ")";
+        if (error.empty() && !conn_.commit()) error = "slurmdbd did not commit the change (" + errno_text() + ")";
     }
     return error;
 }

@@ -54,6 +54,8 @@ SlurmdbdConnection::~SlurmdbdConnection() { close(); }
 
 bool SlurmdbdConnection::commit() { return slurmdb_connection_commit(conn_, true) == SLURM_SUCCESS; }
 
+bool SlurmdbdConnection::end_read() { return slurmdb_connection_commit(conn_, false) == SLURM_SUCCESS; }
+
 void SlurmdbdConnection::close() noexcept {
     if (conn_) slurmdb_connection_close(&conn_);
     conn_ = nullptr;

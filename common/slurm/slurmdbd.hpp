@@ -38,6 +38,10 @@ public:
     // Commits what this connection changed: sacctmgr commits after a modify, and without it
     // slurmdbd rolls the change back. False when slurmdbd did not commit.
     bool commit();
+    // Ends the connection's open transaction without changes. slurmdbd's database connection
+    // reads one snapshot per transaction (InnoDB's repeatable read): a long-lived connection
+    // that only reads keeps seeing the value of its first read, whatever others wrote since.
+    bool end_read();
 
 private:
     explicit SlurmdbdConnection(void* conn) noexcept : conn_(conn) {}

@@ -36,6 +36,7 @@
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/record_part.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
+#include "spank/faultguard/record_outbox.hpp"
 #include "spank/faultguard/record_publish.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/recovery/recovery_policy.hpp"
@@ -120,39 +121,12 @@ std::optional<std::string> take_resumed_from(const Options& o) {
     return line;
 }
 
-void print_publish_result(std::FILE* out, long long job, const std::string& node, const faultguard::PublishResult& r) {
-    if (r.published)
-        fmt::print(out, "job {} on {}: record in AdminComment ({} bytes, {} write{})\n", job, node, r.bytes, r.writes,
-                   r.writes == 1 ? "" : "s");
-    else if (!r.no_accounting)
-        fmt::print(out, "job {} on {}: record not in AdminComment: {}\n", job, node, r.error);
-}
-
-// The publisher's time: its read-back loop, and a hard stop for libslurm calls that wait on a
-// slurmdbd that accepted the connection and then hung (MessageTimeout each). Inside the epilog
-// (a requeue) the node waits on it, so 8 s; detached, nothing waits, and a loaded slurmdbd may
-// take longer than 8 s to receive the job's row from slurmctld's queue: the part would be lost,
-// so it waits up to 40 s, well inside the hard stop.
-constexpr double kPublishBudgetSeconds = 8.0;
-constexpr double kDetachedPublishBudgetSeconds = 40.0;
-constexpr unsigned kPublishHardStopSeconds = 60;
-
-// What the detached publisher needs, written by the epilog into the root-only run directory.
-bool write_part_file(const std::string& path, const nlohmann::json& handoff, std::string& error) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
-        return false;
-    }
-    const std::string text = handoff.dump();
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    if (!ok) {
-        error = fmt::format("short write to {}", path);
-        unlink(path.c_str());
-    }
-    return ok;
-}
+// An epilog that requeued the job writes its part itself, before it returns (the next run is
+// about to get a row of its own): the node waits on it, so its time is bounded whatever the
+// job's size, 4 s plus three turns of at most 1.5 s (record_publish.hpp). The detached
+// publisher's (record_outbox.cpp) is longer: nothing waits on it.
+constexpr double kInEpilogBaseSeconds = 4.0;
+constexpr double kInEpilogMaxTurnSeconds = 1.5;
 
 // This node's part of the run's acme record, into its AdminComment in slurmdbd (sacct, gpuacct
 // and faultdiag read it from any node). The read-back loop takes seconds (record_publish.hpp),
@@ -181,51 +155,35 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     }
     const long long submit = record ? static_cast<long long>(record->submit_time) : 0;
     auto part = faultguard::node_part(in);
+    const auto path = faultguard::record_part_path(o.spool, o.node, o.job, o.restart);
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+    if (const char* conf = getenv("SLURM_CONF")) env.push_back(fmt::format("SLURM_CONF={}", conf));
+    const auto log = faultguard::log_path(o.spool, o.node);
+    // Parts slurmdbd did not take at their own epilog (it was down): another try each.
+    for (const auto& left : faultguard::outbox_parts(o.spool, o.node, path, faultguard::kOutboxPerEpilog)) {
+        std::string ignored;
+        util::spawn_detached({"/proc/self/exe", "--publish", left}, env, log, ignored);
+    }
     if (!(recovery && recovery->requeued)) {
         const nlohmann::json handoff = {{"job", o.job},       {"array_job_id", row.array_job_id},
                                         {"array_task_id", row.array_task_id},
                                         {"restart", o.restart}, {"submit", submit},
+                                        {"end", record && record->end_time > 0 ? static_cast<double>(record->end_time) : 0.0},
                                         {"expected", expected}, {"node", o.node},
                                         {"part", part}};
         mkdir(faultguard::run_dir(o.spool).c_str(), 0700);
-        const auto path = faultguard::record_part_path(o.spool, o.node, o.job, o.restart);
-        std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
-        if (const char* conf = getenv("SLURM_CONF")) env.push_back(fmt::format("SLURM_CONF={}", conf));
         std::string error;
-        if (write_part_file(path, handoff, error) &&
-            util::spawn_detached({"/proc/self/exe", "--publish", path}, env, faultguard::log_path(o.spool, o.node), error))
+        if (faultguard::write_handoff(path, handoff, error) &&
+            util::spawn_detached({"/proc/self/exe", "--publish", path}, env, log, error))
             return "; record: publishing after the epilog";
         unlink(path.c_str());
         fmt::print("job {} on {}: cannot publish the record after the epilog ({}); publishing now\n", o.job, o.node, error);
     }
-    print_publish_result(stdout, o.job, o.node,
-                         faultguard::publish_node_part(row, o.restart, submit, expected, o.node, part,
-                                                       kPublishBudgetSeconds));
+    // The node waits on this one: its pacing among the job's nodes fits a few seconds.
+    const auto pacing = faultguard::publish_pacing(expected, o.node, kInEpilogBaseSeconds, kInEpilogMaxTurnSeconds);
+    fmt::print("{}", faultguard::publish_result_line(
+                         o.job, o.node, faultguard::publish_node_part(row, o.restart, submit, expected, o.node, part, pacing)));
     return {};
-}
-
-// acme-faultguard-epilog --publish FILE: detached (a session of its own, stdout on /dev/null,
-// stderr on the helpers' log), after the epilog released the node. Bounded: the publish gives
-// up after its budget, and SIGALRM ends the process whatever libslurm is waiting for.
-int publish_from_file(const std::string& path) {
-    alarm(kPublishHardStopSeconds);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a regular file of ours\n", util::printable(path));
-        return 2;
-    }
-    const auto handoff = nlohmann::json::parse(slurp_and_remove(path), nullptr, false);
-    if (!handoff.is_object() || !handoff.contains("part") || !handoff.contains("expected") || !handoff.contains("node")) {
-        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a record hand-off\n", util::printable(path));
-        return 2;
-    }
-    slurm::JobRow row{handoff.value("job", 0u), handoff.value("array_job_id", 0u), handoff.value("array_task_id", 0u)};
-    const auto node = handoff.value("node", std::string());
-    const auto r = faultguard::publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL),
-                                                 handoff["expected"].get<std::vector<std::string>>(), node,
-                                                 handoff["part"], kDetachedPublishBudgetSeconds);
-    print_publish_result(stderr, row.job_id, node, r);
-    return r.published || r.no_accounting ? 0 : 1;
 }
 
 // gpucheck's verdict on this node's job GPUs: healthy, faulty, or nullopt when it cannot tell
@@ -468,7 +426,7 @@ int main(int argc, char** argv) {
     if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart, o.exclude_node);
     if (!o.publish.empty()) {
         try {
-            return publish_from_file(o.publish);
+            return faultguard::publish_handoff(o.publish);
         } catch (const std::exception& e) {
             fmt::print(stderr, "acme-faultguard-epilog --publish: {}\n", e.what());
             return 1;

@@ -1,8 +1,11 @@
 #include "spank/faultguard/record_publish.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "common/record/codec.hpp"
 #include "common/record/keys.hpp"
@@ -13,6 +16,16 @@ namespace acme::faultguard {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, s)));
+}
+
+// Sleeps `s` seconds, or until the deadline when that comes first.
+void sleep_within(double s, Clock::time_point deadline) {
+    const auto until = std::min(Clock::now() + seconds(s), deadline);
+    if (until > Clock::now()) std::this_thread::sleep_until(until);
+}
 
 // The record in the field, or nullopt (none, or damaged: a damaged token is replaced).
 std::optional<nlohmann::json> current_record(const std::string& field) {
@@ -33,25 +46,45 @@ bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const
 
 PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
                                 const std::vector<std::string>& expected, const std::string& node,
-                                const nlohmann::json& part, double budget_s) {
+                                const nlohmann::json& part, const PublishPacing& pacing) {
     PublishResult result;
     const unsigned job_id = row.job_id;
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s));
+    const auto start = Clock::now();
+    const auto deadline = start + seconds(pacing.budget_s);
+    // Every node has had its turn by then, and its write has reached slurmdbd a little later.
+    const auto turns_over = start + seconds(pacing.turns_over_s + 1.5);
     std::mt19937 random(std::random_device{}());
-    std::uniform_int_distribution<int> delay_ms(300, 1200);
+    std::uniform_real_distribution<double> check_delay(0.3, 1.2);
+    std::uniform_real_distribution<double> retry_delay(0.3, 0.3 + pacing.retry_spread_s);
+
+    sleep_within(pacing.first_delay_s, deadline);
+    std::string error;
+    auto session = slurm::AdminCommentSession::open(error);
+    if (!session) {
+        result.no_accounting = error.find("not slurmdbd") != std::string::npos;
+        result.unreachable = error.find("does not answer") != std::string::npos ||
+                             error.find("not reachable") != std::string::npos;
+        result.error = error;
+        return result;
+    }
     int seen = 0;
-    while (seen < 2) {
-        std::string error;
+    bool late_check_done = false;
+    bool write_now = true;  // the first read after this node's turn writes at once
+    for (;;) {
         long long row_submit = 0;
-        const auto field = slurm::load_admin_comment(row, error, &row_submit);
+        error.clear();
+        const auto read_at = Clock::now();
+        const auto field = session->load(row, error, &row_submit);
         if (!field) {
             // slurmctld hands job records to slurmdbd through a queue: a short job (an array
             // task, often) can reach its epilog before its row does. Wait for it, within budget.
             if (error.find("has no job") != std::string::npos && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+                sleep_within(check_delay(random), deadline);
                 continue;
             }
-            result.no_accounting = error.find("not slurmdbd") != std::string::npos;
+            // No row yet when the time is up: slurmctld's queue to slurmdbd is long (slurmdbd
+            // was down): a later try may find it.
+            result.unreachable = error.find("has no job") != std::string::npos;
             result.error = error;
             return result;
         }
@@ -63,29 +96,53 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
             result.error = "the job was requeued before this run's part was written; not put on the next run's row";
             return result;
         }
+        double wait = check_delay(random);
         if (holds_part(existing, restart, node, part)) {
             ++seen;
-        } else {
+            if (seen >= 2) {
+                // Seen twice; once more after every node's turn, unless that is past already.
+                if (late_check_done || Clock::now() >= turns_over) break;
+                late_check_done = true;
+                wait = std::chrono::duration<double>(turns_over - Clock::now()).count();
+            }
+        } else if (!write_now) {
+            // Undone by another node's write: write again on a fresh read once every node's
+            // turn is over (not into the others' turns), at a random time within the job's
+            // spread, so that the nodes rewriting now do not meet again.
             seen = 0;
+            late_check_done = false;
+            write_now = true;
+            wait = std::max(0.0, std::chrono::duration<double>(turns_over - Clock::now()).count()) + retry_delay(random);
+        } else {
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
             const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
-            if (auto err = slurm::store_admin_comment(row, value); !err.empty()) {
+            if (auto err = session->store(row, value); !err.empty()) {
                 result.error = err;
                 return result;
             }
             ++result.writes;
             result.bytes = value.size();
+            result.slowest_write_s = std::max(result.slowest_write_s, std::chrono::duration<double>(Clock::now() - read_at).count());
+            seen = 0;
+            late_check_done = false;
+            write_now = false;
         }
-        if (seen >= 2) break;
-        if (Clock::now() + std::chrono::milliseconds(1200) > deadline) {
-            result.error = seen > 0 ? "" : "its part was overwritten by other nodes' writes until the time ran out";
-            result.published = seen > 0;
-            return result;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+        if (Clock::now() + seconds(wait) > deadline) break;
+        sleep_within(wait, deadline);
     }
-    result.published = true;
+    // Out of time with the part seen at the last read: it is there as far as anyone can tell.
+    result.published = seen > 0;
+    if (!result.published && result.error.empty())
+        result.error = "its part was overwritten by other nodes' writes until the time ran out";
     return result;
+}
+
+std::string publish_result_line(long long job, const std::string& node, const PublishResult& r) {
+    if (r.published)
+        return fmt::format("job {} on {}: record in AdminComment ({} bytes, {} write{}, slowest {:.0f} ms)\n", job, node,
+                           r.bytes, r.writes, r.writes == 1 ? "" : "s", r.slowest_write_s * 1000);
+    if (r.no_accounting) return {};
+    return fmt::format("job {} on {}: record not in AdminComment: {}\n", job, node, r.error);
 }
 
 }  // namespace acme::faultguard

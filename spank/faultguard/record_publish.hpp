@@ -7,7 +7,9 @@
 // hands it to a detached process (acme-faultguard-epilog --publish) and the node is released
 // at once. By then a requeued job's next run may already be a new row in slurmdbd: a writer
 // that finds the newest row submitted after its run (run_submit), or holding a later run's
-// record, gives its part up rather than put it on the wrong run.
+// record, gives its part up rather than put it on the wrong run. The nodes take turns
+// (core/publish_pacing.hpp); a part slurmdbd did not take waits in the outbox (record_outbox.hpp).
+
 #pragma once
 
 #include <string>
@@ -16,20 +18,27 @@
 #include <nlohmann/json.hpp>
 
 #include "common/slurm/admin_comment.hpp"
+#include "spank/faultguard/core/publish_pacing.hpp"
 
 namespace acme::faultguard {
 
 struct PublishResult {
     bool published = false;
     bool no_accounting = false;  // the cluster has no slurmdbd: nothing to do, nothing to say
+    bool unreachable = false;    // slurmdbd did not answer: worth another try later
     std::string error;           // one line when it did not publish for another reason
     std::size_t bytes = 0;       // the AdminComment's size as written
     int writes = 0;
+    double slowest_write_s = 0;  // the longest read-merge-write: what a write slot must hold
 };
 
 // run_submit: the run's submit time as slurmctld gave it (0: not known, no check).
 PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
                                 const std::vector<std::string>& expected, const std::string& node,
-                                const nlohmann::json& part, double budget_s);
+                                const nlohmann::json& part, const PublishPacing& pacing);
+
+// The result's line for a log ("job 5 on n1: record in AdminComment (812 bytes, 1 write)\n");
+// "" when the cluster has no slurmdbd.
+std::string publish_result_line(long long job, const std::string& node, const PublishResult& r);
 
 }  // namespace acme::faultguard

@@ -1,0 +1,30 @@
+#include "spank/faultguard/core/publish_pacing.hpp"
+
+#include <algorithm>
+
+namespace acme::faultguard {
+
+PublishPacing publish_pacing(const std::vector<std::string>& expected, const std::string& node,
+                             double base_budget_s, double max_turn_s, double since_end_s) {
+    const std::size_t n = std::max<std::size_t>(expected.size(), 1);
+    const auto at = std::find(expected.begin(), expected.end(), node);
+    const std::size_t place = at == expected.end() ? 0 : static_cast<std::size_t>(at - expected.begin());
+    const double slot = std::min(kWriteSlotSeconds, std::max(0.0, max_turn_s) / static_cast<double>(n));
+    PublishPacing p;
+    p.turn_s = slot * static_cast<double>(n);
+    p.first_delay_s = slot * static_cast<double>(place);
+    p.turns_over_s = p.turn_s;
+    if (since_end_s >= 0) {
+        // One clock for every node: the turns start kSettleSeconds after the job's end,
+        // whenever each node's epilog ended.
+        p.first_delay_s = std::max(0.0, kSettleSeconds + p.first_delay_s - since_end_s);
+        p.turns_over_s = std::max(0.0, kSettleSeconds + p.turn_s - since_end_s);
+    }
+    // At least the 0.3-1.2 s a pair of nodes has always waited; a large job spreads its
+    // rewrites over half its turn, so they do not meet again.
+    p.retry_spread_s = std::max(0.9, p.turn_s / 2);
+    p.budget_s = base_budget_s + 3 * p.turn_s + (since_end_s >= 0 ? kSettleSeconds : 0);
+    return p;
+}
+
+}  // namespace acme::faultguard

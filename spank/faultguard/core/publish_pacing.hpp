@@ -1,0 +1,44 @@
+// How the nodes of one job take turns writing their parts of its record (record_publish.hpp).
+//
+// Pacing (publish_pacing): a job's nodes end together, and with a few hundred of them writing
+// at once nearly every write undoes another (at 48 nodes five sixths of the parts were lost).
+// So each node takes a turn by its place in the job's node list, a write slot apart, and a node
+// that finds its part undone writes again once every node's turn is over, at a random time
+// spread over half a turn: about one write per node, where unpaced writers make one per node
+// per collision. After its
+// part is seen twice, a node reads once more when every node's turn is over, to catch a late
+// writer that read before its part was there.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace acme::faultguard {
+
+// One node's write slot: longer than a read-merge-write takes (two round trips to slurmdbd on
+// one connection, a record of up to 48 KiB): tens of milliseconds on an idle slurmdbd, 0.3 to
+// 1 s measured on a 2-core minicluster with 32 publishers and a test suite beside it
+// (t-record-many-nodes prints the slowest). A large job's turn is capped (max_turn_s), so its
+// slots shrink: then collisions are met by rewrites.
+constexpr double kWriteSlotSeconds = 0.25;
+// When the job's end is known, the turns start this long after it: the nodes' epilogs end
+// seconds apart (a few hundred of them on a loaded node), and the turns must not follow that.
+constexpr double kSettleSeconds = 3.0;
+
+struct PublishPacing {
+    double first_delay_s = 0;   // before the first write: this node's turn
+    double turn_s = 0;          // every node's turn, one after another
+    double turns_over_s = 0;    // from now until every node has had its turn
+    double retry_spread_s = 0;  // a node whose part was undone writes again within this
+    double budget_s = 0;        // the whole publish, pacing included
+};
+
+// The pacing of `node` among the job's `expected` nodes: base_budget_s plus three turns of the
+// job, where a turn is one write slot per node, or less when max_turn_s caps it (an epilog
+// that must write before it returns caps its time so). since_end_s: seconds since the job
+// ended (slurmctld's end time, the same on every node), or negative when unknown: then the
+// turns count from now.
+PublishPacing publish_pacing(const std::vector<std::string>& expected, const std::string& node,
+                             double base_budget_s, double max_turn_s, double since_end_s = -1);
+
+}  // namespace acme::faultguard

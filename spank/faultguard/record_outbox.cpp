@@ -1,0 +1,153 @@
+#include "spank/faultguard/record_outbox.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/util/parse.hpp"
+#include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/record_publish.hpp"
+
+namespace acme::faultguard {
+namespace {
+
+// The detached publisher's own time: base, plus its pacing among the job's nodes (a write slot
+// each, capped at a minute's turn), and a hard stop 20 s past that for libslurm calls that wait
+// on a slurmdbd that accepted the connection and then hung (MessageTimeout each).
+constexpr double kDetachedBaseSeconds = 40.0;
+constexpr double kDetachedMaxTurnSeconds = 60.0;
+constexpr unsigned kHardStopMarginSeconds = 20;
+
+bool ends_with(const std::string& s, std::string_view tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string read_all(int fd) {
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    return text;
+}
+
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+bool write_handoff(const std::string& path, const nlohmann::json& handoff, std::string& error) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
+        return false;
+    }
+    const std::string text = handoff.dump();
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok) {
+        error = fmt::format("short write to {}", path);
+        unlink(path.c_str());
+    }
+    return ok;
+}
+
+std::vector<std::string> outbox_parts(const std::string& spool, const std::string& node, const std::string& except,
+                                      std::size_t max) {
+    const std::string dir = run_dir(spool);
+    std::vector<std::pair<std::time_t, std::string>> found;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return {};
+    const std::string prefix = node + ".";
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind(prefix, 0) != 0 || !ends_with(name, ".record")) continue;
+        const std::string path = dir + "/" + name;
+        struct stat st {};
+        if (path == except || ::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
+        found.emplace_back(st.st_mtime, path);
+    }
+    ::closedir(d);
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> out;
+    for (auto& [mtime, path] : found) {
+        if (out.size() >= max) break;
+        out.push_back(std::move(path));
+    }
+    return out;
+}
+
+int publish_handoff(const std::string& path) {
+    alarm(kHardStopMarginSeconds);  // until the pacing is known
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;  // another publisher took it and is done
+        fmt::print(stderr, "acme-faultguard-epilog --publish {}: {}\n", util::printable(path), std::strerror(errno));
+        return 2;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        ::close(fd);
+        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a regular file of ours\n", util::printable(path));
+        return 2;
+    }
+    // One publisher per part: the first epilog's, or a later epilog's retry.
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || (::fstat(fd, &st) == 0 && st.st_nlink == 0)) {
+        ::close(fd);
+        return 0;
+    }
+    const auto handoff = nlohmann::json::parse(read_all(fd), nullptr, false);
+    if (!handoff.is_object() || !handoff.contains("part") || !handoff.contains("expected") || !handoff.contains("node") ||
+        !handoff["expected"].is_array()) {
+        fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a record hand-off; removed\n", util::printable(path));
+        unlink(path.c_str());
+        ::close(fd);
+        return 2;
+    }
+    slurm::JobRow row{handoff.value("job", 0u), handoff.value("array_job_id", 0u), handoff.value("array_task_id", 0u)};
+    const auto node = handoff.value("node", std::string());
+    const double age = static_cast<double>(std::time(nullptr) - st.st_mtime);
+    if (age > kOutboxKeepSeconds) {
+        fmt::print(stderr, "job {} on {}: record not in AdminComment: slurmdbd did not take it within {:.0f} days; given up\n",
+                   row.job_id, node, kOutboxKeepSeconds / 86400);
+        unlink(path.c_str());
+        ::close(fd);
+        return 1;
+    }
+    const auto expected = handoff["expected"].get<std::vector<std::string>>();
+    // The job's end as slurmctld gave it (the same on every node); 0 in hand-offs before it.
+    const double end = handoff.value("end", 0.0);
+    const double since_end = end > 0 ? std::max(0.0, wall_now() - end) : -1;
+    const auto pacing = publish_pacing(expected, node, kDetachedBaseSeconds, kDetachedMaxTurnSeconds, since_end);
+    alarm(static_cast<unsigned>(pacing.budget_s) + kHardStopMarginSeconds);
+    const auto r = publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL), expected, node,
+                                     handoff["part"], pacing);
+    if (r.unreachable) {
+        // The lock goes with the process; the file stays for the node's next epilog.
+        fmt::print(stderr, "job {} on {}: record not in AdminComment: {}; kept for another try at the node's next epilog\n",
+                   row.job_id, node, r.error);
+        ::close(fd);
+        return 1;
+    }
+    fmt::print(stderr, "{}", publish_result_line(row.job_id, node, r));
+    unlink(path.c_str());
+    ::close(fd);
+    return r.published || r.no_accounting ? 0 : 1;
+}
+
+}  // namespace acme::faultguard
