@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # With slurmdbd down, a job ends as fast as ever: the record's publisher (detached from the
-# epilog) gives up after a 1 s connection check (not libslurm's 10 s MessageTimeout) and says
-# so in the node's faultguard log.
+# epilog) stops after a 1 s connection check (not libslurm's 10 s MessageTimeout) and says so
+# in the node's faultguard log, and the part waits in the node's outbox: once slurmdbd is back,
+# the node's next epilog publishes it and the outbox is empty again.
 . "$(dirname "$0")/lib.sh"
 
 pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
@@ -23,4 +24,18 @@ end=$(date -d "$(job_field "$id" EndTime)" +%s)
 until [ "$(sinfo -h -N -n "$node" -o %T)" = idle ]; do
   (($(date +%s) - end < 8)) || fail "$node still $(sinfo -h -N -n "$node" -o %T) 8 s after job $id ended"
   sleep 0.2
+done
+
+# The part was kept, not dropped: once slurmdbd is back, the node's next epilog publishes it
+# (slurmctld sends the job's row when slurmdbd returns).
+part=$(ls "$(spool_dir)/run/$node.$id."*.record 2>/dev/null | head -n 1)
+[ -n "$part" ] || fail "job $id: no part of $node kept in $(spool_dir)/run for a later try"
+"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null || fail "minicluster up (slurmdbd back) failed"
+next=$(submit -N1 -w "$node" -o /dev/null --wrap 'exit 0')
+assert_eq COMPLETED "$(wait_job "$next" 60)" "job $next state"
+wait_record_nodes "$id" 60 "$node"
+deadline=$((SECONDS + 20))
+while [ -e "$part" ]; do
+  ((SECONDS < deadline)) || fail "$part still there after its record landed"
+  sleep 0.3
 done
