@@ -55,7 +55,8 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
     const auto turns_over = start + seconds(pacing.turns_over_s + 1.5);
     std::mt19937 random(std::random_device{}());
     std::uniform_real_distribution<double> check_delay(0.3, 1.2);
-    std::uniform_real_distribution<double> retry_delay(0.3, 0.3 + pacing.retry_spread_s);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    int undone = 0;  // times another node's write undid this node's part
 
     sleep_within(pacing.first_delay_s, deadline);
     std::string error;
@@ -112,7 +113,12 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
             seen = 0;
             late_check_done = false;
             write_now = true;
-            wait = std::max(0.0, std::chrono::duration<double>(turns_over - Clock::now()).count()) + retry_delay(random);
+            // Each undo doubles the spread (up to the job's turn): when slurmdbd is slower
+            // than the slots assumed, the rewrites thin out instead of meeting again.
+            const double spread = std::min(pacing.retry_spread_s * (1 << std::min(undone, 6)),
+                                           std::max(pacing.retry_spread_s, pacing.turn_s));
+            ++undone;
+            wait = std::max(0.0, std::chrono::duration<double>(turns_over - Clock::now()).count()) + 0.3 + spread * unit(random);
         } else {
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
             const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
