@@ -25,6 +25,10 @@ TEST_CASE("a one-node job writes at once, within the base budget and one turn") 
     CHECK(p.turn_s == doctest::Approx(kWriteSlotSeconds));
     CHECK(p.retry_spread_s == doctest::Approx(0.9));
     CHECK(p.budget_s == doctest::Approx(40 + 3 * kWriteSlotSeconds));
+    // Its job's end known or not: an admin's requeue gives the next run a row moments later.
+    const auto known = publish_pacing({"n1"}, "n1", 40, 60, 0.5);
+    CHECK(known.first_delay_s == 0);
+    CHECK(known.budget_s == doctest::Approx(p.budget_s));
 }
 
 TEST_CASE("the nodes of a 128-node job take turns a write slot apart, in node-list order") {

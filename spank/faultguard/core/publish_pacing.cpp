@@ -14,7 +14,10 @@ PublishPacing publish_pacing(const std::vector<std::string>& expected, const std
     p.turn_s = slot * static_cast<double>(n);
     p.first_delay_s = slot * static_cast<double>(place);
     p.turns_over_s = p.turn_s;
-    if (since_end_s >= 0) {
+    // A job of one node has no one to take turns with: it writes at once, as it must when an
+    // admin requeued the job (the next run's row, made moments after the epilog, takes every
+    // later write; t-gpuacct-requeued lost its first run's record to a 3 s wait).
+    if (since_end_s >= 0 && n > 1) {
         // One clock for every node: the turns start kSettleSeconds after the job's end,
         // whenever each node's epilog ended.
         p.first_delay_s = std::max(0.0, kSettleSeconds + p.first_delay_s - since_end_s);
@@ -23,7 +26,7 @@ PublishPacing publish_pacing(const std::vector<std::string>& expected, const std
     // At least the 0.3-1.2 s a pair of nodes has always waited; a large job spreads its
     // rewrites over half its turn, so they do not meet again.
     p.retry_spread_s = std::max(0.9, p.turn_s / 2);
-    p.budget_s = base_budget_s + 3 * p.turn_s + (since_end_s >= 0 ? kSettleSeconds : 0);
+    p.budget_s = base_budget_s + 3 * p.turn_s + (since_end_s >= 0 && n > 1 ? kSettleSeconds : 0);
     return p;
 }
 

@@ -37,7 +37,7 @@ struct PublishPacing {
 // job, where a turn is one write slot per node, or less when max_turn_s caps it (an epilog
 // that must write before it returns caps its time so). since_end_s: seconds since the job
 // ended (slurmctld's end time, the same on every node), or negative when unknown: then the
-// turns count from now.
+// turns count from now. A one-node job writes at once either way.
 PublishPacing publish_pacing(const std::vector<std::string>& expected, const std::string& node,
                              double base_budget_s, double max_turn_s, double since_end_s = -1);
 
