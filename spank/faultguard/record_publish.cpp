@@ -69,7 +69,7 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         return result;
     }
     int seen = 0;
-    bool late_check_done = false;
+    int late_checks = 0;  // the looks taken after the part was seen twice (at most 2)
     bool write_now = true;  // the first read after this node's turn writes at once
     for (;;) {
         long long row_submit = 0;
@@ -101,17 +101,24 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         if (holds_part(existing, restart, node, part)) {
             ++seen;
             if (seen >= 2) {
-                // Seen twice; once more after every node's turn, unless that is past already.
-                if (late_check_done || Clock::now() >= turns_over) break;
-                late_check_done = true;
-                wait = std::chrono::duration<double>(turns_over - Clock::now()).count();
+                // Seen twice. A write that read before this part was there can still land as
+                // late as slurmdbd is slow, and the rewrites of undone parts come after the
+                // turns: look again once the turns are over and once the rewrites' widest
+                // spread is, each a margin later (twice the slowest write this node saw).
+                const auto margin = seconds(std::max(1.5, 2 * result.slowest_write_s));
+                const auto next = late_checks == 0   ? turns_over + margin
+                                  : late_checks == 1 ? turns_over + seconds(std::max(pacing.retry_spread_s, pacing.turn_s)) + margin
+                                                     : Clock::time_point::max();
+                if (next == Clock::time_point::max() || next >= deadline) break;
+                ++late_checks;
+                if (next > Clock::now()) wait = std::chrono::duration<double>(next - Clock::now()).count();
             }
         } else if (!write_now) {
             // Undone by another node's write: write again on a fresh read once every node's
             // turn is over (not into the others' turns), at a random time within the job's
             // spread, so that the nodes rewriting now do not meet again.
             seen = 0;
-            late_check_done = false;
+            late_checks = 0;
             write_now = true;
             // Each undo doubles the spread (up to the job's turn): when slurmdbd is slower
             // than the slots assumed, the rewrites thin out instead of meeting again.
@@ -130,7 +137,7 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
             result.bytes = value.size();
             result.slowest_write_s = std::max(result.slowest_write_s, std::chrono::duration<double>(Clock::now() - read_at).count());
             seen = 0;
-            late_check_done = false;
+            late_checks = 0;
             write_now = false;
         }
         if (Clock::now() + seconds(wait) > deadline) break;
