@@ -10,14 +10,28 @@ while [ -n "$(squeue -h -j "$array" -o %i 2>/dev/null)" ]; do
   ((SECONDS < deadline)) || fail "array $array not done in 90 s"
   sleep 0.5
 done
-sleep 3  # the last epilogs' records
-rows=$(sacct -j "$array" -X -n -P -o JobIDRaw,AdminComment | python3 -c '
+# Each task's record is written after its epilog by a detached publisher: read them once every
+# task has one, or once no publisher is left (then what is there is all there will be).
+records() {
+  sacct -j "$array" -X -n -P -o JobIDRaw,AdminComment | python3 -c '
 import base64, json, sys, zlib
 for line in sys.stdin.read().splitlines():
     raw, comment = line.split("|", 1)
     tokens = [t for t in comment.split() if t.startswith("ACME1:")]
     job = json.loads(zlib.decompress(base64.b64decode(tokens[0][6:])))["job"] if tokens else None
-    print(raw, job)')
+    print(raw, job)'
+}
+deadline=$((SECONDS + 60)) last_look=""
+while :; do
+  rows=$(records)
+  [ "$(grep -c ' None$' <<<"$rows")" -eq 0 ] && [ "$(grep -c . <<<"$rows")" -eq 4 ] && break
+  ((SECONDS < deadline)) || break
+  if ! pgrep -f -- "--publish .*\.record" >/dev/null; then
+    [ "$last_look" = done ] && break
+    last_look=done
+  fi
+  sleep 0.5
+done
 assert_eq 4 "$(printf '%s\n' "$rows" | grep -c .)" "tasks in slurmdbd"
 printf '%s\n' "$rows" | while read -r raw job; do
   [ "$raw" = "$job" ] || fail "array task $raw holds the record of job $job (all: $(echo $rows))"
