@@ -105,6 +105,8 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
                 // late as slurmdbd is slow, and the rewrites of undone parts come after the
                 // turns: look again once the turns are over and once the rewrites' widest
                 // spread is, each a margin later (twice the slowest write this node saw).
+                // A job of one node has no other writer: nothing can undo its part.
+                if (expected.size() <= 1) break;
                 const auto margin = seconds(std::max(1.5, 2 * result.slowest_write_s));
                 const auto next = late_checks == 0   ? turns_over + margin
                                   : late_checks == 1 ? turns_over + seconds(std::max(pacing.retry_spread_s, pacing.turn_s)) + margin
