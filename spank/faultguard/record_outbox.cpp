@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -29,10 +28,6 @@ constexpr double kDetachedBaseSeconds = 40.0;
 constexpr double kDetachedMaxTurnSeconds = 60.0;
 constexpr unsigned kHardStopMarginSeconds = 20;
 
-bool ends_with(const std::string& s, std::string_view tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::string read_all(int fd) {
     std::string text;
     char buf[8192];
@@ -43,10 +38,6 @@ std::string read_all(int fd) {
         text.append(buf, static_cast<std::size_t>(n));
     }
     return text;
-}
-
-double wall_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -76,7 +67,7 @@ std::vector<std::string> outbox_parts(const std::string& spool, const std::strin
     const std::string prefix = node + ".";
     while (const dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
-        if (name.rfind(prefix, 0) != 0 || !ends_with(name, ".record")) continue;
+        if (!name.starts_with(prefix) || !name.ends_with(".record")) continue;
         const std::string path = dir + "/" + name;
         struct stat st {};
         if (path == except || ::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
@@ -132,7 +123,7 @@ int publish_handoff(const std::string& path) {
     const auto expected = handoff["expected"].get<std::vector<std::string>>();
     // The job's end as slurmctld gave it (the same on every node); 0 in hand-offs before it.
     const double end = handoff.value("end", 0.0);
-    const double since_end = end > 0 ? std::max(0.0, wall_now() - end) : -1;
+    const double since_end = end > 0 ? std::max(0.0, static_cast<double>(std::time(nullptr)) - end) : -1;
     const auto pacing = publish_pacing(expected, node, kDetachedBaseSeconds, kDetachedMaxTurnSeconds, since_end);
     alarm(static_cast<unsigned>(pacing.budget_s) + kHardStopMarginSeconds);
     const auto r = publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL), expected, node,
