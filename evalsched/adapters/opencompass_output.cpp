@@ -1,9 +1,11 @@
 #include "evalsched/adapters/opencompass_output.hpp"
 
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace acme::adapters::opencompass {
@@ -29,16 +31,86 @@ long count_predictions(std::string_view text, const std::string& file) {
     return static_cast<long>(j.size());
 }
 
-bool mean_metric(std::string_view name) {
-    static const std::set<std::string_view> means{"accuracy", "acc", "exact_match", "em", "correct", "correct_rate", "humaneval_pass@1",
-                                                  "mbpp_pass@1", "score_acc"};
-    return means.count(name) || name.starts_with("pass@") || name.ends_with("_accuracy") || name.ends_with("_pass@1");
+MetricKind metric_kind(std::string_view name) {
+    // opencompass/openicl/icl_evaluator/icl_hf_evaluator.py (AccEvaluator, AccwithDetailsEvaluator),
+    // opencompass/datasets/{gsm8k,bbh,triviaqa,natural_question,mbpp,humaneval}.py,
+    // opencompass/openicl/icl_evaluator/icl_em_evaluator.py, opencompass/evaluator/math_evaluator.py,
+    // opencompass/datasets/TheoremQA/main.py: each a percentage of the samples scored.
+    static const std::set<std::string_view> means{"accuracy", "acc", "score", "exact_match", "em", "correct_rate", "score_acc"};
+    // MBPPEvaluator.score: result = {'pass': 0, 'timeout': 0, 'failed': 0, 'wrong_answer': 0}, one per sample.
+    static const std::set<std::string_view> counts{"pass", "timeout", "failed", "wrong_answer"};
+    if (means.count(name) || name.ends_with("_accuracy")) return MetricKind::mean;
+    // HumanEvalEvaluator: {f'humaneval_{k}': score[k] * 100}, human_eval's per-problem pass@k
+    // estimates averaged over the problems.
+    if (name.starts_with("humaneval_pass@") || name.starts_with("mbpp_pass@") || name.starts_with("pass@")) return MetricKind::mean;
+    if (counts.count(name)) return MetricKind::count;
+    return MetricKind::other;
+}
+
+std::vector<std::string> dumped_dataset_abbrs(std::string_view config_text, const std::string& file) {
+    // mmengine's Config.dump writes top-level keys as `name = value` lines (or name=value).
+    static const std::regex start(R"((^|\n)datasets\s*=\s*\[)"), next_key(R"(\n[A-Za-z_][A-Za-z0-9_]*\s*=)"),
+        abbr(R"re(\babbr\s*=\s*(?:'([^'\\]*)'|"([^"\\]*)"))re");
+    const std::string text(config_text);
+    std::smatch m;
+    if (!std::regex_search(text, m, start))
+        throw AdapterError(fmt::format("{} holds no datasets list: OpenCompass did not resolve the config; see its output above", file));
+    std::string rest = m.suffix().str();
+    if (std::smatch k; std::regex_search(rest, k, next_key)) rest = rest.substr(0, static_cast<std::size_t>(k.position(0)));
+    std::vector<std::string> out;
+    for (std::sregex_iterator it(rest.begin(), rest.end(), abbr), end; it != end; ++it) out.push_back((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+    if (out.empty()) throw AdapterError(fmt::format("{}: its datasets list names no abbr: OpenCompass did not resolve the config", file));
+    return out;
+}
+
+std::string part_record_json(const PartRecord& r) {
+    return json{{"dataset", r.dataset}, {"shard", r.shard}, {"num_shards", r.num_shards}, {"begin", r.begin}, {"end", r.end}, {"samples", r.samples}}.dump() + "\n";
+}
+
+PartRecord parse_part_record(std::string_view text, const std::string& file) {
+    const json j = json::parse(text, nullptr, false);
+    const auto bad = [&] { return AdapterError(fmt::format("{} is not the adapter's record of the trial: rerun the trial", file)); };
+    if (j.is_discarded() || !j.is_object()) throw bad();
+    // find(), never const operator[]: on a missing key that is undefined behaviour.
+    const auto integer = [&](const char* key) {
+        const auto it = j.find(key);
+        if (it == j.end() || !it->is_number_integer()) throw bad();
+        return it->get<long>();
+    };
+    PartRecord r;
+    const auto d = j.find("dataset");
+    if (d == j.end() || !d->is_string()) throw bad();
+    r.dataset = d->get<std::string>();
+    r.shard = static_cast<int>(integer("shard")), r.num_shards = static_cast<int>(integer("num_shards"));
+    r.begin = integer("begin"), r.end = integer("end"), r.samples = integer("samples");
+    if (r.begin < 0 || r.end < r.begin || r.samples < 0 || r.num_shards < 1 || r.shard < 0 || r.shard >= r.num_shards) throw bad();
+    return r;
+}
+
+void check_complete(const std::string& dataset, const std::string& run_dir, const std::vector<Found>& found, long samples, bool results) {
+    std::vector<std::string> missing;
+    long got = 0;
+    for (const auto& f : found) {
+        if (f.predictions < 0)
+            missing.push_back(f.abbr + " (no predictions: see logs/infer/)");
+        else if (results && !f.results)
+            missing.push_back(f.abbr + " (no results: see logs/eval/)");
+        got += std::max(f.predictions, 0L);
+    }
+    if (!missing.empty())
+        throw AdapterError(fmt::format("{}: OpenCompass finished {} of {} subsets under {}; missing {}: a score over the rest would be partial; rerun the trial",
+                                       dataset, found.size() - missing.size(), found.size(), run_dir, fmt::join(missing, ", ")));
+    if (samples > 0 && got != samples)
+        throw AdapterError(fmt::format("{}: OpenCompass predicted {} of the {} samples expected under {}: a score over them would be partial; "
+                                       "rerun the trial, or set samples = {} for the dataset if that is its size",
+                                       dataset, got, samples, run_dir, got));
 }
 
 Result combine(const std::vector<std::vector<Subset>>& parts) {
     Result r;
     r.harness = "opencompass";
     std::map<std::string, Mean> weighted, naive;
+    std::map<std::string, double> summed;
     std::set<std::string> unsupported;
     long total = 0;
     std::size_t subsets = 0;
@@ -48,7 +120,12 @@ Result combine(const std::vector<std::vector<Subset>>& parts) {
         for (const auto& s : part) {
             total += s.samples;
             for (const auto& [metric, value] : s.scores) {
-                if (several && !mean_metric(metric)) {
+                const MetricKind kind = metric_kind(metric);
+                if (kind == MetricKind::count) {
+                    summed[metric] += value;
+                    continue;
+                }
+                if (several && kind == MetricKind::other) {
                     unsupported.insert(fmt::format("{} (not a mean over samples: not recombined)", metric));
                     continue;
                 }
@@ -66,6 +143,7 @@ Result combine(const std::vector<std::vector<Subset>>& parts) {
         r.scores[metric] = m.value();
         if (parts.size() == 1 && subsets > 1) r.scores[metric + "_naive_average"] = naive[metric].value();
     }
+    for (const auto& [metric, n] : summed) r.scores[metric] = n;
     r.unsupported.assign(unsupported.begin(), unsupported.end());
     if (total > 0) r.samples = total;
     if (r.scores.empty()) throw AdapterError("no score of this dataset can be recombined: set shard = false for it");
