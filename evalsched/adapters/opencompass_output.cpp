@@ -1,7 +1,7 @@
 #include "evalsched/adapters/opencompass_output.hpp"
 
 #include <filesystem>
-#include <regex>
+#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
@@ -47,18 +47,51 @@ MetricKind metric_kind(std::string_view name) {
     return MetricKind::other;
 }
 
-std::vector<std::string> dumped_dataset_abbrs(std::string_view config_text, const std::string& file) {
-    // mmengine's Config.dump writes top-level keys as `name = value` lines (or name=value).
-    static const std::regex start(R"((^|\n)datasets\s*=\s*\[)"), next_key(R"(\n[A-Za-z_][A-Za-z0-9_]*\s*=)"),
-        abbr(R"re(\babbr\s*=\s*(?:'([^'\\]*)'|"([^"\\]*)"))re");
-    const std::string text(config_text);
-    std::smatch m;
-    if (!std::regex_search(text, m, start))
+namespace {
+// `name = <rest>` at the start of a line (spaces around '=' optional): the rest's offset, or npos.
+std::size_t top_level_value(std::string_view text, std::size_t line) {
+    std::size_t i = line;
+    if (i >= text.size() || !(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) return std::string_view::npos;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || text[i] != '=' || (i + 1 < text.size() && text[i + 1] == '=')) return std::string_view::npos;
+    ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    return i;
+}
+}  // namespace
+
+std::vector<std::string> dumped_dataset_abbrs(std::string_view text, const std::string& file) {
+    // mmengine's Config.dump writes each top-level key as a `name = value` line; the datasets
+    // list runs up to the next one. A scan, not std::regex: libstdc++'s recurses per character.
+    std::size_t begin = std::string_view::npos, end = text.size();
+    for (std::size_t line = 0; line < text.size(); line = text.find('\n', line) == std::string_view::npos ? text.size() : text.find('\n', line) + 1) {
+        const std::size_t value = top_level_value(text, line);
+        if (value == std::string_view::npos) continue;
+        if (begin != std::string_view::npos) {
+            end = line;
+            break;
+        }
+        if (text.substr(line).starts_with("datasets") && !(std::isalnum(static_cast<unsigned char>(text[line + 8])) || text[line + 8] == '_') &&
+            value < text.size() && text[value] == '[')
+            begin = value;
+    }
+    if (begin == std::string_view::npos)
         throw AdapterError(fmt::format("{} holds no datasets list: OpenCompass did not resolve the config; see its output above", file));
-    std::string rest = m.suffix().str();
-    if (std::smatch k; std::regex_search(rest, k, next_key)) rest = rest.substr(0, static_cast<std::size_t>(k.position(0)));
+    const std::string_view list = text.substr(begin, end - begin);
     std::vector<std::string> out;
-    for (std::sregex_iterator it(rest.begin(), rest.end(), abbr), end; it != end; ++it) out.push_back((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+    for (std::size_t at = list.find("abbr"); at != std::string_view::npos; at = list.find("abbr", at + 4)) {
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(list[at - 1])) || list[at - 1] == '_')) continue;
+        std::size_t i = at + 4;
+        while (i < list.size() && list[i] == ' ') ++i;
+        if (i >= list.size() || list[i] != '=') continue;
+        ++i;
+        while (i < list.size() && list[i] == ' ') ++i;
+        if (i >= list.size() || (list[i] != '\'' && list[i] != '"')) continue;
+        const std::size_t close = list.find(list[i], i + 1);
+        if (close == std::string_view::npos) break;
+        out.emplace_back(list.substr(i + 1, close - i - 1));
+    }
     if (out.empty()) throw AdapterError(fmt::format("{}: its datasets list names no abbr: OpenCompass did not resolve the config", file));
     return out;
 }
