@@ -4,7 +4,6 @@
 // upstream config list in tests/data/upstream/opencompass-a5acc4bb-datasets.txt.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,12 +17,7 @@
 using namespace acme::adapters;
 
 namespace {
-std::string source_root() {
-    if (const char* s = std::getenv("srcdir")) return s;
-    const std::string here = __FILE__, self = "tests/unit/evalsched_opencompass_test.cpp";
-    const std::string prefix = here.substr(0, here.size() - self.size());
-    return prefix.empty() ? "." : prefix;
-}
+std::string source_root() { return ACME_SRCDIR; }
 
 // "config F.C VAR..." and "abbrs F.C VAR ABBR..." lines of the upstream list.
 struct Upstream {
