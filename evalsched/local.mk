@@ -180,6 +180,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/evalsched_store_test.cpp \
 	tests/unit/evalsched_sim_test.cpp \
 	tests/unit/evalsched_adapters_test.cpp tests/unit/evalsched_environment_test.cpp \
+	tests/unit/evalsched_opencompass_test.cpp \
 	tests/unit/evalsched_daemon_config_test.cpp \
 	tests/unit/evalsched_daemon_api_test.cpp \
 	tests/unit/evalsched_daemon_state_test.cpp \

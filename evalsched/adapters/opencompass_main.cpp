@@ -7,12 +7,22 @@
 //   acme-eval-opencompass score --dataset FAMILY.CONFIG --out DIR
 //
 // The dataset FAMILY.CONFIG names opencompass/configs/datasets/FAMILY/CONFIG.py and its list
-// FAMILY_datasets (gsm8k.gsm8k_gen: gsm8k_datasets). The adapter writes an OpenCompass config
+// FAMILY_datasets (gsm8k.gsm8k_gen: gsm8k_datasets); FAMILY.CONFIG.VAR (or FAMILY.CONFIG:VAR)
+// names a list of another name (CLUE_C3.CLUE_C3_gen.C3_datasets, SVAMP.svamp_gen.svamp_datasets).
+// The adapter writes an OpenCompass config
 // (models + datasets; a shard sets the dataset reader's test_range = '[begin:end]', the same
 // selection opencompass's SizePartitioner uses) and runs `opencompass CONFIG -w WORK -m infer|all`
 // with a fixed work dir, so the metric job can run `-m eval -r <timestamp>` on the predictions the
 // GPU trial wrote (opencompass/cli/main.py: --mode, --reuse, --work-dir, --max-num-workers).
+// OpenCompass exits 0 when a task fails, so the adapter checks every abbr of the config
+// OpenCompass dumped and every sample itself (opencompass_output.hpp check_complete).
+// OpenCompass runs in the trial's own output directory: NumWorkerPartitioner rewrites
+// .cache/dataset_size.json in the cwd in place (opencompass/partitioners/num_worker.py,
+// dataset_size_path), and the runner writes tmp/<pid>_params.py there
+// (opencompass/runners/local.py), so trials sharing a cwd would race on them.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -52,15 +62,15 @@ std::string py_str(std::string_view s) {
     return out + "'";
 }
 
-// FAMILY.CONFIG -> (module, list variable). Both are Python identifiers (and '-' never appears).
+// FAMILY.CONFIG[.VAR|:VAR] -> (module, list variable). All are Python identifiers ('-' never appears).
 std::pair<std::string, std::string> dataset_module(const std::string& dataset) {
-    static const std::regex ok(R"(([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*))");
+    static const std::regex ok(R"(([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:[.:]([A-Za-z_][A-Za-z0-9_]*))?)");
     std::smatch m;
     if (!std::regex_match(dataset, m, ok))
-        throw AdapterError(fmt::format("dataset {} is not FAMILY.CONFIG (e.g. gsm8k.gsm8k_gen for opencompass/configs/datasets/gsm8k/gsm8k_gen.py): "
-                                       "name the dataset so in the suite",
+        throw AdapterError(fmt::format("dataset {} is not FAMILY.CONFIG or FAMILY.CONFIG.VAR (e.g. gsm8k.gsm8k_gen for opencompass/configs/datasets/gsm8k/gsm8k_gen.py, "
+                                       "CLUE_C3.CLUE_C3_gen.C3_datasets for a list not named FAMILY_datasets): name the dataset so in the suite",
                                        dataset));
-    return {fmt::format("opencompass.configs.datasets.{}.{}", m[1].str(), m[2].str()), m[1].str() + "_datasets"};
+    return {fmt::format("opencompass.configs.datasets.{}.{}", m[1].str(), m[2].str()), m[3].matched ? m[3].str() : m[1].str() + "_datasets"};
 }
 
 std::string config_text(const RunOptions& o, const Range& range) {
@@ -95,26 +105,50 @@ std::string config_text(const RunOptions& o, const Range& range) {
                       var, o.dataset, o.shard, o.num_shards, range.begin, range.end);
 }
 
-// Every subset's scores and sample counts of one run directory.
-std::vector<opencompass::Subset> read_run(const std::string& run_dir) {
+// Predictions of one abbr: <abbr>.json, or the size partitioner's pieces <abbr>_0.json, ...;
+// -1 when there are none.
+long predictions_of(const std::string& preds, const std::string& abbr) {
+    long n = -1;
+    for (const auto& p : find_files(preds, abbr + ".json")) n = std::max(n, 0L) + opencompass::count_predictions(read_file(p, kMaxFile), p);
+    for (const auto& p : find_files(preds, abbr + "_[0-9]*.json"))
+        if (std::regex_match(fs::path(p).stem().string().substr(abbr.size()), std::regex("_[0-9]+")))
+            n = std::max(n, 0L) + opencompass::count_predictions(read_file(p, kMaxFile), p);
+    return n;
+}
+
+// The abbrs OpenCompass resolved the run's config to (its dumped configs/<ts>_<pid>.py).
+std::vector<std::string> expected_abbrs(const std::string& run_dir) {
+    const auto dumps = find_files(run_dir + "/configs", "*.py");
+    if (dumps.empty()) throw AdapterError(fmt::format("OpenCompass left no dumped config under {}/configs: see its output above", run_dir));
+    return opencompass::dumped_dataset_abbrs(read_file(dumps.back(), kMaxFile), dumps.back());
+}
+
+// Every subset's scores and sample counts of one run directory, after checking that every abbr
+// has predictions (and results, with `results`) and that they number `samples` (> 0).
+std::vector<opencompass::Subset> read_run(const std::string& dataset, const std::string& run_dir, long samples, bool results) {
+    const std::string res = fmt::format("{}/results/{}", run_dir, kModelAbbr), preds = fmt::format("{}/predictions/{}", run_dir, kModelAbbr);
+    std::vector<opencompass::Found> found;
+    for (const auto& abbr : expected_abbrs(run_dir))
+        found.push_back({abbr, predictions_of(preds, abbr), fs::is_regular_file(fmt::format("{}/{}.json", res, abbr))});
+    opencompass::check_complete(dataset, run_dir, found, samples, results);
     std::vector<opencompass::Subset> out;
-    const std::string results = fmt::format("{}/results/{}", run_dir, kModelAbbr), preds = fmt::format("{}/predictions/{}", run_dir, kModelAbbr);
-    for (const auto& f : find_files(results, "*.json")) {
-        opencompass::Subset s;
-        s.abbr = fs::path(f).stem().string();
-        s.scores = opencompass::parse_result(read_file(f, kMaxFile), f);
-        // <abbr>.json, or the size partitioner's pieces <abbr>_0.json, <abbr>_1.json, ...
-        for (const auto& p : find_files(preds, s.abbr + ".json")) s.samples += opencompass::count_predictions(read_file(p, kMaxFile), p);
-        for (const auto& p : find_files(preds, s.abbr + "_[0-9]*.json"))
-            if (std::regex_match(fs::path(p).stem().string().substr(s.abbr.size()), std::regex("_[0-9]+")))
-                s.samples += opencompass::count_predictions(read_file(p, kMaxFile), p);
-        out.push_back(std::move(s));
+    if (!results) return out;
+    for (const auto& f : found) {
+        const std::string file = fmt::format("{}/{}.json", res, f.abbr);
+        out.push_back({f.abbr, opencompass::parse_result(read_file(file, kMaxFile), file), f.predictions});
     }
-    if (out.empty()) throw AdapterError(fmt::format("OpenCompass wrote no results under {}: see its output above", results));
     return out;
 }
 
-int run(const RunOptions& o) {
+// OpenCompass in the trial's own directory (see the top of this file). A relative
+// COMPASS_DATA_CACHE (opencompass/utils/datasets.py get_data_path) keeps meaning what it meant.
+void enter_own_dir(const std::string& dir) {
+    if (const char* cache = std::getenv("COMPASS_DATA_CACHE"); cache && *cache && cache[0] != '/')
+        ::setenv("COMPASS_DATA_CACHE", fs::absolute(cache).c_str(), 1);
+    fs::current_path(dir);
+}
+
+int run(RunOptions o) {
     Range range{0, o.samples};
     if (o.num_shards > 1) {
         if (o.samples <= 0)
@@ -122,33 +156,32 @@ int run(const RunOptions& o) {
                                            o.shard, o.num_shards, o.dataset));
         range = shard_range(o.samples, o.shard, o.num_shards);
     }
+    const std::string text = config_text(o, range);
     fs::create_directories(o.out);
+    o.out = fs::absolute(o.out).string();
     const std::string config = o.out + "/evalsched_opencompass.py";
-    std::ofstream(config) << config_text(o, range);
-    if (o.num_shards > 1)
-        std::ofstream(o.out + "/evalsched-shard.json")
-            << json{{"dataset", o.dataset}, {"shard", o.shard}, {"num_shards", o.num_shards}, {"begin", range.begin}, {"end", range.end}, {"samples", o.samples}}.dump()
-            << "\n";
+    std::ofstream(config) << text;
+    const opencompass::PartRecord part{o.dataset, o.shard, o.num_shards, range.begin, range.end, o.samples};
+    std::ofstream(o.out + "/evalsched-part.json") << opencompass::part_record_json(part);
     std::vector<std::string> argv{o.opencompass, config, "-w", o.out + "/opencompass", "-m", o.infer_only ? "infer" : "all", "--max-num-workers", "1"};
     argv.insert(argv.end(), o.extra.begin(), o.extra.end());
     std::fprintf(stderr, "acme-eval-opencompass: running %s\n", fmt::format("{}", fmt::join(argv, " ")).c_str());
+    enter_own_dir(o.out);
     if (const int rc = run_harness(argv); rc != 0) return rc;
-    if (o.infer_only) {
-        // The metric job scores; the predictions must be there for it.
-        const std::string ts = opencompass::newest_run(o.out + "/opencompass");
-        if (find_files(fmt::format("{}/predictions/{}", ts, kModelAbbr), "*.json").empty())
-            throw AdapterError(fmt::format("OpenCompass wrote no predictions under {}/predictions/{}", ts, kModelAbbr));
-        return 0;
-    }
-    Result r = opencompass::combine({read_run(opencompass::newest_run(o.out + "/opencompass"))});
-    r.sources = {opencompass::newest_run(o.out + "/opencompass")};
+    const std::string run_dir = opencompass::newest_run(o.out + "/opencompass");
+    // The metric job scores; every subset's predictions must be there for it.
+    std::vector<opencompass::Subset> subsets = read_run(o.dataset, run_dir, range.size(), !o.infer_only);
+    if (o.infer_only) return 0;
+    Result r = opencompass::combine({subsets});
+    r.sources = {run_dir};
     write_result(o.out, r);
     return 0;
 }
 
 // The metric job: `-m eval -r <timestamp>` in every part's work dir (CPU: the evaluators), then
 // every part's subsets into one result.json.
-int score(const std::string& dataset, const std::string& out, const std::string& prog, bool eval) {
+int score(const std::string& dataset, std::string out, const std::string& prog, bool eval) {
+    out = fs::absolute(out).string();
     std::vector<std::string> parts;
     for (const auto& d : subdirs(out))
         if (fs::path(d).filename().string().starts_with("shard-")) parts.push_back(d);
@@ -159,21 +192,21 @@ int score(const std::string& dataset, const std::string& out, const std::string&
     Result sources;
     for (const auto& part : parts) {
         const std::string run_dir = opencompass::newest_run(part + "/opencompass");
+        long expected = 0;
+        if (const std::string f = part + "/evalsched-part.json"; parts.size() > 1 || fs::exists(f)) {
+            const opencompass::PartRecord rec = opencompass::parse_part_record(read_file(f, 4096), f);
+            ranges.emplace_back(rec.begin, rec.end);
+            total = rec.samples;
+            expected = rec.end - rec.begin;
+        }
         if (eval) {
             std::vector<std::string> argv{prog, part + "/evalsched_opencompass.py", "-w", part + "/opencompass", "-m", "eval", "-r",
                                           fs::path(run_dir).filename().string(), "--max-num-workers", "1"};
+            enter_own_dir(part);
             if (const int rc = run_harness(argv); rc != 0) return rc;
         }
-        runs.push_back(read_run(run_dir));
+        runs.push_back(read_run(dataset, run_dir, expected, true));
         sources.sources.push_back(run_dir);
-        if (parts.size() > 1) {
-            const std::string f = part + "/evalsched-shard.json";
-            const json s = json::parse(read_file(f, 4096), nullptr, false);
-            if (s.is_discarded() || !s.is_object() || !s["begin"].is_number_integer() || !s["end"].is_number_integer() || !s["samples"].is_number_integer())
-                throw AdapterError(fmt::format("{} is not the adapter's shard record: rerun the trial", f));
-            ranges.emplace_back(s["begin"].get<long>(), s["end"].get<long>());
-            total = s["samples"].get<long>();
-        }
     }
     if (parts.size() > 1) {
         std::sort(ranges.begin(), ranges.end());
@@ -201,7 +234,7 @@ int main(int argc, char** argv) {
     RunOptions o;
     auto* run_cmd = app.add_subcommand("run", "run OpenCompass on one dataset config (or a shard of it)");
     run_cmd->add_option("--checkpoint", o.checkpoint, "the staged checkpoint ({checkpoint})")->required();
-    run_cmd->add_option("--dataset", o.dataset, "FAMILY.CONFIG, e.g. gsm8k.gsm8k_gen ({dataset})")->required();
+    run_cmd->add_option("--dataset", o.dataset, "FAMILY.CONFIG[.VAR], e.g. gsm8k.gsm8k_gen ({dataset})")->required();
     run_cmd->add_option("--out", o.out, "output directory ({output})")->required();
     run_cmd->add_flag("--infer-only", o.infer_only, "predictions only (-m infer): a metric job scores them");
     run_cmd->add_option("--model", o.model, "hf, vllm or lmdeploy")->check(CLI::IsMember({"hf", "vllm", "lmdeploy"}));
@@ -217,7 +250,7 @@ int main(int argc, char** argv) {
     std::string dataset, out, prog = "opencompass";
     bool no_eval = false;
     auto* score_cmd = app.add_subcommand("score", "the metric job: evaluate every shard's predictions and combine them");
-    score_cmd->add_option("--dataset", dataset, "FAMILY.CONFIG ({dataset})")->required();
+    score_cmd->add_option("--dataset", dataset, "FAMILY.CONFIG[.VAR] ({dataset})")->required();
     score_cmd->add_option("--out", out, "the dataset's output directory ({output})")->required();
     score_cmd->add_option("--opencompass", prog, "the harness command (default opencompass)");
     score_cmd->add_flag("--no-eval", no_eval, "only read results the trials' -m all runs wrote");

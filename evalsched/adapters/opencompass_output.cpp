@@ -1,9 +1,11 @@
 #include "evalsched/adapters/opencompass_output.hpp"
 
 #include <filesystem>
+#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace acme::adapters::opencompass {
@@ -29,16 +31,119 @@ long count_predictions(std::string_view text, const std::string& file) {
     return static_cast<long>(j.size());
 }
 
-bool mean_metric(std::string_view name) {
-    static const std::set<std::string_view> means{"accuracy", "acc", "exact_match", "em", "correct", "correct_rate", "humaneval_pass@1",
-                                                  "mbpp_pass@1", "score_acc"};
-    return means.count(name) || name.starts_with("pass@") || name.ends_with("_accuracy") || name.ends_with("_pass@1");
+MetricKind metric_kind(std::string_view name) {
+    // opencompass/openicl/icl_evaluator/icl_hf_evaluator.py (AccEvaluator, AccwithDetailsEvaluator),
+    // opencompass/datasets/{gsm8k,bbh,triviaqa,natural_question,mbpp,humaneval}.py,
+    // opencompass/openicl/icl_evaluator/icl_em_evaluator.py, opencompass/evaluator/math_evaluator.py,
+    // opencompass/datasets/TheoremQA/main.py: each a percentage of the samples scored.
+    static const std::set<std::string_view> means{"accuracy", "acc", "score", "exact_match", "em", "correct_rate", "score_acc"};
+    // MBPPEvaluator.score: result = {'pass': 0, 'timeout': 0, 'failed': 0, 'wrong_answer': 0}, one per sample.
+    static const std::set<std::string_view> counts{"pass", "timeout", "failed", "wrong_answer"};
+    if (means.count(name) || name.ends_with("_accuracy")) return MetricKind::mean;
+    // HumanEvalEvaluator: {f'humaneval_{k}': score[k] * 100}, human_eval's per-problem pass@k
+    // estimates averaged over the problems.
+    if (name.starts_with("humaneval_pass@") || name.starts_with("mbpp_pass@") || name.starts_with("pass@")) return MetricKind::mean;
+    if (counts.count(name)) return MetricKind::count;
+    return MetricKind::other;
+}
+
+namespace {
+// `name = <rest>` at the start of a line (spaces around '=' optional): the rest's offset, or npos.
+std::size_t top_level_value(std::string_view text, std::size_t line) {
+    std::size_t i = line;
+    if (i >= text.size() || !(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) return std::string_view::npos;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || text[i] != '=' || (i + 1 < text.size() && text[i + 1] == '=')) return std::string_view::npos;
+    ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    return i;
+}
+}  // namespace
+
+std::vector<std::string> dumped_dataset_abbrs(std::string_view text, const std::string& file) {
+    // mmengine's Config.dump writes each top-level key as a `name = value` line; the datasets
+    // list runs up to the next one. A scan, not std::regex: libstdc++'s recurses per character.
+    std::size_t begin = std::string_view::npos, end = text.size();
+    for (std::size_t line = 0; line < text.size(); line = text.find('\n', line) == std::string_view::npos ? text.size() : text.find('\n', line) + 1) {
+        const std::size_t value = top_level_value(text, line);
+        if (value == std::string_view::npos) continue;
+        if (begin != std::string_view::npos) {
+            end = line;
+            break;
+        }
+        if (text.substr(line).starts_with("datasets") && !(std::isalnum(static_cast<unsigned char>(text[line + 8])) || text[line + 8] == '_') &&
+            value < text.size() && text[value] == '[')
+            begin = value;
+    }
+    if (begin == std::string_view::npos)
+        throw AdapterError(fmt::format("{} holds no datasets list: OpenCompass did not resolve the config; see its output above", file));
+    const std::string_view list = text.substr(begin, end - begin);
+    std::vector<std::string> out;
+    for (std::size_t at = list.find("abbr"); at != std::string_view::npos; at = list.find("abbr", at + 4)) {
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(list[at - 1])) || list[at - 1] == '_')) continue;
+        std::size_t i = at + 4;
+        while (i < list.size() && list[i] == ' ') ++i;
+        if (i >= list.size() || list[i] != '=') continue;
+        ++i;
+        while (i < list.size() && list[i] == ' ') ++i;
+        if (i >= list.size() || (list[i] != '\'' && list[i] != '"')) continue;
+        const std::size_t close = list.find(list[i], i + 1);
+        if (close == std::string_view::npos) break;
+        out.emplace_back(list.substr(i + 1, close - i - 1));
+    }
+    if (out.empty()) throw AdapterError(fmt::format("{}: its datasets list names no abbr: OpenCompass did not resolve the config", file));
+    return out;
+}
+
+std::string part_record_json(const PartRecord& r) {
+    return json{{"dataset", r.dataset}, {"shard", r.shard}, {"num_shards", r.num_shards}, {"begin", r.begin}, {"end", r.end}, {"samples", r.samples}}.dump() + "\n";
+}
+
+PartRecord parse_part_record(std::string_view text, const std::string& file) {
+    const json j = json::parse(text, nullptr, false);
+    const auto bad = [&] { return AdapterError(fmt::format("{} is not the adapter's record of the trial: rerun the trial", file)); };
+    if (j.is_discarded() || !j.is_object()) throw bad();
+    // find(), never const operator[]: on a missing key that is undefined behaviour.
+    const auto integer = [&](const char* key) {
+        const auto it = j.find(key);
+        if (it == j.end() || !it->is_number_integer()) throw bad();
+        return it->get<long>();
+    };
+    PartRecord r;
+    const auto d = j.find("dataset");
+    if (d == j.end() || !d->is_string()) throw bad();
+    r.dataset = d->get<std::string>();
+    r.shard = static_cast<int>(integer("shard")), r.num_shards = static_cast<int>(integer("num_shards"));
+    r.begin = integer("begin"), r.end = integer("end"), r.samples = integer("samples");
+    if (r.begin < 0 || r.end < r.begin || r.samples < 0 || r.num_shards < 1 || r.shard < 0 || r.shard >= r.num_shards) throw bad();
+    return r;
+}
+
+void check_complete(const std::string& dataset, const std::string& run_dir, const std::vector<Found>& found, long samples, bool results) {
+    std::vector<std::string> missing;
+    long got = 0;
+    for (const auto& f : found) {
+        if (f.predictions < 0)
+            missing.push_back(f.abbr + " (no predictions: see logs/infer/)");
+        else if (results && !f.results)
+            missing.push_back(f.abbr + " (no results: see logs/eval/)");
+        got += std::max(f.predictions, 0L);
+    }
+    if (!missing.empty())
+        throw AdapterError(fmt::format("{}: OpenCompass finished {} of {} subsets under {}; missing {}: a score over the rest would be partial; rerun the trial",
+                                       dataset, found.size() - missing.size(), found.size(), run_dir, fmt::join(missing, ", ")));
+    if (samples > 0 && got != samples)
+        throw AdapterError(fmt::format("{}: OpenCompass predicted {} of the {} samples expected under {}: a score over them would be partial; "
+                                       "rerun the trial, or set samples = {} for the dataset if that is its size",
+                                       dataset, got, samples, run_dir, got));
 }
 
 Result combine(const std::vector<std::vector<Subset>>& parts) {
     Result r;
     r.harness = "opencompass";
     std::map<std::string, Mean> weighted, naive;
+    std::map<std::string, double> summed;
     std::set<std::string> unsupported;
     long total = 0;
     std::size_t subsets = 0;
@@ -48,7 +153,12 @@ Result combine(const std::vector<std::vector<Subset>>& parts) {
         for (const auto& s : part) {
             total += s.samples;
             for (const auto& [metric, value] : s.scores) {
-                if (several && !mean_metric(metric)) {
+                const MetricKind kind = metric_kind(metric);
+                if (kind == MetricKind::count) {
+                    summed[metric] += value;
+                    continue;
+                }
+                if (several && kind == MetricKind::other) {
                     unsupported.insert(fmt::format("{} (not a mean over samples: not recombined)", metric));
                     continue;
                 }
@@ -66,6 +176,7 @@ Result combine(const std::vector<std::vector<Subset>>& parts) {
         r.scores[metric] = m.value();
         if (parts.size() == 1 && subsets > 1) r.scores[metric + "_naive_average"] = naive[metric].value();
     }
+    for (const auto& [metric, n] : summed) r.scores[metric] = n;
     r.unsupported.assign(unsupported.begin(), unsupported.end());
     if (total > 0) r.samples = total;
     if (r.scores.empty()) throw AdapterError("no score of this dataset can be recombined: set shard = false for it");

@@ -40,5 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)opencompass::count_predictions(text, "p");
     } catch (const AdapterError&) {
     }
+    try {
+        (void)opencompass::parse_part_record(text, "p");
+    } catch (const AdapterError&) {
+    }
+    try {
+        (void)opencompass::dumped_dataset_abbrs(text, "c");
+    } catch (const AdapterError&) {
+    }
     return 0;
 }
