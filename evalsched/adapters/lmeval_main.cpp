@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--tasks,--task", o.tasks, "lm-eval task (or group); several comma-separated for a bundle")->required();
     run_cmd->add_option("--out", o.out, "output directory ({output})")->required();
     run_cmd->add_option("--model", o.model, "hf, vllm or local-completions")->check(CLI::IsMember({"hf", "vllm", "local-completions"}));
-    run_cmd->add_option("--base-url", o.base_url, "local-completions: the served model's completions URL");
+    run_cmd->add_option("--base-url", o.base_url, "local-completions: the server ({base_url}, http://HOST:PORT; /v1/completions is appended) or its completions URL");
     run_cmd->add_option("--served-model", o.served_model, "local-completions: the model name the server knows (default: the checkpoint path)");
     run_cmd->add_option("--shard", o.shard, "shard index ({shard})");
     run_cmd->add_option("--num-shards", o.num_shards, "number of shards ({num_shards})")->check(CLI::Range(1, 100000));
