@@ -11,10 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
-echo '{"architectures": ["LlamaForCausalLM"]}' >"$ES"/ckpt/run7/step-100/config.json
-chmod 644 "$ES"/ckpt/run7/step-100/config.json
+es_lmeval_setup
 adapters=$ACME_BUILD_DIR/evalsched/adapters
-"$ACME_SRC_DIR"/tests/fakes/harness/install-lm_eval "$ES"/lm || fail "install-lm_eval failed"
 
 # core.toml with each dataset's and leaf's samples set to the stand-in's size of it (a group's
 # leaves listed by name get a table of counts); everything else is written back as shipped.

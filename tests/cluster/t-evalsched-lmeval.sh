@@ -13,17 +13,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
-echo '{"architectures": ["LlamaForCausalLM"]}' >"$ES"/ckpt/run7/step-100/config.json
-chmod 644 "$ES"/ckpt/run7/step-100/config.json
+es_lmeval_setup
 adapters=$ACME_BUILD_DIR/evalsched/adapters
 harness=$ACME_SRC_DIR/tests/fakes/harness
-"$harness"/install-lm_eval "$ES"/venv || fail "tests/fakes/harness/install-lm_eval failed"
 sed -e "s|@SETUP@||" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/lmeval.toml
 chmod 644 "$ES"/lmeval.toml
 es_start
 
 # 1. The harness on the submitter's PATH.
-id=$(PATH=$adapters:$ES/venv/bin:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/lmeval.toml --params-b 7)
+id=$(PATH=$adapters:$ES/lm/bin:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/lmeval.toml --params-b 7)
 state=$(es_wait "$id" 150)
 [ "$state" = done ] || { evalsched status "$id" >&2; tail -n 20 "$ES"/results/"$id"/logs/*.out >&2; fail "evaluation $id ended $state"; }
 shards=$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND datasets = 'arc_easy'")
@@ -36,7 +34,7 @@ ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/samples_arc_easy_*.jsonl 
 # The expected scores: one unsharded run of the same stand-in and adapter on the same checkpoint.
 ref=$ACME_TEST_TMP/ref
 for t in arc_easy mmlu gsm8k humaneval; do
-  PATH=$adapters:$ES/venv/bin:$PATH acme-eval-lmeval run --checkpoint "$ES"/ckpt/run7/step-100 --task "$t" --out "$ref/$t" >/dev/null 2>&1 ||
+  PATH=$adapters:$ES/lm/bin:$PATH acme-eval-lmeval run --checkpoint "$ES"/ckpt/run7/step-100 --task "$t" --out "$ref/$t" >/dev/null 2>&1 ||
     fail "the reference run of $t failed"
 done
 score() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["scores"][sys.argv[2]], 6))' "$@"; }
@@ -56,7 +54,7 @@ assert_eq "$(score "$ref"/humaneval/result.json pass@1)" "$(got humaneval pass@1
 assert_contains "$(cat "$ES"/results/"$id"/arc_easy/result.json)" '"samples": 40' "arc_easy's metric job read every document"
 
 # 2. The harness only in a venv the suite's setup activates; the submitting shell has no lm_eval.
-sed -e "s|@SETUP@|setup = \"source $ES/venv/bin/activate\"|" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/venv.toml
+sed -e "s|@SETUP@|setup = \"source $ES/lm/bin/activate\"|" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/venv.toml
 chmod 644 "$ES"/venv.toml
 PATH=$adapters:/usr/bin:/bin command -v lm_eval >/dev/null && fail "lm_eval is on the plain PATH: the venv case proves nothing"
 id2=$(PATH=$adapters:/usr/local/bin:/usr/bin:/bin es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/venv.toml --params-b 7 --label step-100-venv)
