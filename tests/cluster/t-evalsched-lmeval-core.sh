@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 1500
+# timeout: 900
 # The whole shipped suites/core.toml (its [suite] commands, every dataset, group and leaf, shard
 # flags and priors as shipped) scored end to end through acme-eval-lmeval and the lm_eval
 # stand-in (a test double of lm-evaluation-harness, tests/fakes/harness, installed as pip
@@ -51,7 +51,7 @@ es_start
 
 id=$(PATH=$adapters:$ES/lm/bin:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/core.toml --params-b 7)
 [ -n "$id" ] || fail "evalsched submit refused core.toml"
-state=$(es_wait "$id" 1500)
+state=$(es_wait "$id" 800)
 [ "$state" = done ] || {
   evalsched status "$id" >&2
   grep -l 'Error\|acme-eval-lmeval: ' "$ES"/results/"$id"/logs/*.out 2>/dev/null | head -n 3 | xargs -r tail -n 5 >&2
