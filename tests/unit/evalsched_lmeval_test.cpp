@@ -18,11 +18,10 @@ using namespace acme::adapters;
 using nlohmann::json;
 
 namespace {
+// The source tree ($srcdir under automake's harness; where it was configured otherwise).
 std::string lmeval_source_root() {
-    if (const char* s = std::getenv("srcdir")) return s;
-    const std::string here = __FILE__, self = "tests/unit/evalsched_lmeval_test.cpp";
-    const std::string prefix = here.substr(0, here.size() - self.size());
-    return prefix.empty() ? "." : prefix;
+    const char* s = std::getenv("srcdir");
+    return s ? s : ACME_SRCDIR;
 }
 
 struct Upstream {
