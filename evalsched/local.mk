@@ -44,7 +44,7 @@ libevalsched_core_la_SOURCES = \
 	evalsched/core/window_fit.cpp evalsched/core/window_fit.hpp
 libevalsched_core_la_LIBADD = $(TOMLPP_LIBS)
 dist_man_MANS += man/evalsched-suite.5
-EXTRA_DIST += suites tests/data/suites
+EXTRA_DIST += suites tests/data/suites tests/data/upstream
 
 # --- evalsched/sim: the simulator ---
 # A noinst library so the unit tests check its conservation on the same code the evalsched-sim
@@ -179,7 +179,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/evalsched_decisions_test.cpp \
 	tests/unit/evalsched_store_test.cpp \
 	tests/unit/evalsched_sim_test.cpp \
-	tests/unit/evalsched_adapters_test.cpp tests/unit/evalsched_environment_test.cpp \
+	tests/unit/evalsched_adapters_test.cpp tests/unit/evalsched_lmeval_test.cpp tests/unit/evalsched_environment_test.cpp \
 	tests/unit/evalsched_opencompass_test.cpp \
 	tests/unit/evalsched_daemon_config_test.cpp \
 	tests/unit/evalsched_daemon_api_test.cpp \

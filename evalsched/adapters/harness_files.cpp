@@ -61,6 +61,7 @@ std::string result_json(const Result& r) {
     json j{{"scores", scores}};
     if (r.samples) j["samples"] = *r.samples;
     if (!r.unsupported.empty()) j["unsupported"] = r.unsupported;
+    if (!r.approximate.empty()) j["approximate"] = r.approximate;
     if (!r.harness.empty()) j["harness"] = r.harness;
     if (!r.sources.empty()) j["sources"] = r.sources;
     return j.dump(2) + "\n";

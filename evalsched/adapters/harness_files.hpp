@@ -58,6 +58,7 @@ struct Result {
     std::map<std::string, double> scores;
     std::optional<long> samples;
     std::vector<std::string> unsupported;   // metrics the adapter could not aggregate, and why
+    std::vector<std::string> approximate;   // why scores recombined from shards differ from one whole run's
     std::string harness;                    // "lm-evaluation-harness", "opencompass"
     std::vector<std::string> sources;       // the harness files the scores came from
 };

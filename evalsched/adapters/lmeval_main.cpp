@@ -9,11 +9,21 @@
 //
 // The flags it passes are lm_eval's own (lm_eval/_cli/run.py; lm_eval/__main__.py before the
 // subcommands): --model, --model_args, --tasks, --batch_size, --output_path, --log_samples,
-// --samples (a JSON file {task: [indices]}, the harness's own sample selection, lm-eval >= 0.4.8),
-// --num_fewshot, --device. The files it reads are listed in lmeval_output.hpp.
+// --samples (a JSON file {task: [indices]}, the harness's own sample selection, lm-eval >= 0.4.9),
+// --num_fewshot, --device. The files it reads are listed in lmeval_output.hpp. Before running it
+// asks lm_eval's own Python for the installed version and refuses one older than 0.4.9.
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -48,9 +58,9 @@ std::string model_args(const RunOptions& o) {
     } else if (o.model == "vllm") {
         a = fmt::format("pretrained={},dtype=auto,tensor_parallel_size={},gpu_memory_utilization=0.85", o.checkpoint, o.gpus);
     } else {  // local-completions: the served model answers, the staged checkpoint tokenizes
-        if (o.base_url.empty()) throw AdapterError("--model local-completions needs --base-url http://HOST:PORT/v1/completions");
+        if (o.base_url.empty()) throw AdapterError("--model local-completions needs --base-url {base_url} (the server, http://HOST:PORT)");
         a = fmt::format("model={},base_url={},tokenizer={},num_concurrent=8,max_retries=3", o.served_model.empty() ? o.checkpoint : o.served_model,
-                        o.base_url, o.checkpoint);
+                        lmeval::completions_url(o.base_url), o.checkpoint);
     }
     if (!o.model_args.empty()) a += "," + o.model_args;
     return a;
@@ -73,13 +83,72 @@ std::string samples_file(const std::string& results_file, const std::string& lea
 
 long effective_samples(const json& results, const std::vector<std::string>& leaves) {
     long n = 0;
-    const auto ns = results.find("n-samples");
-    if (ns == results.end() || !ns->is_object()) return 0;
-    for (const auto& l : leaves) {
-        const auto it = ns->find(l);
-        if (it != ns->end() && it->is_object() && (*it)["effective"].is_number_integer()) n += (*it)["effective"].get<long>();
-    }
+    for (const auto& l : leaves) n += lmeval::effective_samples(results, l).value_or(0);
     return n;
+}
+
+// The first line of `path` when it names an interpreter ("#!/venv/bin/python3", "#!/usr/bin/env
+// python3"), split at blanks; python3 otherwise (a wrapper: the environment's own Python).
+std::vector<std::string> interpreter_of(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    if (!line.starts_with("#!")) return {"python3"};
+    std::istringstream words(line.substr(2));
+    std::vector<std::string> out;
+    for (std::string w; words >> w;) out.push_back(w);
+    return out.empty() ? std::vector<std::string>{"python3"} : out;
+}
+
+// The first line argv prints on stdout (its stderr goes to the trial's log); empty when it
+// cannot run or fails.
+std::string first_line_of(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC) != 0) return {};
+    const pid_t pid = fork();
+    if (pid < 0) return {};
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    ::close(fd[1]);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        if (out.size() < 4096) out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    return out.substr(0, out.find('\n'));
+}
+
+// lm_eval has no --version flag in any release: its version is the installed distribution's,
+// which lm_eval/__init__.py itself reads with importlib.metadata (since 0.4.12; pip records it
+// for every release). Asked of the interpreter lm_eval's script runs under. A harness that is
+// not found is left to run_harness, which says so.
+void check_harness_version(const std::string& lm_eval) {
+    std::string path = lm_eval;
+    if (lm_eval.find('/') == std::string::npos) {
+        path.clear();
+        const char* env = std::getenv("PATH");
+        for (const auto& dir : split_list(env ? env : "", ':'))
+            if (access((dir + "/" + lm_eval).c_str(), X_OK) == 0) {
+                path = dir + "/" + lm_eval;
+                break;
+            }
+    }
+    if (path.empty() || access(path.c_str(), X_OK) != 0) return;
+    std::vector<std::string> argv = interpreter_of(path);
+    argv.insert(argv.end(), {"-c", "import importlib.metadata as m\ntry:\n print(m.version('lm_eval'))\nexcept Exception:\n pass"});
+    lmeval::check_version(first_line_of(argv), path);
 }
 
 Result result_from(const std::string& file, const json& results, const std::string& task) {
@@ -95,6 +164,7 @@ int run(const RunOptions& o) {
     const std::vector<std::string> tasks = split_list(o.tasks);
     if (tasks.empty()) throw AdapterError("--tasks is empty: give one lm-eval task, or several comma-separated");
     if (o.num_shards > 1 && tasks.size() > 1) throw AdapterError("a bundle of tasks cannot be sharded: give one task with --shard");
+    check_harness_version(o.lm_eval);
     const bool bundle = tasks.size() > 1;
     const std::string output_path = bundle ? fmt::format("{}/.lm_eval-{}", o.out, tasks.front()) : o.out;
     std::vector<std::string> argv{o.lm_eval, "--model", o.model, "--model_args", model_args(o), "--tasks", o.tasks, "--batch_size", o.batch_size,
@@ -162,20 +232,22 @@ Result task_result(const std::string& task, const std::string& out) {
     long total = -1;
     Result r;
     r.harness = "lm-evaluation-harness";
+    std::set<std::string> approximate;
     for (const auto& part : parts) {
         const std::string shard_file = part + "/evalsched-shard.json";
-        const json s = json::parse(read_file(shard_file, 4096), nullptr, false);
-        if (s.is_discarded() || !s.is_object() || !s["begin"].is_number_integer() || !s["end"].is_number_integer() || !s["samples"].is_number_integer())
-            throw AdapterError(fmt::format("{} is not the adapter's shard record: rerun the trial", shard_file));
-        ranges.emplace_back(s["begin"].get<long>(), s["end"].get<long>());
-        if (total >= 0 && total != s["samples"].get<long>()) throw AdapterError(fmt::format("{} disagrees on the dataset's size", shard_file));
-        total = s["samples"].get<long>();
+        const lmeval::ShardRecord s = lmeval::parse_shard_record(read_file(shard_file, 4096), shard_file);
+        ranges.emplace_back(s.begin, s.end);
+        if (total >= 0 && total != s.samples) throw AdapterError(fmt::format("{} disagrees on the dataset's size", shard_file));
+        total = s.samples;
         const std::string file = newest_results(part);
         const json results = lmeval::parse_results(read_file(file, kMaxResults), file);
         for (const auto& leaf : lmeval::leaves(results, task)) {
             const std::string sf = samples_file(file, leaf);
             lmeval::add_samples(agg, read_file(sf, kMaxSamples), leaf, lmeval::aggregations(results, leaf), sf);
             r.sources.push_back(sf);
+            // The first shard draws the whole run's exemplars; any later one does not.
+            if (s.begin > 0)
+                if (std::string why = lmeval::fewshot_dependence(results, leaf); !why.empty()) approximate.insert(why);
         }
     }
     // Coverage: the shards' ranges (of mixed N after re-sharding) tile the dataset exactly once.
@@ -189,6 +261,9 @@ Result task_result(const std::string& task, const std::string& out) {
     for (const auto& [name, mean] : agg.metrics) r.scores[name] = mean.value();
     r.unsupported.assign(agg.unsupported.begin(), agg.unsupported.end());
     for (const auto& u : r.unsupported) std::fprintf(stderr, "acme-eval-lmeval: %s: not aggregated across shards\n", u.c_str());
+    r.approximate.assign(approximate.begin(), approximate.end());
+    for (const auto& a : r.approximate)
+        std::fprintf(stderr, "acme-eval-lmeval: %s: the recombined scores are not the unsharded run's (set shard = false for them)\n", a.c_str());
     if (r.scores.empty()) throw AdapterError(fmt::format("no per-sample metric of {} can be aggregated across shards: set shard = false for it", task));
     r.samples = agg.samples();
     return r;
@@ -232,6 +307,7 @@ int aggregate(const GroupOptions& o) {
         }
         leaves.push_back({names[i], r.scores, n});
         for (const auto& u : r.unsupported) g.unsupported.push_back(fmt::format("{}: {}", names[i], u));
+        g.approximate.insert(g.approximate.end(), r.approximate.begin(), r.approximate.end());
         g.sources.insert(g.sources.end(), r.sources.begin(), r.sources.end());
     }
     g.scores = group_scores(leaves, o.aggregate == "weight_by_size", &g.unsupported);
@@ -255,7 +331,7 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--tasks,--task", o.tasks, "lm-eval task (or group); several comma-separated for a bundle")->required();
     run_cmd->add_option("--out", o.out, "output directory ({output})")->required();
     run_cmd->add_option("--model", o.model, "hf, vllm or local-completions")->check(CLI::IsMember({"hf", "vllm", "local-completions"}));
-    run_cmd->add_option("--base-url", o.base_url, "local-completions: the served model's completions URL");
+    run_cmd->add_option("--base-url", o.base_url, "local-completions: the server ({base_url}, http://HOST:PORT; /v1/completions is appended) or its completions URL");
     run_cmd->add_option("--served-model", o.served_model, "local-completions: the model name the server knows (default: the checkpoint path)");
     run_cmd->add_option("--shard", o.shard, "shard index ({shard})");
     run_cmd->add_option("--num-shards", o.num_shards, "number of shards ({num_shards})")->check(CLI::Range(1, 100000));

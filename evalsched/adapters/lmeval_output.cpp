@@ -21,9 +21,11 @@ json parse_results(std::string_view text, const std::string& file) {
 }
 
 std::map<std::string, double> task_scores(const json& results, const std::string& task, const std::string& file) {
-    const json& r = results["results"];
-    auto it = r.find(task);
-    if (it == r.end() || !it->is_object())
+    const auto r = results.find("results");
+    if (r == results.end() || !r->is_object())
+        throw AdapterError(fmt::format("{} has no \"results\" object: is it an lm-evaluation-harness results file?", file));
+    auto it = r->find(task);
+    if (it == r->end() || !it->is_object())
         throw AdapterError(fmt::format("{} has no results for task {}: check the task name (lm_eval ls tasks)", file, task));
     std::map<std::string, double> out;
     for (auto m = it->begin(); m != it->end(); ++m) {
@@ -69,7 +71,11 @@ std::map<std::string, std::string> aggregations(const json& results, const std::
     for (const auto& m : *list) {
         if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) continue;
         const auto agg = m.find("aggregation");
-        out[m["metric"].get<std::string>()] = agg != m.end() && agg->is_string() ? agg->get<std::string>() : "mean";
+        std::string how = agg != m.end() && agg->is_string() ? agg->get<std::string>() : "mean";
+        // A function of the task's own (cb's f1, ifeval's inst_level_*) is dumped as its source
+        // (TaskConfig.to_dict in lm_eval/config/task.py): name it, not quote it.
+        if (how.find_first_of("\n( ") != std::string::npos) how = "custom";
+        out[m["metric"].get<std::string>()] = how;
     }
     return out;
 }
@@ -129,6 +135,94 @@ void add_samples(Aggregate& into, std::string_view jsonl, const std::string& lea
             into.metrics[name].add(v->is_boolean() ? (v->get<bool>() ? 1.0 : 0.0) : v->get<double>());
         }
     }
+}
+
+namespace {
+// "0.4.13.dev0" -> {0, 4, 13}: the leading numbers; nothing when it does not start with one.
+std::optional<std::vector<long>> version_numbers(std::string_view v) {
+    std::vector<long> out;
+    std::size_t at = 0;
+    while (out.size() < 3 && at < v.size() && v[at] >= '0' && v[at] <= '9') {
+        long n = 0;
+        while (at < v.size() && v[at] >= '0' && v[at] <= '9' && n < 1000000) n = n * 10 + (v[at++] - '0');
+        out.push_back(n);
+        if (at < v.size() && v[at] == '.') ++at;
+        else break;
+    }
+    if (out.empty()) return std::nullopt;
+    out.resize(3, 0);
+    return out;
+}
+
+const json* member(const json& j, const char* key) {
+    if (!j.is_object()) return nullptr;
+    const auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+}
+}  // namespace
+
+void check_version(std::string_view version, const std::string& where) {
+    const auto have = version_numbers(version), need = version_numbers(kMinVersion);
+    if (!have)
+        throw AdapterError(fmt::format("cannot tell which lm-evaluation-harness {} is (its Python finds no lm_eval distribution): install lm-eval "
+                                       "{} or later with pip, or name its environment in the suite's setup",
+                                       where, kMinVersion));
+    if (*have < *need)
+        throw AdapterError(fmt::format("lm-evaluation-harness {} ({}) is too old: acme-eval-lmeval needs {} or later, whose --samples selects a "
+                                       "shard's documents; upgrade it (pip install -U 'lm_eval>={}')",
+                                       version, where, kMinVersion, kMinVersion));
+}
+
+std::string completions_url(std::string_view base_url) {
+    std::string url(base_url);
+    const auto scheme = url.find("://");
+    const auto path = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    std::string p = path == std::string::npos ? "" : url.substr(path);
+    while (!p.empty() && p.back() == '/') p.pop_back(), url.pop_back();
+    if (p.empty()) return url + "/v1/completions";
+    if (p.ends_with("/v1")) return url + "/completions";
+    return url;
+}
+
+std::string fewshot_dependence(const json& results, const std::string& leaf) {
+    long shots = 0;
+    const json* cfg = nullptr;
+    if (const json* configs = member(results, "configs")) cfg = member(*configs, leaf.c_str());
+    const json* n = nullptr;
+    if (const json* nshot = member(results, "n-shot")) n = member(*nshot, leaf.c_str());
+    if (!n && cfg) n = member(*cfg, "num_fewshot");
+    if (n && n->is_number_integer()) shots = n->get<long>();
+    if (shots <= 0) return {};
+    std::string sampler = "default";
+    if (const json* fc = cfg ? member(*cfg, "fewshot_config") : nullptr)
+        if (const json* s = member(*fc, "sampler"); s && s->is_string()) sampler = s->get<std::string>();
+    if (sampler == "first_n") return {};
+    return fmt::format("{}: {}-shot with the {} sampler, a shard draws other exemplars than the whole run for every document after its start", leaf,
+                       shots, sampler);
+}
+
+std::optional<long> effective_samples(const json& results, const std::string& leaf) {
+    const json* ns = member(results, "n-samples");
+    const json* l = ns ? member(*ns, leaf.c_str()) : nullptr;
+    const json* e = l ? member(*l, "effective") : nullptr;
+    if (!e || !e->is_number_integer()) return std::nullopt;
+    return e->get<long>();
+}
+
+ShardRecord parse_shard_record(std::string_view text, const std::string& file) {
+    const json s = json::parse(text, nullptr, false);
+    ShardRecord r;
+    long* fields[] = {&r.begin, &r.end, &r.samples};
+    const char* names[] = {"begin", "end", "samples"};
+    for (int i = 0; i < 3; ++i) {
+        const json* v = s.is_discarded() ? nullptr : member(s, names[i]);
+        if (!v || !v->is_number_integer())
+            throw AdapterError(fmt::format("{} is not the adapter's shard record (no integer \"{}\"): rerun the trial", file, names[i]));
+        *fields[i] = v->get<long>();
+    }
+    if (r.begin < 0 || r.end < r.begin || r.samples < r.end)
+        throw AdapterError(fmt::format("{} is not the adapter's shard record (documents {} to {} of {}): rerun the trial", file, r.begin, r.end, r.samples));
+    return r;
 }
 
 }  // namespace acme::adapters::lmeval

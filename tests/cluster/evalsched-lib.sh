@@ -86,3 +86,12 @@ es_submit() {
   out=$(evalsched submit "$@") || fail "evalsched submit $* refused: $out"
   echo "$out" | sed -n 's/^evaluation \([0-9]*\) submitted.*/\1/p'
 }
+
+# For the lm-eval adapter's tests: a checkpoint a harness loads (config.json beside the weights)
+# and the lm_eval test double installed as pip installs lm-eval, in the venv $ES/lm
+# (tests/fakes/harness/install-lm_eval).
+es_lmeval_setup() {
+  echo '{"architectures": ["LlamaForCausalLM"]}' >"$ES"/ckpt/run7/step-100/config.json
+  chmod 644 "$ES"/ckpt/run7/step-100/config.json
+  "$ACME_SRC_DIR"/tests/fakes/harness/install-lm_eval "$ES"/lm || fail "tests/fakes/harness/install-lm_eval failed"
+}

@@ -6,14 +6,14 @@
 # leaf tasks (a group written as its leaves), gsm8k (two filters) and humaneval (code) in one
 # bundle, each scored by its metric job, and mmlu's group job combining its leaves to exactly the
 # score lm_eval itself gives the group run whole.
-# The harness is found through the environment submitted from (PATH), as sbatch --export=ALL
-# would; then, submitted from a shell whose PATH lacks it, through the suite's setup = "source
-# <venv>/bin/activate" of a real Python venv holding it.
+# The stand-in is installed as pip installs lm-eval (tests/fakes/harness/install-lm_eval: a venv
+# with its version's metadata). It is found through the environment submitted from (PATH), as
+# sbatch --export=ALL would; then, submitted from a shell whose PATH lacks it, through the suite's
+# setup = "source <venv>/bin/activate".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
-echo '{"architectures": ["LlamaForCausalLM"]}' >"$ES"/ckpt/run7/step-100/config.json
-chmod 644 "$ES"/ckpt/run7/step-100/config.json
+es_lmeval_setup
 adapters=$ACME_BUILD_DIR/evalsched/adapters
 harness=$ACME_SRC_DIR/tests/fakes/harness
 sed -e "s|@SETUP@||" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/lmeval.toml
@@ -21,12 +21,12 @@ chmod 644 "$ES"/lmeval.toml
 es_start
 
 # 1. The harness on the submitter's PATH.
-id=$(PATH=$adapters:$harness:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/lmeval.toml --params-b 7)
+id=$(PATH=$adapters:$ES/lm/bin:$PATH es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/lmeval.toml --params-b 7)
 state=$(es_wait "$id" 150)
 [ "$state" = done ] || { evalsched status "$id" >&2; tail -n 20 "$ES"/results/"$id"/logs/*.out >&2; fail "evaluation $id ended $state"; }
 shards=$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND datasets = 'arc_easy'")
 [ "$shards" -ge 2 ] || fail "arc_easy was not sharded ($shards trials)"
-assert_eq "gsm8k humaneval mmlu_algebra mmlu_anatomy mmlu_astronomy" "$(es_sql "SELECT datasets FROM trials WHERE evaluation = $id AND datasets != 'arc_easy'" | tr , '\n' | sort | xargs)" "the bundle"
+assert_eq "gsm8k humaneval mmlu_abstract_algebra mmlu_anatomy mmlu_astronomy" "$(es_sql "SELECT datasets FROM trials WHERE evaluation = $id AND datasets != 'arc_easy'" | tr , '\n' | sort | xargs)" "the bundle"
 assert_eq 7 "$(es_sql "SELECT COUNT(*) FROM metric_jobs WHERE evaluation = $id AND state = 'done'")" "metric jobs done (3 datasets, mmlu's 3 leaves, its group job)"
 ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/results_*.json >/dev/null || fail "no lm_eval results_*.json in arc_easy's shard 0"
 ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/samples_arc_easy_*.jsonl >/dev/null || fail "no lm_eval samples file in arc_easy's shard 0"
@@ -34,7 +34,7 @@ ls "$ES"/results/"$id"/arc_easy/shard-0-of-"$shards"/*/samples_arc_easy_*.jsonl 
 # The expected scores: one unsharded run of the same stand-in and adapter on the same checkpoint.
 ref=$ACME_TEST_TMP/ref
 for t in arc_easy mmlu gsm8k humaneval; do
-  PATH=$adapters:$harness:$PATH acme-eval-lmeval run --checkpoint "$ES"/ckpt/run7/step-100 --task "$t" --out "$ref/$t" >/dev/null 2>&1 ||
+  PATH=$adapters:$ES/lm/bin:$PATH acme-eval-lmeval run --checkpoint "$ES"/ckpt/run7/step-100 --task "$t" --out "$ref/$t" >/dev/null 2>&1 ||
     fail "the reference run of $t failed"
 done
 score() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["scores"][sys.argv[2]], 6))' "$@"; }
@@ -54,11 +54,7 @@ assert_eq "$(score "$ref"/humaneval/result.json pass@1)" "$(got humaneval pass@1
 assert_contains "$(cat "$ES"/results/"$id"/arc_easy/result.json)" '"samples": 40' "arc_easy's metric job read every document"
 
 # 2. The harness only in a venv the suite's setup activates; the submitting shell has no lm_eval.
-python3 -m venv --without-pip "$ES"/venv || fail "python3 -m venv failed"
-cp "$harness"/lm_eval "$ES"/venv/bin/lm_eval
-sed -i "1s|.*|#!$ES/venv/bin/python3|" "$ES"/venv/bin/lm_eval
-chmod -R a+rX "$ES"/venv
-sed -e "s|@SETUP@|setup = \"source $ES/venv/bin/activate\"|" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/venv.toml
+sed -e "s|@SETUP@|setup = \"source $ES/lm/bin/activate\"|" "$ACME_SRC_DIR"/tests/data/suites/lmeval-core.toml >"$ES"/venv.toml
 chmod 644 "$ES"/venv.toml
 PATH=$adapters:/usr/bin:/bin command -v lm_eval >/dev/null && fail "lm_eval is on the plain PATH: the venv case proves nothing"
 id2=$(PATH=$adapters:/usr/local/bin:/usr/bin:/bin es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/venv.toml --params-b 7 --label step-100-venv)

@@ -1,5 +1,6 @@
 // libFuzzer target for the harness adapters' result-file parsers (lm-evaluation-harness
-// results_*.json and samples_*.jsonl, OpenCompass results/<abbr>/<dataset>.json): any input is
+// results_*.json and samples_*.jsonl, the lm-eval adapter's shard record, lm-eval's version
+// string and a --base-url; OpenCompass results/<abbr>/<dataset>.json): any input is
 // either read or refused with an AdapterError; nothing else may escape, crash or hang.
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const auto j = lmeval::parse_results(text, "f");
         for (auto it = j["results"].begin(); it != j["results"].end(); ++it) {
-            for (const auto& leaf : lmeval::leaves(j, it.key())) (void)lmeval::aggregations(j, leaf);
+            for (const auto& leaf : lmeval::leaves(j, it.key())) {
+                (void)lmeval::aggregations(j, leaf);
+                (void)lmeval::fewshot_dependence(j, leaf);
+                (void)lmeval::effective_samples(j, leaf);
+            }
             try {
                 (void)lmeval::task_scores(j, it.key(), "f");
             } catch (const AdapterError&) {
@@ -24,6 +29,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     } catch (const AdapterError&) {
     }
+    try {
+        (void)lmeval::parse_shard_record(text, "s");
+    } catch (const AdapterError&) {
+    }
+    try {
+        lmeval::check_version(text, "v");
+    } catch (const AdapterError&) {
+    }
+    (void)lmeval::completions_url(text);
     try {
         lmeval::Aggregate agg;
         lmeval::add_samples(agg, text, "t", {{"acc", "mean"}, {"bleu", "bleu"}}, "s");
