@@ -35,6 +35,7 @@
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace {
 
@@ -45,9 +46,7 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void on_signal(int) { g_stop = 1; }
 
-double wall_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using util::wall_now;
 
 double mono_now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
