@@ -45,7 +45,9 @@ FAULTDIAG_CLI = \
 	acct/faultdiag/cli.cpp acct/faultdiag/cli.hpp \
 	acct/faultdiag/render.cpp acct/faultdiag/render.hpp \
 	acct/faultdiag/spool_job.cpp acct/faultdiag/spool_job.hpp \
-	acct/faultdiag/slurmdbd_job.cpp acct/faultdiag/slurmdbd_job.hpp
+	acct/faultdiag/slurmdbd_job.cpp acct/faultdiag/slurmdbd_job.hpp \
+	acct/faultdiag/log_input.cpp acct/faultdiag/log_input.hpp \
+	acct/faultdiag/rule_suggestion.cpp acct/faultdiag/rule_suggestion.hpp
 bin_PROGRAMS += acct/faultdiag/faultdiag
 acct_faultdiag_faultdiag_SOURCES = acct/faultdiag/main.cpp $(FAULTDIAG_CLI)
 acct_faultdiag_faultdiag_LDADD = libacme.la

@@ -15,7 +15,7 @@ libacme_la_SOURCES = \
 	common/util/parse.cpp common/util/parse.hpp common/util/re2_text.hpp \
 	common/util/table.cpp common/util/table.hpp \
 	common/util/spawn.cpp common/util/spawn.hpp \
-	common/util/install_paths.hpp common/util/cli_checks.hpp common/util/html.hpp \
+	common/util/install_paths.hpp common/util/cli_checks.hpp common/util/html.hpp common/util/wall_clock.hpp \
 	common/nvml/nvml_api.hpp \
 	common/nvml/library.cpp common/nvml/library.hpp \
 	common/nvml/device_selection.cpp common/nvml/device_selection.hpp \

@@ -105,6 +105,10 @@ EXTRA_PROGRAMS += tests/bench/telemetry-spool-bench
 BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler tests/fakes/libnvidia-ml.so.1
 tests_bench_telemetry_spool_bench_SOURCES = tests/bench/telemetry_spool_bench.cpp
 tests_bench_telemetry_spool_bench_LDADD = libgputrace_core.la libacme.la
+EXTRA_PROGRAMS += tests/bench/textfile-churn
+BENCH_TARGETS += tests/bench/textfile-churn
+tests_bench_textfile_churn_SOURCES = tests/bench/textfile_churn.cpp
+tests_bench_textfile_churn_LDADD = libgputrace_core.la libacme.la
 
 # --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
 # The plugstack arguments and options of both plugins.

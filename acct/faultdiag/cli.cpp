@@ -1,7 +1,5 @@
 #include "acct/faultdiag/cli.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -21,7 +18,9 @@
 #include <fmt/ranges.h>  // fmt::join (fmt 11 keeps it here only)
 #include <fmt/ostream.h>
 
+#include "acct/faultdiag/log_input.hpp"
 #include "acct/faultdiag/render.hpp"
+#include "acct/faultdiag/rule_suggestion.hpp"
 #include "acct/faultdiag/slurmdbd_job.hpp"
 #include "acct/faultdiag/spool_job.hpp"
 #include "common/slurm/accounting.hpp"
@@ -29,7 +28,6 @@
 #include "common/diagnose/history_store.hpp"
 #include "common/diagnose/llm_client.hpp"
 #include "common/diagnose/log_scan.hpp"
-#include "common/diagnose/rule_draft.hpp"
 #include "common/store/labels_store.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
@@ -57,62 +55,6 @@ struct Failure {
     std::string message;
 };
 
-struct Input {
-    std::string name;
-    std::string text;
-};
-
-// A log named on the command line: a regular file only (a FIFO would block the open, a device
-// such as /dev/zero never ends, a directory has no text), and of a big one its last
-// kMaxLogBytes, where a failure's lines are.
-constexpr off_t kMaxLogBytes = 64 << 20;
-
-std::string read_log_file(const std::string& file) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) throw Failure{fmt::format("cannot read {}: {}: check the path", file, std::strerror(errno))};
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Failure{fmt::format("cannot read {}: not a regular file: give a log file, or - for standard input", file)};
-    }
-    const off_t start = st.st_size > kMaxLogBytes ? st.st_size - kMaxLogBytes : 0;
-    std::string text(static_cast<std::size_t>(st.st_size - start), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = pread(fd, text.data() + got, text.size() - got, start + static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int saved = errno;
-            ::close(fd);
-            throw Failure{fmt::format("cannot read {}: {}", file, std::strerror(saved))};
-        }
-        if (n == 0) break;  // shrank while being read
-        got += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    text.resize(got);
-    if (start > 0) {
-        // From the first whole line of the tail.
-        const auto nl = text.find('\n');
-        text.erase(0, nl == std::string::npos ? 0 : nl + 1);
-    }
-    return text;
-}
-
-std::vector<Input> read_inputs(const std::vector<std::string>& files, std::istream& in) {
-    // Everything is read before anything is printed: a missing file stops the run cleanly.
-    std::vector<Input> inputs;
-    for (const auto& file : files) {
-        std::ostringstream text;
-        if (file == "-") {
-            text << in.rdbuf();
-            inputs.push_back({"(stdin)", text.str()});
-            continue;
-        }
-        inputs.push_back({file, read_log_file(file)});
-    }
-    return inputs;
-}
 
 std::optional<diagnose::History> load_history(const std::string& path, std::ostream& err) {
     std::string error;
@@ -135,15 +77,6 @@ diagnose::Diagnosis with_model(const Options& o, std::string_view log, diagnose:
     auto asked = diagnose::ask_model(o.llm, log, d);
     if (!asked.note.empty() && !asked.diagnosis) fmt::print(err, "faultdiag: note: {}\n", asked.note);
     return asked.diagnosis ? *asked.diagnosis : d;
-}
-
-std::string concatenated(const std::vector<Input>& inputs) {
-    std::string all;
-    for (const auto& input : inputs) {
-        all += input.text;
-        if (!all.empty() && all.back() != '\n') all += '\n';
-    }
-    return all;
 }
 
 // --explain: the learned fallback's answer for a log whether or not it decided (it decides only
@@ -432,60 +365,16 @@ int suggest_rule(const Options& o, const Defaults& defaults, std::istream& in, s
             if (log.empty()) throw Failure{error.what()};
         }
     }
-    const diagnose::ReasonInfo* reason = nullptr;
-    std::string line, why;
-    const bool model = stored && diagnose::from_model(*stored);
-    if (model)
-        for (const auto& e : stored->evidence)
-            if (e.source == "llm" && line.empty()) {
-                line = e.text;
-                why = fmt::format("job {}: answer of model {} ({}), line {}", o.suggest, diagnose::model_name(*stored),
-                                  stored->reason, e.line);
-            }
-    if (!o.label.empty()) {
-        const std::string& text = o.label[0];
-        const auto slash = text.find('/');
-        const std::string category = slash == std::string::npos ? std::string() : text.substr(0, slash);
-        reason = diagnose::find_reason(slash == std::string::npos ? text : text.substr(slash + 1));
-        if (!reason || reason->name == "unknown") {
-            fmt::print(err, "faultdiag: --label {}: not a CATEGORY/REASON of the taxonomy: run `faultdiag --reasons` for the list\n",
-                       text);
-            return 2;
-        }
-        if (!category.empty() && category != diagnose::to_string(reason->category)) {
-            fmt::print(err, "faultdiag: --label {}: reason {} is {}, not {}: fix the category\n", text, reason->name,
-                       diagnose::to_string(reason->category), category);
-            return 2;
-        }
-        if (line.empty() && !log.empty()) {
-            // The last line that reads as an error: what a person looking at the tail labels.
-            const diagnose::Lines lines(log);
-            const auto errors = diagnose::error_lines(log, lines, 1);
-            if (!errors.empty()) line = std::string(lines.line(errors.front().line));
-        }
-        if (line.empty() && stored)
-            for (const auto& e : stored->evidence)
-                if (e.line > 0 && line.empty()) line = e.text;
-        why = fmt::format("job {}: labelled {}/{} by {}", o.suggest, diagnose::to_string(reason->category), reason->name, who());
-    } else if (model) {
-        reason = diagnose::find_reason(stored->reason);
-    } else {
-        throw Failure{stored ? fmt::format("job {}: its diagnosis ({}) is the rules', not a model's: give --label "
-                                           "CATEGORY/REASON to draft a rule from its evidence",
-                                           o.suggest, stored->reason)
-                             : fmt::format("job {}: no stored diagnosis found: give --label CATEGORY/REASON and its log file",
-                                           o.suggest)};
+    RuleSuggestion ask{o.suggest, stored, std::move(log), o.label.empty() ? std::string() : o.label[0], who()};
+    DraftedRule draft;
+    try {
+        draft = suggest_rule(ask);
+    } catch (const NoDraft& e) {
+        throw Failure{e.what()};
     }
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!reason || line.find_first_not_of(" \t") == std::string::npos)
-        throw Failure{fmt::format("job {}: no evidence line to draft a rule from: give its log file", o.suggest)};
-    const auto draft = diagnose::draft_rule(*reason, line, fmt::format("site.{}.{}", reason->name, o.suggest), why);
     out << draft.toml;
-    if (!draft.matches) {
-        fmt::print(err, "faultdiag: job {}: {}: edit the pattern before using the draft\n", o.suggest, draft.problem);
-        return 1;
-    }
-    return 0;
+    if (!draft.message.empty()) fmt::print(err, "faultdiag: {}\n", draft.message);
+    return draft.status;
 }
 
 }  // namespace

@@ -45,20 +45,26 @@ bool answers(const std::string& host, std::uint16_t port, int ms) {
     return ok;
 }
 
+using Kind = AdminCommentError::Kind;
+
 // The cluster's name and whether it runs slurmdbd (and it answers), as slurmctld says.
-bool accounting_cluster(std::string& cluster, std::string& error) {
-    const auto conf = load_accounting_conf(error);
-    if (!conf) return false;
+bool accounting_cluster(std::string& cluster, AdminCommentError& error) {
+    const auto conf = load_accounting_conf(error.text);
+    if (!conf) {
+        error.kind = Kind::unreachable;  // slurmctld, which the next epilog may reach
+        return false;
+    }
     cluster = conf->cluster;
     if (conf->storage != "accounting_storage/slurmdbd") {
-        error = "Slurm accounting is not slurmdbd (AccountingStorageType=" + (conf->storage.empty() ? "none" : conf->storage) + ")";
+        error = {Kind::not_slurmdbd,
+                 "Slurm accounting is not slurmdbd (AccountingStorageType=" + (conf->storage.empty() ? "none" : conf->storage) + ")"};
         return false;
     }
     const std::string& host = conf->host;
     const std::string& backup = conf->backup_host;
     const std::uint16_t port = conf->port;
     if (!host.empty() && port != 0 && !answers(host, port, 1000) && (backup.empty() || !answers(backup, port, 1000))) {
-        error = "slurmdbd does not answer at " + host + ":" + std::to_string(port) + " within 1 s";
+        error = {Kind::unreachable, "slurmdbd does not answer at " + host + ":" + std::to_string(port) + " within 1 s"};
         return false;
     }
     return true;
@@ -100,15 +106,18 @@ AdminCommentSession::AdminCommentSession(AdminCommentSession&&) noexcept = defau
 AdminCommentSession& AdminCommentSession::operator=(AdminCommentSession&&) noexcept = default;
 AdminCommentSession::~AdminCommentSession() = default;
 
-std::optional<AdminCommentSession> AdminCommentSession::open(std::string& error) {
+std::optional<AdminCommentSession> AdminCommentSession::open(AdminCommentError& error) {
     std::string cluster;
     if (!accounting_cluster(cluster, error)) return std::nullopt;
-    auto conn = SlurmdbdConnection::open(error);
-    if (!conn) return std::nullopt;
+    auto conn = SlurmdbdConnection::open(error.text);
+    if (!conn) {
+        error.kind = Kind::unreachable;
+        return std::nullopt;
+    }
     return AdminCommentSession(std::move(cluster), std::move(*conn));
 }
 
-std::optional<std::string> AdminCommentSession::load(const JobRow& row, std::string& error, long long* submit) {
+std::optional<std::string> AdminCommentSession::load(const JobRow& row, AdminCommentError& error, long long* submit) {
     const unsigned job_id = row.job_id;
     OneJob one(row, cluster_);
     // A fresh snapshot for each read: the last one's transaction would show the field as it
@@ -117,7 +126,7 @@ std::optional<std::string> AdminCommentSession::load(const JobRow& row, std::str
     compat::List jobs = slurmdb_jobs_get(conn_.get(), &one.cond);
     std::optional<std::string> out;
     if (!jobs) {
-        error = "slurmdbd query failed (" + errno_text() + ")";
+        error = {Kind::failed, "slurmdbd query failed (" + errno_text() + ")"};
     } else {
         time_t newest = -1;
         compat::ListIterator it = slurm_list_iterator_create(jobs);
@@ -129,7 +138,7 @@ std::optional<std::string> AdminCommentSession::load(const JobRow& row, std::str
         slurm_list_iterator_destroy(it);
         slurm_list_destroy(jobs);
         if (submit) *submit = static_cast<long long>(newest);
-        if (!out) error = "slurmdbd has no job " + std::to_string(job_id);
+        if (!out) error = {Kind::no_job, "slurmdbd has no job " + std::to_string(job_id)};
     }
     return out;
 }

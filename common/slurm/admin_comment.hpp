@@ -19,20 +19,28 @@ struct JobRow {
     std::uint32_t array_task_id = 0;
 };
 
+// Why a session could not open or read: a publisher keeps its part for a later try when
+// slurmdbd or the job's row may be there then (unreachable, no_job), and gives up otherwise.
+struct AdminCommentError {
+    enum class Kind { none, not_slurmdbd, unreachable, no_job, failed };
+    Kind kind = Kind::none;
+    std::string text;  // one line
+};
+
 // One writer's session with slurmdbd for job records: slurmctld's accounting settings are read
 // once and one connection serves every read and write, so a read-merge-write costs two round
 // trips to slurmdbd and none to slurmctld. With a few hundred nodes publishing parts of one
 // record, that keeps the window short in which another node's write can come between.
 class AdminCommentSession {
 public:
-    // nullopt with `error` set (one line) when accounting is not slurmdbd ("not slurmdbd" in
-    // it), slurmdbd does not answer within 1 s ("does not answer" in it) or refuses us.
-    static std::optional<AdminCommentSession> open(std::string& error);
+    // nullopt with `error` set when accounting is not slurmdbd (not_slurmdbd), slurmctld or
+    // slurmdbd does not answer (slurmdbd within 1 s: unreachable) or refuses us (failed).
+    static std::optional<AdminCommentSession> open(AdminCommentError& error);
 
     // The AdminComment of the job's latest run ("" when it has none), and that run's submit
     // time in `submit` when given (a requeued job's next run is a new row with a later one).
-    // nullopt with `error` set when slurmdbd has no such job ("has no job" in it) or fails.
-    std::optional<std::string> load(const JobRow& job, std::string& error, long long* submit = nullptr);
+    // nullopt with `error` set when slurmdbd has no such job (no_job) or fails (failed).
+    std::optional<std::string> load(const JobRow& job, AdminCommentError& error, long long* submit = nullptr);
 
     // Sets the AdminComment of the job's latest run and commits. "" on success, else the error.
     std::string store(const JobRow& job, const std::string& value);

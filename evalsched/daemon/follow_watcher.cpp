@@ -17,11 +17,12 @@
 #include "evalsched/daemon/caches.hpp"
 #include "evalsched/daemon/log.hpp"
 #include "evalsched/daemon/user_files.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace acme::evalsched {
 namespace {
 
-double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+using util::wall_now;
 
 // A scan's answer is bounded: 1 MiB is some 8,000 checkpoints.
 constexpr std::size_t kMaxScanOutput = 1 << 20;

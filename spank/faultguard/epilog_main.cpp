@@ -51,6 +51,7 @@
 #include "common/store/spool_stalls.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace {
 
@@ -58,9 +59,7 @@ using namespace acme;
 
 using Options = faultguard::EpilogArgs;
 
-double wall_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using util::wall_now;
 
 std::string slurp_and_remove(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

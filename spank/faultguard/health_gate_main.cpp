@@ -26,14 +26,13 @@
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace {
 
 using namespace acme;
 
-double wall_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using util::wall_now;
 
 // Fatal XIDs recorded on this node since its previous check (a drained node an admin resumed
 // is not failed again for the same old XID).

@@ -59,13 +59,13 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
     int undone = 0;  // times another node's write undid this node's part
 
     sleep_within(pacing.first_delay_s, deadline);
-    std::string error;
+    using Kind = slurm::AdminCommentError::Kind;
+    slurm::AdminCommentError error;
     auto session = slurm::AdminCommentSession::open(error);
     if (!session) {
-        result.no_accounting = error.find("not slurmdbd") != std::string::npos;
-        result.unreachable = error.find("does not answer") != std::string::npos ||
-                             error.find("not reachable") != std::string::npos;
-        result.error = error;
+        result.no_accounting = error.kind == Kind::not_slurmdbd;
+        result.unreachable = error.kind == Kind::unreachable;
+        result.error = error.text;
         return result;
     }
     int seen = 0;
@@ -73,20 +73,20 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
     bool write_now = true;  // the first read after this node's turn writes at once
     for (;;) {
         long long row_submit = 0;
-        error.clear();
+        error = {};
         const auto read_at = Clock::now();
         const auto field = session->load(row, error, &row_submit);
         if (!field) {
             // slurmctld hands job records to slurmdbd through a queue: a short job (an array
             // task, often) can reach its epilog before its row does. Wait for it, within budget.
-            if (error.find("has no job") != std::string::npos && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
+            if (error.kind == Kind::no_job && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
                 sleep_within(check_delay(random), deadline);
                 continue;
             }
             // No row yet when the time is up: slurmctld's queue to slurmdbd is long (slurmdbd
             // was down): a later try may find it.
-            result.unreachable = error.find("has no job") != std::string::npos;
-            result.error = error;
+            result.unreachable = error.kind == Kind::no_job;
+            result.error = error.text;
             return result;
         }
         const auto existing = current_record(*field);

@@ -19,6 +19,7 @@
 #include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "spank/faultguard/plugin.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace acme::faultguard::plugin {
 namespace {
@@ -104,8 +105,7 @@ int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
     const auto config = load_config(ac, av);
     mkdir(config.spool.c_str(), 0700);
     mkdir(run_dir(config.spool).c_str(), 0700);
-    const double ts =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double ts = acme::util::wall_now();
     const std::string line = format_task_exit({step_id, task_id, status, ts});
     const std::string path = task_exit_path(config.spool, node, job_id);
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);

@@ -75,6 +75,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     }
     if (!config.textfile_dir.empty())
         argv.insert(argv.end(), {"--textfile-dir", expand_textfile_dir(config.textfile_dir, node)});
+    if (!config.textfile_dir.empty() && config.textfile_job_labels) argv.push_back("--textfile-job-labels");
     // Slurm 26.05+: the id Slurm never hands out again, so the spool tells this job from an
     // older one that had its id.
     if (const auto sluid = getenv_str("SLURM_JOB_SLUID"); !sluid.empty()) argv.insert(argv.end(), {"--sluid", sluid});

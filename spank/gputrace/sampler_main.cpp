@@ -35,6 +35,7 @@
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
+#include "common/util/wall_clock.hpp"
 
 namespace {
 
@@ -45,9 +46,7 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void on_signal(int) { g_stop = 1; }
 
-double wall_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using util::wall_now;
 
 double mono_now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
@@ -55,6 +54,7 @@ struct Options {
     long long job = 0;
     std::string node, gpus, spool, nvml;
     std::string textfile_dir;  // already expanded by the plugin; empty: no Prometheus file
+    bool textfile_job_labels = false;
     long long uid = -1, gid = -1;
     double interval = 10, watch_interval = 10, call_timeout = 10;
     std::vector<std::string> stall_words;  // --stall: gputrace's stall_* keys; none: no stall watch
@@ -134,7 +134,7 @@ class TextfileExport {
 public:
     TextfileExport(const Options& o, const std::vector<nvml::Library::Device>& devices)
         : writer_(o.textfile_dir, o.job), gpus_(identities(devices)),
-          format_({o.node, o.job, user_name(o.uid)}, gpus_) {}
+          format_({o.node, o.job, user_name(o.uid), o.textfile_job_labels}, gpus_) {}
     void events(const std::vector<telemetry::GpuEvent>& events) {
         for (const auto& e : events) {
             if (e.kind != "xid") continue;
@@ -323,6 +323,8 @@ int main(int argc, char** argv) {
     app.add_option("--watch-interval", o.watch_interval, "seconds between job-alive checks")->check(acme::util::number_between(0.1, 86400.0));
     app.add_option("--textfile-dir", o.textfile_dir,
                    "write the job's Prometheus series into this node_exporter textfile directory");
+    app.add_flag("--textfile-job-labels", o.textfile_job_labels,
+                 "put hpc_job and user on every Prometheus series, not only on acme_job_gpu_info");
     app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(acme::util::number_between(0.1, 3600.0));
     app.add_option("--stall", o.stall_words, "a stall detection key=value (gputrace(8) stall_*); repeatable");
     app.add_option("--restart", o.restart, "Slurm's restart count of this run");

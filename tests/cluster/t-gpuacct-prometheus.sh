@@ -37,7 +37,7 @@ runuser -u "$u" -- test -r "$(spool_dir)" -a -x "$(spool_dir)" && fail "$u can r
 # Wait until Prometheus has scraped each of the 4 GPUs a few times.
 n=0
 for _ in $(seq 1 60); do
-  n=$(prom_query "count(count_over_time(DCGM_FI_DEV_GPU_UTIL{hpc_job=\"$id\"}[5m]) >= 3)" | cut -d'|' -f1)
+  n=$(prom_query "count(count_over_time(acme_job_gpu_info{hpc_job=\"$id\"}[5m]) >= 3)" | cut -d'|' -f1)
   [ "${n:-0}" = 4 ] && break
   sleep 0.5
 done

@@ -35,7 +35,10 @@ assert_contains "$text" "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter" "$
 assert_contains "$text" "DCGM_FI_DEV_GPU_UTIL{gpu=\"$gpu\",UUID=\"GPU-" "$prom"
 labels=",device=\"nvidia$gpu\",modelName=\""
 assert_contains "$text" "$labels" "$prom"
-assert_contains "$text" "\",Hostname=\"$node\",hpc_job=\"$id\",user=\"$user\"} 70" "$prom"
+assert_contains "$text" "\",Hostname=\"$node\"} 70" "$prom"
+# The job is on the info series, not on the GPU series (gputrace(8): they would churn).
+assert_contains "$text" "acme_job_gpu_info{hpc_job=\"$id\",user=\"$user\",Hostname=\"$node\",gpu=\"$gpu\"} 1" "$prom"
+assert_eq 0 "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{.*hpc_job=' "$prom")" "GPU_UTIL series labelled with the job in $prom"
 assert_contains "$text" "acme_gpu_xid_events_total{gpu=\"$gpu\"" "$prom"
 # Only the job's GPU: one GPU's series.
 assert_eq 1 "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{' "$prom")" "GPU_UTIL series in $prom"

@@ -23,7 +23,7 @@ ok=0
 for _ in $(seq 1 80); do
   # Both GPUs, each scraped a few times (increase() and the *_over_time panels need two points),
   # and both nodes' slowness.
-  [ "$(prom_query "count(count_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=\"$id\"}[1m]) >= 3)" | cut -d'|' -f1)" = 2 ] &&
+  [ "$(prom_query "count(count_over_time(acme_job_gpu_info{hpc_job=\"$id\"}[1m]) >= 3)" | cut -d'|' -f1)" = 2 ] &&
     [ "$(prom_query "count(acme_job_node_slowness{hpc_job=\"$id\"})" | cut -d'|' -f1)" = 2 ] &&
     ok=1 && break
   sleep 0.5
@@ -48,8 +48,9 @@ def get(api, params):
         raise RuntimeError(reply.get("error", "query failed"))
     return reply["data"]
 
-# What Grafana puts in for the variables and its own range.
-values = {"jobid": job, "node": ".*", "user": ".*", "__range": "2m"}
+# What Grafana puts in for the variables, its own range and its step (the minicluster's scrape
+# interval).
+values = {"jobid": job, "node": ".*", "user": ".*", "__range": "2m", "__interval": "1s"}
 def expand(expr):
     out = re.sub(r"\$\{?(\w+)\}?", lambda m: values.get(m.group(1), m.group(0)), expr)
     if "$" in out:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A running 2-node traced job is in the site's Prometheus: node_exporter's textfile collector on
-# each node serves the sampler's DCGM-named series, one per GPU of the job, labelled with the job
-# id and node; when the job ends the series go stale, and the spool holds the last scraped values.
+# each node serves the sampler's DCGM-named series, one per GPU of the job, labelled by node and GPU,
+# and one acme_job_gpu_info series per GPU that names the job (queries join on Hostname and gpu);
+# when the job ends the series go stale, and the spool holds the last scraped values. The next job
+# on the same GPUs continues the same GPU series: Prometheus' series grow with GPUs, not jobs.
 . "$(dirname "$0")/lib.sh"
 need_prometheus
 
@@ -21,6 +23,10 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 mapfile -t nodes < <(job_nodes "$id")
+# The GPU series of this job: joined to the job's info series.
+of_job() { # metric [selector]
+  echo "$1{${2:-}} * on(Hostname, gpu) group_left(hpc_job, user) acme_job_gpu_info{hpc_job=\"$id\"}"
+}
 [ "${#nodes[@]}" -eq 2 ] || fail "job $id runs on ${nodes[*]}, not on 2 nodes"
 
 # Four series (2 nodes x 2 GPUs) within the sampler's first ticks and a scrape or two.
@@ -29,38 +35,56 @@ for n in "${nodes[@]}"; do want+="$n|0|20"$'\n'"$n|1|35"$'\n'; done
 want=${want%$'\n'}
 got=""
 for _ in $(seq 1 60); do
-  got=$(prom_query "DCGM_FI_DEV_GPU_UTIL{hpc_job=\"$id\"}" Hostname gpu)
+  got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
   [ "$got" = "$want" ] && break
   sleep 0.5
 done
 assert_eq "$want" "$got" "Prometheus' DCGM_FI_DEV_GPU_UTIL series of job $id (Hostname|gpu|value)"
 user=$(job_field "$id" UserId)
-assert_eq "${user%%(*}" "$(prom_query "count by (user) (DCGM_FI_DEV_GPU_UTIL{hpc_job=\"$id\"})" user | cut -d'|' -f1)" "user label"
+assert_eq "${user%%(*}" "$(prom_query "count by (user) ($(of_job DCGM_FI_DEV_GPU_UTIL))" user | cut -d'|' -f1)" "user label"
+# The job is not on the GPU series themselves (it would make new series for every job).
+assert_eq "" "$(prom_query "DCGM_FI_DEV_GPU_UTIL{hpc_job!=\"\"}" Hostname gpu)" "GPU series labelled with a job"
 # Power in W, and the energy counter is there per GPU.
 assert_eq "$(printf '%s|0|100\n%s|1|110' "${nodes[0]}" "${nodes[0]}")" \
-  "$(prom_query "DCGM_FI_DEV_POWER_USAGE{hpc_job=\"$id\",Hostname=\"${nodes[0]}\"}" Hostname gpu)" "power series"
-assert_eq 4 "$(prom_query "count(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=\"$id\"})" | cut -d'|' -f1)" "energy counters"
+  "$(prom_query "$(of_job DCGM_FI_DEV_POWER_USAGE "Hostname=\"${nodes[0]}\"")" Hostname gpu)" "power series"
+assert_eq 4 "$(prom_query "count($(of_job DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION))" | cut -d'|' -f1)" "energy counters"
 
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
 # The textfiles went with the job: Prometheus marks the series stale at its next scrapes.
 stale=""
 for _ in $(seq 1 40); do
-  stale=$(prom_query "DCGM_FI_DEV_GPU_UTIL{hpc_job=\"$id\"}" Hostname gpu)
+  stale=$(prom_query "acme_job_gpu_info{hpc_job=\"$id\"}" Hostname gpu)
   [ -z "$stale" ] && break
   sleep 0.5
 done
-assert_eq "" "$stale" "series of job $id after it ended"
+assert_eq "" "$stale" "info series of job $id after it ended"
 
 # The spool's newest sample of each GPU has what Prometheus scraped last; the energy counter
 # Prometheus saw last is one the spool recorded.
 for n in "${nodes[@]}"; do
   for g in 0 1; do
-    last=$(prom_query "last_over_time(DCGM_FI_DEV_GPU_UTIL{hpc_job=\"$id\",Hostname=\"$n\",gpu=\"$g\"}[5m])" | cut -d'|' -f1)
+    last=$(prom_query "last_over_time(($(of_job DCGM_FI_DEV_GPU_UTIL "Hostname=\"$n\",gpu=\"$g\""))[5m:1s])" | cut -d'|' -f1)
     spool=$(spool_query "$n" "SELECT printf('%g', util_gpu) FROM gpu_samples WHERE job_id = $id AND gpu = $g ORDER BY ts DESC LIMIT 1")
     assert_eq "$spool" "$last" "$n GPU $g: last scraped utilisation vs the spool's newest sample"
-    energy=$(prom_query "last_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=\"$id\",Hostname=\"$n\",gpu=\"$g\"}[5m])" | cut -d'|' -f1)
+    energy=$(prom_query "last_over_time(($(of_job DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION "Hostname=\"$n\",gpu=\"$g\""))[5m:1s])" | cut -d'|' -f1)
     [ -n "$energy" ] || fail "$n GPU $g: no energy counter was scraped"
     assert_eq 1 "$(spool_query "$n" "SELECT COUNT(*) FROM gpu_samples WHERE job_id = $id AND gpu = $g AND energy_mj = CAST($energy AS INTEGER) LIMIT 1")" \
       "$n GPU $g: the spool has a sample with the scraped energy counter $energy mJ"
   done
 done
+
+# A second job on the first node's same two GPUs: its info series is new, its GPU series are the
+# first job's (the same labels), so the node's GPU series over both jobs are still two.
+first=$id
+id=$(submit -N1 -w "${nodes[0]}" --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/second.out" --wrap 'sleep 8')
+want="${nodes[0]}|0|20"$'\n'"${nodes[0]}|1|35"
+got=""
+for _ in $(seq 1 60); do
+  got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
+  [ "$got" = "$want" ] && break
+  sleep 0.5
+done
+assert_eq "$want" "$got" "Prometheus' DCGM_FI_DEV_GPU_UTIL series of job $id after job $first (Hostname|gpu|value)"
+assert_eq 2 "$(prom_query "count(count_over_time(DCGM_FI_DEV_GPU_UTIL{Hostname=\"${nodes[0]}\",gpu=~\"0|1\"}[10m]))" | cut -d'|' -f1)" \
+  "GPU utilisation series of ${nodes[0]} GPUs 0 and 1 over jobs $first and $id"
+assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"

@@ -38,18 +38,28 @@ TEST_CASE("one query per metric for every job of the batch, each over the range 
     CHECK(queries.size() == 11);
     for (const auto& q : queries) {
         CHECK(q.expr.find(R"(hpc_job=~"12|13|40")") != std::string::npos);
-        CHECK(q.expr.find("[95s]") != std::string::npos);
         CHECK(q.expr.find("by (hpc_job, Hostname, gpu)") != std::string::npos);
+        // The job is on the info series only (gputrace(8)): every query selects through it.
+        CHECK(q.expr.find(R"(acme_job_gpu_info{hpc_job=~"12|13|40"})") != std::string::npos);
     }
     CHECK(queries[0].stat == Stat::samples);
-    CHECK(queries[0].expr == R"(sum by (hpc_job, Hostname, gpu) (count_over_time(DCGM_FI_DEV_GPU_UTIL{hpc_job=~"12|13|40"}[95s])))");
+    // Scrapes of the job's own info series, not subquery points.
+    CHECK(queries[0].expr == R"(sum by (hpc_job, Hostname, gpu) (count_over_time(acme_job_gpu_info{hpc_job=~"12|13|40"}[95s])))");
     const auto energy = std::find_if(queries.begin(), queries.end(), [](const auto& q) { return q.stat == Stat::energy; });
     REQUIRE(energy != queries.end());
+    // The GPU series joined to the job inside a subquery, so a point counts for the job that
+    // held the GPU at that moment.
     CHECK(energy->expr ==
-          R"(max by (hpc_job, Hostname, gpu) (max_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=~"12|13|40"}[95s]) - )"
-          R"(min_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{hpc_job=~"12|13|40"}[95s])))");
+          R"(max by (hpc_job, Hostname, gpu) (max_over_time((DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION * on(Hostname, gpu) )"
+          R"(group_left(hpc_job) acme_job_gpu_info{hpc_job=~"12|13|40"})[95s:1s]) - )"
+          R"(min_over_time((DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION * on(Hostname, gpu) group_left(hpc_job) )"
+          R"(acme_job_gpu_info{hpc_job=~"12|13|40"})[95s:1s])))");
     // A job that began this second still has a range Prometheus accepts.
     CHECK(acct::prometheus::build_queries(ids, 0)[0].expr.find("[1s]") != std::string::npos);
+    CHECK(acct::prometheus::build_queries(ids, 0)[1].expr.find("[1s:1s]") != std::string::npos);
+    // A long run keeps a series to 2000 points at most.
+    CHECK(acct::prometheus::subquery_step(3 * 86400) == 130);
+    CHECK(acct::prometheus::build_queries(ids, 3 * 86400)[1].expr.find("[259200s:130s]") != std::string::npos);
     CHECK(acct::prometheus::query_target("up{a=\"b\"}") == "/api/v1/query?query=up%7Ba%3D%22b%22%7D");
 }
 

@@ -106,3 +106,13 @@ TEST_CASE("textfile_dir: off by default, an absolute directory (with %n) turns i
     CHECK(rel.errors[0].find("textfile_dir=node-exporter") != std::string::npos);
     CHECK(rel.config.textfile_dir.empty());
 }
+
+TEST_CASE("textfile_job_labels: no by default, yes or no, anything else refused and left off") {
+    CHECK_FALSE(parse({}).config.textfile_job_labels);
+    CHECK(parse({"textfile_job_labels=yes"}).config.textfile_job_labels);
+    CHECK_FALSE(parse({"textfile_job_labels=no"}).config.textfile_job_labels);
+    const auto bad = parse({"textfile_job_labels=1"});
+    REQUIRE(bad.errors.size() == 1);
+    CHECK(bad.errors[0] == "gputrace: plugstack argument textfile_job_labels=1: want yes or no");
+    CHECK_FALSE(bad.config.textfile_job_labels);
+}

@@ -106,7 +106,7 @@ Sample full_sample(int minor) {
 
 }  // namespace
 
-TEST_CASE("textfile: a sampled GPU gets every DCGM metric with the job's labels and the spec's units") {
+TEST_CASE("textfile: a sampled GPU gets every DCGM metric, labelled by node and GPU, and the job on one info series") {
     const Sample s = full_sample(2);
     const std::vector<TextfileGpu> gpus = {
         {{2, nullptr, "NVIDIA H100 80GB HBM3", "GPU-aaaa"}, &s, 2, 79},
@@ -121,9 +121,12 @@ TEST_CASE("textfile: a sampled GPU gets every DCGM metric with the job's labels 
                                                              {"UUID", "GPU-aaaa"},
                                                              {"device", "nvidia2"},
                                                              {"modelName", "NVIDIA H100 80GB HBM3"},
-                                                             {"Hostname", "node-a1"},
-                                                             {"hpc_job", "4242"},
-                                                             {"user", "alice"}});
+                                                             {"Hostname", "node-a1"}});
+    // The job is on its info series only, so a GPU's series outlive the jobs that use it.
+    const auto* info = find(p, "acme_job_gpu_info", "2");
+    REQUIRE(info);
+    CHECK(info->value == 1);
+    CHECK(info->labels == std::map<std::string, std::string>{{"hpc_job", "4242"}, {"user", "alice"}, {"Hostname", "node-a1"}, {"gpu", "2"}});
     // The spool's bytes become DCGM's MiB; free is total - used.
     CHECK(find(p, "DCGM_FI_DEV_FB_USED", "2")->value == 30000);
     CHECK(find(p, "DCGM_FI_DEV_FB_TOTAL", "2")->value == 81920);
@@ -162,6 +165,7 @@ TEST_CASE("textfile: a sampled GPU gets every DCGM metric with the job's labels 
         {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter"},
         {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter"},
         {"acme_gpu_sample_timestamp_seconds", "gauge"},
+        {"acme_job_gpu_info", "gauge"},
     };
     CHECK(p.type == types);
     for (const auto& [name, type] : types) {
@@ -207,10 +211,10 @@ TEST_CASE("textfile: a GPU not sampled yet shows only its XID series; label valu
     CHECK(text.find("modelName=\"Odd \\\"model\\\"\\\\x\\nline\"") != std::string::npos);
     const auto p = parse(text);
     CHECK(p.bad_lines.empty());
-    REQUIRE(p.series.size() == 2);
+    REQUIRE(p.series.size() == 3);
     CHECK(find(p, "DCGM_FI_DEV_XID_ERRORS", "3")->value == 48);
     CHECK(find(p, "DCGM_FI_DEV_XID_ERRORS", "3")->labels.at("modelName") == "Odd \"model\"\\x\nline");
-    CHECK(find(p, "DCGM_FI_DEV_XID_ERRORS", "3")->labels.at("user") == "us\"er");
+    CHECK(find(p, "acme_job_gpu_info", "3")->labels.at("user") == "us\"er");
     CHECK(find(p, "acme_gpu_sample_timestamp_seconds", "3") == nullptr);
 }
 
@@ -225,8 +229,8 @@ TEST_CASE("textfile: the exact bytes of a small job's file") {
     const Sample a{0, 1764648000.25, r};
     const std::vector<TextfileGpu> gpus = {{{0, nullptr, "Tesla \"T4\"", "GPU-0"}, &a, 1, 13},
                                            {{5, nullptr, "Tesla T4", "GPU-5"}, nullptr, 0, 0}};
-    const std::string l0 = R"({gpu="0",UUID="GPU-0",device="nvidia0",modelName="Tesla \"T4\"",Hostname="n1",hpc_job="77",user="bob"})";
-    const std::string l5 = R"({gpu="5",UUID="GPU-5",device="nvidia5",modelName="Tesla T4",Hostname="n1",hpc_job="77",user="bob"})";
+    const std::string l0 = R"({gpu="0",UUID="GPU-0",device="nvidia0",modelName="Tesla \"T4\"",Hostname="n1"})";
+    const std::string l5 = R"({gpu="5",UUID="GPU-5",device="nvidia5",modelName="Tesla T4",Hostname="n1"})";
     const std::string expected =
         "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
         "DCGM_FI_DEV_GPU_UTIL" + l0 + " 12.5\n"
@@ -251,11 +255,26 @@ TEST_CASE("textfile: the exact bytes of a small job's file") {
         "acme_gpu_xid_events_total" + l5 + " 0\n"
         "# HELP acme_gpu_sample_timestamp_seconds Unix time of the GPU sample these values come from.\n"
         "# TYPE acme_gpu_sample_timestamp_seconds gauge\n"
-        "acme_gpu_sample_timestamp_seconds" + l0 + " 1764648000.25\n";
+        "acme_gpu_sample_timestamp_seconds" + l0 + " 1764648000.25\n"
+        "# HELP acme_job_gpu_info The job and user holding the GPU (always 1); join on Hostname and gpu.\n"
+        "# TYPE acme_job_gpu_info gauge\n"
+        R"(acme_job_gpu_info{hpc_job="77",user="bob",Hostname="n1",gpu="0"} 1)" "\n"
+        R"(acme_job_gpu_info{hpc_job="77",user="bob",Hostname="n1",gpu="5"} 1)" "\n";
     CHECK(format_textfile({"n1", 77, "bob"}, gpus) == expected);
     std::string out = "left over from an earlier tick";
     TextfileFormat({"n1", 77, "bob"}, gpus).format(gpus, out);
     CHECK(out == expected);
+
+    // textfile_job_labels=yes: the job's labels on every GPU series too (DCGM-exporter's job
+    // mapping), the info series as well.
+    std::string labelled = expected;
+    for (const auto& l : {l0, l5}) {
+        const std::string with = l.substr(0, l.size() - 1) + R"(,hpc_job="77",user="bob"})";
+        for (std::size_t at = labelled.find(l); at != std::string::npos; at = labelled.find(l, at + with.size()))
+            labelled.replace(at, l.size(), with);
+    }
+    CHECK(labelled != expected);
+    CHECK(format_textfile({"n1", 77, "bob", true}, gpus) == labelled);
 }
 
 TEST_CASE("textfile: one format reused across ticks writes what a fresh one would, tick by tick") {
@@ -264,9 +283,9 @@ TEST_CASE("textfile: one format reused across ticks writes what a fresh one woul
                                      {{4, nullptr, "NVIDIA A100", "GPU-4"}, nullptr, 0, 0}};
     const TextfileFormat format(job, gpus);
     std::string text;
-    format.format(gpus, text);  // not sampled yet: the XID series only
+    format.format(gpus, text);  // not sampled yet: the XID series and the job info only
     CHECK(text == format_textfile(job, gpus));
-    CHECK(parse(text).series.size() == 4);
+    CHECK(parse(text).series.size() == 6);
 
     Sample first = full_sample(1), second = full_sample(4);
     gpus[0].sample = &first;

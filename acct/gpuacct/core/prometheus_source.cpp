@@ -18,22 +18,38 @@ using nlohmann::json;
 // One GpuSummary row per (job, node, GPU): the labels every sampler series carries.
 constexpr const char* kBy = "hpc_job, Hostname, gpu";
 
+// The subquery's resolution: a second (as fine as any scrape interval: the means are then
+// weighted by time), coarser past kMaxPoints points a series over a long run.
+constexpr std::int64_t kMaxPoints = 2000;
+
 // Ids per query: a regex of a few hundred ids keeps the URL well under any proxy's limit.
 constexpr std::size_t kBatch = 200;
 
-std::string over(const char* fn, const char* metric, const std::string& selector, std::int64_t range_s) {
-    return fmt::format("{}({}{{{}}}[{}s])", fn, metric, selector, range_s);
+// The GPU series carry the node and GPU only; the job is on acme_job_gpu_info (gputrace(8)),
+// present while the job holds the GPU. Joined inside a subquery, each point of a GPU series
+// counts for the job that held the GPU at that moment: a range longer than a job's run (the
+// batch's longest) takes nothing of the jobs before or after it on the same GPU.
+// `step_s` is the subquery's resolution.
+std::string joined(const char* metric, const std::string& selector, std::int64_t range_s, std::int64_t step_s) {
+    return fmt::format("({} * on(Hostname, gpu) group_left(hpc_job) acme_job_gpu_info{{{}}})[{}s:{}s]", metric,
+                       selector, range_s, step_s);
+}
+
+std::string over(const char* fn, const char* metric, const std::string& selector, std::int64_t range_s,
+                 std::int64_t step_s) {
+    return fmt::format("{}({})", fn, joined(metric, selector, range_s, step_s));
 }
 
 // A counter's rise over the range: max - min, as the spool's energy (last - first reading of a
 // counter that only grows) and ECC delta.
-std::string rise(const char* metric, const std::string& selector, std::int64_t range_s) {
-    return fmt::format("max by ({}) ({} - {})", kBy, over("max_over_time", metric, selector, range_s),
-                       over("min_over_time", metric, selector, range_s));
+std::string rise(const char* metric, const std::string& selector, std::int64_t range_s, std::int64_t step_s) {
+    return fmt::format("max by ({}) ({} - {})", kBy, over("max_over_time", metric, selector, range_s, step_s),
+                       over("min_over_time", metric, selector, range_s, step_s));
 }
 
-std::string grouped(const char* agg, const char* fn, const char* metric, const std::string& selector, std::int64_t range_s) {
-    return fmt::format("{} by ({}) ({})", agg, kBy, over(fn, metric, selector, range_s));
+std::string grouped(const char* agg, const char* fn, const char* metric, const std::string& selector,
+                    std::int64_t range_s, std::int64_t step_s) {
+    return fmt::format("{} by ({}) ({})", agg, kBy, over(fn, metric, selector, range_s, step_s));
 }
 
 std::optional<std::int64_t> integer_label(const json& metric, const char* name) {
@@ -71,23 +87,29 @@ std::string clipped(const std::string& text) { return text.size() > 200 ? text.s
 
 }  // namespace
 
+std::int64_t subquery_step(std::int64_t range_s) {
+    return std::max<std::int64_t>(1, (range_s + kMaxPoints - 1) / kMaxPoints);
+}
+
 std::vector<Query> build_queries(std::span<const std::int64_t> job_ids, std::int64_t range_s) {
     std::string ids;
     for (const auto id : job_ids) ids += fmt::format("{}{}", ids.empty() ? "" : "|", id);
     const std::string sel = fmt::format("hpc_job=~\"{}\"", ids);
     const std::int64_t r = std::max<std::int64_t>(range_s, 1);
+    const std::int64_t st = subquery_step(r);
     return {
-        {Stat::samples, grouped("sum", "count_over_time", "DCGM_FI_DEV_GPU_UTIL", sel, r)},
-        {Stat::util_avg, grouped("avg", "avg_over_time", "DCGM_FI_DEV_GPU_UTIL", sel, r)},
-        {Stat::util_max, grouped("max", "max_over_time", "DCGM_FI_DEV_GPU_UTIL", sel, r)},
-        {Stat::mem_max, grouped("max", "max_over_time", "DCGM_FI_DEV_FB_USED", sel, r)},
-        {Stat::mem_total, grouped("max", "max_over_time", "DCGM_FI_DEV_FB_TOTAL", sel, r)},
-        {Stat::energy, rise("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", sel, r)},
-        {Stat::power_avg, grouped("avg", "avg_over_time", "DCGM_FI_DEV_POWER_USAGE", sel, r)},
-        {Stat::power_max, grouped("max", "max_over_time", "DCGM_FI_DEV_POWER_USAGE", sel, r)},
-        {Stat::temp_max, grouped("max", "max_over_time", "DCGM_FI_DEV_GPU_TEMP", sel, r)},
-        {Stat::xids, grouped("max", "max_over_time", "acme_gpu_xid_events_total", sel, r)},
-        {Stat::ecc, rise("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", sel, r)},
+        // Scrapes, not points: the info series is the job's own, so its raw samples count.
+        {Stat::samples, fmt::format("sum by ({}) (count_over_time(acme_job_gpu_info{{{}}}[{}s]))", kBy, sel, r)},
+        {Stat::util_avg, grouped("avg", "avg_over_time", "DCGM_FI_DEV_GPU_UTIL", sel, r, st)},
+        {Stat::util_max, grouped("max", "max_over_time", "DCGM_FI_DEV_GPU_UTIL", sel, r, st)},
+        {Stat::mem_max, grouped("max", "max_over_time", "DCGM_FI_DEV_FB_USED", sel, r, st)},
+        {Stat::mem_total, grouped("max", "max_over_time", "DCGM_FI_DEV_FB_TOTAL", sel, r, st)},
+        {Stat::energy, rise("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", sel, r, st)},
+        {Stat::power_avg, grouped("avg", "avg_over_time", "DCGM_FI_DEV_POWER_USAGE", sel, r, st)},
+        {Stat::power_max, grouped("max", "max_over_time", "DCGM_FI_DEV_POWER_USAGE", sel, r, st)},
+        {Stat::temp_max, grouped("max", "max_over_time", "DCGM_FI_DEV_GPU_TEMP", sel, r, st)},
+        {Stat::xids, grouped("max", "max_over_time", "acme_gpu_xid_events_total", sel, r, st)},
+        {Stat::ecc, rise("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", sel, r, st)},
     };
 }
 
@@ -196,12 +218,11 @@ std::vector<GpuSummary> running_summaries(const Getter& get, std::span<const Run
         const std::size_t last = std::min(started.size(), first + kBatch);
         std::vector<std::int64_t> ids;
         for (std::size_t i = first; i < last; ++i) ids.push_back(started[i].job_id);
-        // The range is the batch's longest elapsed time, so a job younger than that is also
-        // summarised over scrapes from before its current run began. Series carry the job id
-        // only, not the run: a requeued job whose previous run was scraped within the range
-        // mixes that run's numbers into its own (on the same node and GPU) or gains rows for
-        // the previous run's GPUs. Requeues are rare and the numbers are "so far"; the record at
-        // the job's end (slurmdbd) has the run's own.
+        // The range is the batch's longest elapsed time; the join to acme_job_gpu_info keeps
+        // each job to the points while it held the GPU, whoever used the GPU before. The info
+        // series names the job id only, not the run: a requeued job whose previous run was
+        // scraped within the range mixes that run's numbers into its own. Requeues are rare and
+        // the numbers are "so far"; the record at the job's end (slurmdbd) has the run's own.
         const double oldest = started[last - 1].start;
         const auto range_s = static_cast<std::int64_t>(std::ceil(std::max(1.0, now - oldest)));
         Collector collector(ids);

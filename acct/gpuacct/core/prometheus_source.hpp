@@ -1,6 +1,7 @@
 // A running job's GPU numbers so far, from the site's Prometheus: the DCGM-named series the
 // samplers publish through node_exporter's textfile collector (gputrace(8), PROMETHEUS
-// METRICS), summarised over the run's elapsed time by instant queries of *_over_time, grouped
+// METRICS), joined to the job by acme_job_gpu_info and summarised over the run's elapsed time
+// by instant queries of *_over_time over that join (a subquery), grouped
 // by (hpc_job, Hostname, gpu) into the GpuSummary rows a spool would give (so_far, the spool's
 // units: bytes, mW, mJ; the spool's verdict rule). slurmdbd has no GPU numbers for a job until
 // its end, and a login node cannot read the nodes' spools: this is how a user sees a running
@@ -29,7 +30,9 @@ struct Query {
     std::string expr;  // PromQL
 };
 
-// One query per Stat for all `job_ids` (hpc_job=~"1|2|3"), each over the last `range_s` seconds.
+// One query per Stat for all `job_ids` (hpc_job=~"1|2|3"), each over the last `range_s` seconds,
+// at subquery_step(range_s) seconds a point.
+std::int64_t subquery_step(std::int64_t range_s);
 std::vector<Query> build_queries(std::span<const std::int64_t> job_ids, std::int64_t range_s);
 
 // "/api/v1/query?query=..." for an expression.

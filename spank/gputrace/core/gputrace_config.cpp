@@ -73,6 +73,12 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
                 result.errors.push_back("gputrace: plugstack argument textfile_dir=: path too long");
             else
                 c.textfile_dir = value;
+        } else if (key == "textfile_job_labels") {
+            if (value == "yes" || value == "no")
+                c.textfile_job_labels = value == "yes";
+            else
+                result.errors.push_back(fmt::format("gputrace: plugstack argument textfile_job_labels={}: want yes or no",
+                                                    util::printable(value)));
         } else if (key == "nvml") {
             set_path(key, value, c.nvml, result.errors);
         } else if (key == "sampler") {
@@ -84,7 +90,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
         } else {
             result.errors.push_back(fmt::format(
                 "gputrace: unknown plugstack argument \"{}\" (known: default, interval, min_interval, max_interval, "
-                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir, stall, stall_*, heartbeat_dir)",
+                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir, textfile_job_labels, stall, stall_*, heartbeat_dir)",
                 util::printable(key)));
         }
     }

@@ -27,6 +27,8 @@ struct GputraceConfig {
     // node_exporter's textfile-collector directory for the job's Prometheus series ("%n": the
     // Slurm node name); empty: none written.
     std::string textfile_dir;
+    // hpc_job and user on every GPU series too, not only on acme_job_gpu_info (textfile.hpp).
+    bool textfile_job_labels = false;
     StallConfig stall;                 // stall detection (stall.hpp, gputrace(8): stall_* keys)
 };
 

@@ -98,6 +98,12 @@ const std::vector<Metric>& metrics() {
     return table;
 }
 
+// Which job holds the GPU: the one series per job and GPU, joined to the GPU series in queries
+// (`* on(Hostname, gpu) group_left(hpc_job, user) acme_job_gpu_info`), so only this series is
+// new for each job. Written for every GPU of the job, with or without a sample.
+constexpr const char* kInfo = "acme_job_gpu_info";
+constexpr const char* kInfoHelp = "The job and user holding the GPU (always 1); join on Hostname and gpu.";
+
 // The node's live straggler score: per node, not per GPU, so it has its own labels.
 constexpr const char* kSlowness = "acme_job_node_slowness";
 constexpr const char* kSlownessHelp =
@@ -121,19 +127,24 @@ std::string textfile_name(long long job_id) { return fmt::format("acme-gputrace-
 std::string textfile_tmp_name(long long job_id) { return fmt::format(".acme-gputrace-{}.prom.tmp", job_id); }
 
 TextfileFormat::TextfileFormat(const TextfileJob& job, const std::vector<TextfileGpu>& gpus) {
+    const std::string job_labels = fmt::format(R"(hpc_job="{}",user="{}")", job.job_id, escape_label_value(job.user));
     std::vector<std::string> labels;
     labels.reserve(gpus.size());
     for (const auto& g : gpus)
-        labels.push_back(fmt::format(
-            R"(gpu="{}",UUID="{}",device="nvidia{}",modelName="{}",Hostname="{}",hpc_job="{}",user="{}")",
-            g.device.minor, escape_label_value(g.device.uuid), g.device.minor, escape_label_value(g.device.name),
-            escape_label_value(job.node), job.job_id, escape_label_value(job.user)));
+        labels.push_back(fmt::format(R"(gpu="{}",UUID="{}",device="nvidia{}",modelName="{}",Hostname="{}"{}{})",
+                                     g.device.minor, escape_label_value(g.device.uuid), g.device.minor,
+                                     escape_label_value(g.device.name), escape_label_value(job.node),
+                                     job.job_labels ? "," : "", job.job_labels ? job_labels : std::string()));
     for (const auto& m : metrics()) {
         MetricText t;
         t.header = fmt::format("# HELP {} {}\n# TYPE {} {}\n", m.name, m.help, m.name, m.type);
         for (const auto& l : labels) t.prefix.push_back(fmt::format("{}{{{}}} ", m.name, l));
         metrics_.push_back(std::move(t));
     }
+    info_.header = fmt::format("# HELP {0} {1}\n# TYPE {0} gauge\n", kInfo, kInfoHelp);
+    for (const auto& g : gpus)
+        info_.prefix.push_back(fmt::format(R"({}{{{},Hostname="{}",gpu="{}"}} 1)" "\n", kInfo, job_labels,
+                                           escape_label_value(job.node), g.device.minor));
     slowness_.header = fmt::format("# HELP {0} {1}\n# TYPE {0} gauge\n", kSlowness, kSlownessHelp);
     slowness_.prefix.push_back(fmt::format(R"({}{{Hostname="{}",hpc_job="{}",user="{}"}} )", kSlowness,
                                            escape_label_value(job.node), job.job_id, escape_label_value(job.user)));
@@ -158,6 +169,10 @@ void TextfileFormat::format(const std::vector<TextfileGpu>& gpus, std::string& o
             any = true;
         }
         if (!any) out.resize(mark);
+    }
+    if (!info_.prefix.empty()) {
+        out += info_.header;
+        for (std::size_t i = 0; i < gpus.size() && i < info_.prefix.size(); ++i) out += info_.prefix[i];
     }
     if (slowness) {
         out += slowness_.header;

@@ -1,6 +1,11 @@
 // The sampler's Prometheus view of one job on one node: node_exporter's textfile-collector
-// format, DCGM-exporter's metric names and its HPC job label (hpc_job), so existing DCGM
-// dashboards work unchanged. The contract (names, units, labels) is man/gputrace.8's table.
+// format and DCGM-exporter's metric names. The GPU series are labelled by node and GPU only (as
+// dcgm-exporter labels them without job mapping), and the job is on one info series per GPU,
+// acme_job_gpu_info{hpc_job,user,Hostname,gpu} 1, that queries join on (Hostname, gpu): a label
+// that changes with every job would make new series for every job, and evaluation trials are
+// jobs of minutes (Prometheus' head block would grow with job churn, not with GPUs). A site
+// whose dashboards select on hpc_job (DCGM-exporter's HPC job mapping) can put the job labels
+// back on every series (job_labels). The contract is man/gputrace.8's table.
 // Pure: the writer (textfile_writer.hpp) puts the text on disk.
 #pragma once
 
@@ -25,10 +30,14 @@ struct TextfileJob {
     std::string node;  // Slurm node name (label Hostname)
     long long job_id = 0;  // label hpc_job
     std::string user;  // label user
+    // hpc_job and user also on every GPU series (gputrace(8) textfile_job_labels=yes): the
+    // series then churn with the jobs, as DCGM-exporter's job mapping does.
+    bool job_labels = false;
 };
 
 // The exposition text: # HELP and # TYPE once per metric (identical in every file, as
-// node_exporter requires across files), one series per GPU, absent readings omitted; then,
+// node_exporter requires across files), one series per GPU, absent readings omitted, the job's
+// info series per GPU (acme_job_gpu_info); then,
 // when given, the node's live straggler score (live_slowness.hpp) as one series without GPU
 // labels: acme_job_node_slowness{Hostname,hpc_job,user}.
 std::string format_textfile(const TextfileJob& job, const std::vector<TextfileGpu>& gpus,
@@ -52,6 +61,7 @@ private:
         std::vector<std::string> prefix;  // per GPU: "NAME{labels} "
     };
     std::vector<MetricText> metrics_;  // in metrics() order
+    MetricText info_;                  // per GPU: the whole line of its job's info series
     MetricText slowness_;              // one prefix: the node's, not a GPU's
 };
 
