@@ -191,7 +191,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/evalsched_suite_serving_test.cpp \
 	tests/unit/evalsched_cli_render_test.cpp tests/unit/evalsched_cli_client_test.cpp \
 	tests/unit/evalsched_failure_evidence_test.cpp \
-	tests/unit/evalsched_forecast_test.cpp \
+	tests/unit/evalsched_forecast_test.cpp tests/unit/evalsched_cli_quiet_test.cpp \
 	tests/unit/evalsched_http_limits_test.cpp tests/unit/evalsched_hardening_test.cpp \
 	tests/unit/evalsched_user_files_test.cpp \
 	tests/unit/evalsched_follow_test.cpp tests/unit/evalsched_window_fit_test.cpp \

@@ -146,11 +146,28 @@ std::vector<std::string> trouble_lines(const json& e, double now) {
     if (e.contains("scheduler") && e["scheduler"].contains("trouble")) list = &e["scheduler"]["trouble"];
     else if (e.contains("retries")) list = &e["retries"];
     if (!list) return out;
+    // Once the evaluation has ended its trouble is over: what only mattered while it ran (slurmctld
+    // away, trials held, a refused submission) is gone, what happened to it (a retry after a lost
+    // node) is history, said in the past tense with when.
+    const bool ended = e.contains("state") && str(e, "state") != "active";
     for (const auto& t : *list) {
-        const std::string since = t.contains("since") && t["since"].is_number() ? "since " + clock_time(t["since"].get<double>(), now) + ": " : "";
-        out.push_back(since + str(t, "text"));
+        const std::string kind = str(t, "kind");
+        const bool has_time = t.contains("since") && t["since"].is_number();
+        const std::string when = has_time ? clock_time(t["since"].get<double>(), now) : "";
+        if (!ended) out.push_back("trouble " + (has_time ? "since " + when + ": " : std::string()) + str(t, "text"));
+        else if (kind != "controller" && kind != "held" && kind != "refused")
+            out.push_back("was trouble" + (has_time ? " at " + when : std::string()) + ": " + str(t, "text"));
     }
     return out;
+}
+
+std::string shorten_path(std::string_view path, std::size_t width) {
+    if (width == 0 || util::display_width(path) <= width) return std::string(path);
+    // From the left, at a '/': the end of a path (the run and the step) is what tells two apart.
+    for (std::size_t at = path.find('/', 1); at != std::string_view::npos; at = path.find('/', at + 1))
+        if (3 + util::display_width(path.substr(at)) <= width) return "..." + std::string(path.substr(at));
+    const auto last = path.rfind('/');
+    return last == std::string_view::npos || last == 0 ? std::string(path) : "..." + std::string(path.substr(last));
 }
 
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
@@ -204,15 +221,28 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
     if (now <= 0) now = static_cast<double>(std::time(nullptr));
     std::string out;
     if (!style.parsable2) {
-        // The heading lines are capped like the tables (whole with --long).
-        auto line = [&](const std::string& s) { out += (style.width ? util::cut_to(s, style.width, '+') : s) + "\n"; };
-        line(fmt::format("evaluation {}: {}/{} ({}), {}, suite {}, checkpoint {}", num(e, "id"), str(e, "name"), str(e, "checkpoint"),
-                         str(e, "user"), str(e, "state"), str(e, "suite"), str(e, "path")));
+        // The heading lines are sentences: wrapped at spaces to the width, the lines after the
+        // first indented, never cut (whole on one line with --long). A path longer than a line
+        // loses its start, "...", at a '/'; --long shows it whole.
+        // A label and its path stay on one line ('\x01' is the space that does not break).
+        auto line = [&](const std::string& s) {
+            for (auto l : wrap_words(s, style.width, "  ")) {
+                std::replace(l.begin(), l.end(), '\x01', ' ');
+                out += l + "\n";
+            }
+        };
+        // The room for a path: the width less the indent, its label and a comma.
+        const auto labelled = [&](const std::string& label, const std::string& path) {
+            const std::size_t used = 2 + label.size() + 2;
+            return label + "\x01" + shorten_path(path, style.width > used ? style.width - used : 0);
+        };
+        line(fmt::format("evaluation {}: {}/{} ({}), {}, {}, {}", num(e, "id"), str(e, "name"), str(e, "checkpoint"), str(e, "user"),
+                         str(e, "state"), labelled("suite", str(e, "suite")), labelled("checkpoint", str(e, "path"))));
         line("progress: " + progress_summary(e));
         std::string eta = eta_text(e, now, true);
         if (const std::string basis = eta_basis(e); !basis.empty() && eta.starts_with("ETA ~")) eta += "; basis: " + basis;
         line(eta);
-        for (const auto& t : trouble_lines(e, now)) line("trouble " + t);
+        for (const auto& t : trouble_lines(e, now)) line(t);
         line(fmt::format("shared storage read: {:.0f} bytes in {} copies", e.value("shared_bytes_read", 0.0), num(e, "copies")));
         out += "\n";
     }

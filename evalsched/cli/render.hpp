@@ -31,8 +31,13 @@ std::string progress_summary(const nlohmann::json& evaluation);
 std::string eta_text(const nlohmann::json& evaluation, double now, bool relative);
 // The forecast's basis, "" when the daemon gave none.
 std::string eta_basis(const nlohmann::json& evaluation);
-// One line per trouble: "since 10:31:02: cannot reach slurmctld (...)".
+// One line per trouble: "trouble since 10:31:02: cannot reach slurmctld (...)" while the
+// evaluation is active; once it has ended, only what happened to it, in the past tense:
+// "was trouble at 10:31:02: mmlu retried: attempt 1 lost on n2 (...)".
 std::vector<std::string> trouble_lines(const nlohmann::json& evaluation, double now);
+// `path` in at most `width` columns (0: whole): its start replaced by "..." at a '/', so the
+// last components stay ("/ckpt/a/b/run7/step-100" -> ".../run7/step-100"); never cut mid-name.
+std::string shorten_path(std::string_view path, std::size_t width);
 // A clock time for a Unix time: "10:31:02" today, else "2026-12-01 10:31".
 std::string clock_time(double when, double now);
 

@@ -79,7 +79,7 @@ TEST_CASE("nothing can start: waiting for GPUs, no number; slurmctld unreachable
     CHECK(eta_text(e, 1000, true) == "ETA unknown: slurmctld unreachable");
     const auto lines = trouble_lines(e, 1000);
     REQUIRE(!lines.empty());
-    CHECK(lines[0] == "since " + clock_time(990, 1000) + ": cannot reach slurmctld (timeout)");
+    CHECK(lines[0] == "trouble since " + clock_time(990, 1000) + ": cannot reach slurmctld (timeout)");
 }
 
 TEST_CASE("status ID caps its lines to the width; --long keeps every cell whole; -P joins with '|'") {
