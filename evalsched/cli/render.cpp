@@ -51,13 +51,6 @@ std::string cell(const json& v) {
     return "-";
 }
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string scores_text(const json& scores) {
     std::string out;
     for (const auto& [metric, value] : scores.items()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", clean(metric), cell(value));
@@ -302,65 +295,6 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         out += "\n" + util::render_table(p, style);
     }
     return out;
-}
-
-std::string render_report(const json& report, const std::string& format, const TableStyle& style) {
-    if (format == "json") return report.dump(2) + "\n";
-    std::vector<std::string> header{"dataset", "metric"};
-    std::vector<std::string> ids;
-    // A key the answer lacks is an empty list, never operator[] on a const object (undefined).
-    const auto list = [&](const char* key) { return report.is_object() && report.contains(key) ? report.at(key) : json::array(); };
-    for (const auto& c : list("checkpoints")) {
-        header.push_back(str(c, "checkpoint"));
-        ids.push_back(std::to_string(num(c, "id")));
-    }
-    std::vector<std::vector<std::string>> rows{header};
-    for (const auto& r : list("rows")) {
-        std::vector<std::string> row{str(r, "dataset"), str(r, "metric")};
-        for (const auto& id : ids) row.push_back(r.contains("values") && r["values"].contains(id) ? cell(r["values"][id]) : "-");
-        rows.push_back(row);
-    }
-    if (format == "table") {
-        TextTable t;
-        for (const auto& h : header) t.columns.push_back(text(h));
-        t.rows.assign(rows.begin() + 1, rows.end());
-        std::string out = util::render_table(t, style);
-        // A cell has no room for why: each failure below the table, whole (the cell is cut).
-        if (style.parsable2) return out;
-        std::map<std::string, std::string> checkpoint_of;
-        for (const auto& c : list("checkpoints")) checkpoint_of[std::to_string(num(c, "id"))] = str(c, "checkpoint");
-        for (const auto& f : list("failures")) {
-            const std::string id = std::to_string(num(f, "evaluation"));
-            const std::string where = checkpoint_of.count(id) ? fmt::format("{} (evaluation {})", checkpoint_of[id], id) : "evaluation " + id;
-            out += "\n";
-            for (const auto& l : failure_lines(fmt::format("{} on {} failed: {}", str(f, "dataset"), where, str(f, "reason")), f, style.width))
-                out += l + "\n";
-        }
-        return out;
-    }
-    std::string out;
-    if (format == "csv") {
-        for (const auto& r : rows) {
-            std::string line;
-            for (std::size_t i = 0; i < r.size(); ++i) line += (i ? "," : "") + csv_field(r[i]);
-            out += line + "\n";
-        }
-        return out;
-    }
-    if (format == "md") {
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            std::string line = "|";
-            for (const auto& c : rows[k]) line += " " + c + " |";
-            out += line + "\n";
-            if (k == 0) {
-                line = "|";
-                for (std::size_t i = 0; i < rows[k].size(); ++i) line += i < 2 ? " --- |" : " ---: |";
-                out += line + "\n";
-            }
-        }
-        return out;
-    }
-    throw std::invalid_argument(fmt::format("--format {}: use table, csv, json or md", format));
 }
 
 std::string render_priors(const json& priors, const TableStyle& style) {

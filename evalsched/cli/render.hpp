@@ -1,5 +1,5 @@
-// What the evalsched CLI prints: tables for status, an evaluation's datasets and trials, the
-// report (datasets x checkpoints) in table, csv, json or markdown, and priors. Tables go through
+// What the evalsched CLI prints: tables for status, an evaluation's datasets and trials, and
+// priors (the report is report.hpp). Tables go through
 // the shared renderer (common/util/table.hpp): capped to the terminal's width unless --long,
 // '|'-separated with -P/--parsable2. Pure: JSON from the daemon in, text out, so the unit tests
 // check what a user sees. watch's lines are in watch.hpp.
@@ -18,8 +18,6 @@ namespace acme::evalsched {
 std::string render_status(const nlohmann::json& evaluations, const util::TableStyle& style = {});
 // `now`: Unix seconds, for the ETA and the times trouble began.
 std::string render_evaluation(const nlohmann::json& evaluation, const util::TableStyle& style = {}, double now = 0);
-// format: table, csv, json, md. Throws std::invalid_argument for another.
-std::string render_report(const nlohmann::json& report, const std::string& format, const util::TableStyle& style = {});
 std::string render_priors(const nlohmann::json& priors, const util::TableStyle& style = {});
 
 // "12/63 datasets scored (41,230/120,500 samples), 4 running, 2 scoring, 0 failed (trials 5/20 done)";
