@@ -63,6 +63,7 @@ std::string result_json(const Result& r) {
     if (!r.unsupported.empty()) j["unsupported"] = r.unsupported;
     if (!r.harness.empty()) j["harness"] = r.harness;
     if (!r.sources.empty()) j["sources"] = r.sources;
+    if (r.details.is_object() && !r.details.empty()) j["details"] = r.details;
     return j.dump(2) + "\n";
 }
 
