@@ -24,10 +24,7 @@ using util::TextTable;
 // escape sequences, and the table must stay a table.
 std::string clean(const std::string& s) { return one_line(s, std::numeric_limits<std::size_t>::max()); }
 
-std::string str(const json& o, const char* key) {
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
-}
+std::string str(const json& o, const char* key) { return string_member(o, key); }
 
 long num(const json& o, const char* key) {
     auto it = o.find(key);
@@ -66,6 +63,11 @@ std::string job_text(const json& row) {
 }
 
 }  // namespace
+
+std::string string_member(const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
+}
 
 std::string clock_time(double when, double now) {
     const std::time_t t = static_cast<std::time_t>(when), n = static_cast<std::time_t>(now > 0 ? now : when);

@@ -50,6 +50,10 @@ std::vector<std::string> failure_lines(const std::string& heading, const nlohman
 // the first start with `indent`. A word longer than a line is never cut.
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view indent);
 
+// A string member of the daemon's answer as one line of any length, control characters written
+// \xNN; "" when it is absent or no string.
+std::string string_member(const nlohmann::json& o, const char* key);
+
 // A message for the terminal as one line: control characters written \xNN (an argument or a
 // daemon's answer may carry escape sequences), at most `max` bytes, then "...".
 std::string one_line(std::string_view text, std::size_t max = 200);

@@ -17,12 +17,9 @@ using util::TableColumn;
 using util::TableStyle;
 using util::TextTable;
 
+// A cell from the daemon's answer is one line: a dataset's name or a reason may carry escapes.
 std::string clean(const std::string& s) { return one_line(s, std::numeric_limits<std::size_t>::max()); }
-
-std::string str(const json& o, const char* key) {
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
-}
+constexpr auto str = string_member;
 
 // A harness's field as text: lm-eval writes versions as numbers (3.0) and n-shot as integers.
 std::string field(const json& o, const char* key) {

@@ -8,11 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/text_lines.hpp"
+
 #include "evalsched/cli/render.hpp"
 #include "evalsched/cli/watch.hpp"
 
 using namespace acme::evalsched;
 using nlohmann::json;
+using acme::test::lines_of;
 
 namespace {
 
@@ -31,8 +34,7 @@ json look(double now, const std::string& state, int scored, int running, const s
 // The lines without their time stamps.
 std::vector<std::string> unstamped(const std::string& text) {
     std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) out.push_back(l.substr(l.find(' ') + 1));
+    for (const auto& l : lines_of(text)) out.push_back(l.substr(l.find(' ') + 1));
     return out;
 }
 
@@ -83,12 +85,6 @@ json long_paths() {
     e["shared_bytes_read"] = 0;
     e["copies"] = 0;
     return e;
-}
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
 }
 }  // namespace
 

@@ -17,9 +17,11 @@
 #include "evalsched/daemon/state.hpp"
 #include "evalsched/store/schema.hpp"
 #include "tests/unit/temp_dir.hpp"
+#include "tests/unit/text_lines.hpp"
 
 using namespace acme::evalsched;
 using nlohmann::json;
+using acme::test::lines_of;
 
 namespace {
 
@@ -39,12 +41,6 @@ json report() {
       "failures": []})J");
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) out.push_back(l);
-    return out;
-}
 
 }  // namespace
 
