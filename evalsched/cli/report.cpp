@@ -83,14 +83,12 @@ Grid matrix_grid(const json& report) {
     return g;
 }
 
-// The harnesses' columns, then each checkpoint's value; `split_stderr` gives the stderr its own
-// column ("<checkpoint> stderr", csv), else it joins the value as lm-eval's "± stderr".
-Grid harness_grid(const json& report, bool split_stderr) {
+// The harnesses' columns, then each checkpoint's value and, as lm-eval's "± stderr", its stderr.
+Grid harness_grid(const json& report) {
     Grid g{{"dataset", "version", "filter", "n-shot", "metric", "mode"}, {}, 6};
     std::vector<std::string> ids;
     for (const auto& c : list(report, "checkpoints")) {
         g.header.push_back(str(c, "checkpoint"));
-        if (split_stderr) g.header.push_back(str(c, "checkpoint") + " stderr");
         ids.push_back(std::to_string(c.value("id", 0L)));
     }
     const auto add = [&](std::vector<std::string> row, const json& r) {
@@ -98,12 +96,7 @@ Grid harness_grid(const json& report, bool split_stderr) {
         for (const auto& id : ids) {
             std::string v = values.contains(id) ? value_text(values[id]) : "-";
             const std::string se = stderrs.contains(id) && stderrs[id].is_number() ? fmt::format("{:.4f}", stderrs[id].get<double>()) : "-";
-            if (split_stderr) {
-                row.push_back(v);
-                row.push_back(se);
-            } else {
-                row.push_back(se == "-" ? v : v + " ± " + se);
-            }
+            row.push_back(se == "-" ? v : v + " ± " + se);
         }
         g.rows.push_back(std::move(row));
     };
@@ -160,7 +153,9 @@ std::string render_report(const json& given, const std::string& format, const Ta
     if (format == "json") return report.dump(2) + "\n";
     if (format != "table" && format != "csv" && format != "md")
         throw std::invalid_argument(fmt::format("--format {}: use table, csv, json or md", format));
-    const Grid g = matrix ? matrix_grid(report) : harness_grid(report, format == "csv");
+    // csv keeps the matrix's columns (dataset, metric, a value per checkpoint): scripts read them
+    // by position; --format json carries every field.
+    const Grid g = matrix || format == "csv" ? matrix_grid(report) : harness_grid(report);
     if (format == "table") {
         TextTable t;
         for (std::size_t i = 0; i < g.header.size(); ++i)

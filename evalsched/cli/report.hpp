@@ -3,7 +3,8 @@
 // Tasks|Version|Filter|n-shot|Metric|Value|Stderr (lm_eval/utils.py make_table) and OpenCompass's
 // summary dataset|version|metric|mode (opencompass/summarizers/default.py), then one column per
 // checkpoint (its value, "± stderr" where the harness gave one), and an average row per metric
-// shared by two or more datasets. `matrix`: the plain datasets x checkpoints view.
+// shared by two or more datasets. `matrix`: the plain datasets x checkpoints view, which csv
+// always is (scripts read its columns by position; json has every field).
 // Pure: the daemon's JSON in, text out. The HTML report is report_html.hpp.
 #pragma once
 
