@@ -141,6 +141,7 @@ libevalsched_cli_la_SOURCES = \
 	evalsched/cli/client.cpp evalsched/cli/client.hpp \
 	evalsched/cli/render.cpp evalsched/cli/render.hpp \
 	evalsched/cli/watch.cpp evalsched/cli/watch.hpp \
+	evalsched/cli/report.cpp evalsched/cli/report.hpp \
 	evalsched/cli/report_html.cpp evalsched/cli/report_html.hpp \
 	evalsched/cli/follow_cmd.cpp evalsched/cli/follow_cmd.hpp
 libevalsched_cli_la_CPPFLAGS = $(AM_CPPFLAGS) $(CURL_CFLAGS)
@@ -192,7 +193,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/evalsched_suite_serving_test.cpp \
 	tests/unit/evalsched_cli_render_test.cpp tests/unit/evalsched_cli_client_test.cpp \
 	tests/unit/evalsched_failure_evidence_test.cpp \
-	tests/unit/evalsched_forecast_test.cpp \
+	tests/unit/evalsched_forecast_test.cpp tests/unit/evalsched_cli_quiet_test.cpp tests/unit/evalsched_report_columns_test.cpp \
 	tests/unit/evalsched_http_limits_test.cpp tests/unit/evalsched_hardening_test.cpp \
 	tests/unit/evalsched_user_files_test.cpp \
 	tests/unit/evalsched_follow_test.cpp tests/unit/evalsched_window_fit_test.cpp \

@@ -4,7 +4,7 @@
 # --- tests/unit: doctest, one program linked against every part's library ----------------------
 check_PROGRAMS += tests/unit/acme-unit
 tests_unit_acme_unit_SOURCES = \
-	tests/unit/main.cpp tests/unit/temp_dir.hpp tests/unit/evalsched_submit_fixture.hpp \
+	tests/unit/main.cpp tests/unit/temp_dir.hpp tests/unit/text_lines.hpp tests/unit/evalsched_submit_fixture.hpp \
 	tests/unit/layout_test.cpp
 # Every library, each before the ones it builds on (libacme last).
 tests_unit_acme_unit_LDADD = libevalschedd.la libevalsched_cli.la libevalsched_adapters.la libevalsched_sim.la \

@@ -64,6 +64,7 @@ std::string result_json(const Result& r) {
     if (!r.approximate.empty()) j["approximate"] = r.approximate;
     if (!r.harness.empty()) j["harness"] = r.harness;
     if (!r.sources.empty()) j["sources"] = r.sources;
+    if (r.details.is_object() && !r.details.empty()) j["details"] = r.details;
     return j.dump(2) + "\n";
 }
 

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace acme::adapters {
 
 // A refusal the adapter prints as one line ("acme-eval-lmeval: <what>: <what to do>") before
@@ -61,6 +63,9 @@ struct Result {
     std::vector<std::string> approximate;   // why scores recombined from shards differ from one whole run's
     std::string harness;                    // "lm-evaluation-harness", "opencompass"
     std::vector<std::string> sources;       // the harness files the scores came from
+    // Per score, what the harness's own table shows beside it: "measure", "filter", "version",
+    // "n_shot", "stderr", "mode" (those it gives); evalsched report prints them.
+    nlohmann::json details = nlohmann::json::object();
 };
 std::string result_json(const Result& r);
 void write_result(const std::string& dir, const Result& r);

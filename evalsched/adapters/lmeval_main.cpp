@@ -155,6 +155,7 @@ Result result_from(const std::string& file, const json& results, const std::stri
     Result r;
     r.harness = "lm-evaluation-harness";
     r.scores = lmeval::task_scores(results, task, file);
+    r.details = lmeval::task_details(results, task);
     if (const long n = effective_samples(results, lmeval::leaves(results, task))) r.samples = n;
     r.sources = {file};
     return r;

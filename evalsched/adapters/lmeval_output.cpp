@@ -41,6 +41,46 @@ std::map<std::string, double> task_scores(const json& results, const std::string
 }
 
 namespace {
+// lm-eval writes a task's version as a number (3.0) or a string ("Yaml"); its table prints "3".
+std::string version_text(const json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    const double d = v.get<double>();
+    return d == static_cast<double>(static_cast<long long>(d)) ? std::to_string(static_cast<long long>(d)) : fmt::format("{}", d);
+}
+}  // namespace
+
+json task_details(const json& results, const std::string& task) {
+    // The fields lm-eval's own table prints per task and metric (lm_eval/utils.py make_table,
+    // EleutherAI/lm-evaluation-harness 4e7e0d47): "versions" and "n-shot" per task, the filter
+    // after the comma of a metric's key ("exact_match,strict-match"), its stderr under
+    // "<metric>_stderr,<filter>" ("N/A" when the harness did not compute one).
+    json out = json::object();
+    const auto r = results["results"].find(task);
+    if (r == results["results"].end() || !r->is_object()) return out;
+    const auto per_task = [&](const char* key) {
+        const auto m = results.find(key);
+        if (m == results.end() || !m->is_object()) return json();
+        const auto v = m->find(task);
+        return v != m->end() && (v->is_number() || v->is_string()) ? *v : json();
+    };
+    const json version = per_task("versions"), n_shot = per_task("n-shot");
+    for (auto m = r->begin(); m != r->end(); ++m) {
+        if (!m->is_number()) continue;
+        const std::string& key = m.key();
+        const auto comma = key.find(',');
+        const std::string metric = key.substr(0, comma), filter = comma == std::string::npos ? "none" : key.substr(comma + 1);
+        if (metric.ends_with("_stderr") || metric == "sample_len" || metric == "samples") continue;
+        json d{{"measure", metric}, {"filter", filter}};
+        if (!version.is_null()) d["version"] = version_text(version);
+        if (!n_shot.is_null()) d["n_shot"] = n_shot;
+        const auto se = r->find(metric + "_stderr" + (comma == std::string::npos ? "" : key.substr(comma)));
+        if (se != r->end() && se->is_number()) d["stderr"] = *se;
+        out[metric_name(metric, filter)] = std::move(d);
+    }
+    return out;
+}
+
+namespace {
 void collect_leaves(const json& groups, const std::string& task, std::vector<std::string>& out, int depth) {
     auto it = groups.find(task);
     if (depth > 16 || it == groups.end() || !it->is_array() || it->empty()) {

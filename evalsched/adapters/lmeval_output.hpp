@@ -35,6 +35,9 @@ nlohmann::json parse_results(std::string_view text, const std::string& file);
 // The harness's own scores for `task` (a task or a group): every numeric "<metric>,<filter>"
 // member of results[task] except the _stderr ones. AdapterError when the task is absent.
 std::map<std::string, double> task_scores(const nlohmann::json& results, const std::string& task, const std::string& file);
+// Beside each of task_scores' keys, what lm-eval's table prints for it: {"measure", "filter",
+// "version", "n_shot", "stderr"} (those the results file gives).
+nlohmann::json task_details(const nlohmann::json& results, const std::string& task);
 
 // The leaf tasks of `task` (itself when it is no group), through group_subtasks, nested groups
 // expanded.

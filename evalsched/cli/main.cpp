@@ -18,6 +18,7 @@
 #include "common/util/version.hpp"
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/follow_cmd.hpp"
+#include "evalsched/cli/report.hpp"
 #include "evalsched/cli/report_html.hpp"
 #include "evalsched/cli/render.hpp"
 #include "evalsched/cli/watch.hpp"
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
     report->add_option("NAME|ID", report_arg, "training run name or evaluation id")->required();
     report->add_option("--format", format, "table, csv, json, md, or html (a chart per dataset over steps)")
         ->check(CLI::IsMember({"table", "csv", "json", "md", "html"}));
+    bool matrix = false;
+    report->add_flag("--matrix", matrix, "datasets x checkpoints only, without the harness's version, filter, n-shot, mode and stderr");
 
     auto* priors = app.add_subcommand("priors", "measured run times per dataset");
     std::string prior_dataset;
@@ -236,7 +239,7 @@ int main(int argc, char** argv) {
         if (*report) {
             const Response r = call(socket, "GET", "/v1/report/" + report_arg);
             if (check(r)) return 1;
-            fmt::print("{}", format == "html" ? render_report_html(r.body) : render_report(r.body, format, style));
+            fmt::print("{}", format == "html" ? render_report_html(with_averages(r.body)) : render_report(r.body, format, style, matrix));
             return 0;
         }
         if (*priors) {

@@ -24,10 +24,7 @@ using util::TextTable;
 // escape sequences, and the table must stay a table.
 std::string clean(const std::string& s) { return one_line(s, std::numeric_limits<std::size_t>::max()); }
 
-std::string str(const json& o, const char* key) {
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
-}
+std::string str(const json& o, const char* key) { return string_member(o, key); }
 
 long num(const json& o, const char* key) {
     auto it = o.find(key);
@@ -51,13 +48,6 @@ std::string cell(const json& v) {
     return "-";
 }
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string scores_text(const json& scores) {
     std::string out;
     for (const auto& [metric, value] : scores.items()) out += fmt::format("{}{}={}", out.empty() ? "" : " ", clean(metric), cell(value));
@@ -73,6 +63,11 @@ std::string job_text(const json& row) {
 }
 
 }  // namespace
+
+std::string string_member(const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? clean(it->get<std::string>()) : std::string();
+}
 
 std::string clock_time(double when, double now) {
     const std::time_t t = static_cast<std::time_t>(when), n = static_cast<std::time_t>(now > 0 ? now : when);
@@ -146,11 +141,28 @@ std::vector<std::string> trouble_lines(const json& e, double now) {
     if (e.contains("scheduler") && e["scheduler"].contains("trouble")) list = &e["scheduler"]["trouble"];
     else if (e.contains("retries")) list = &e["retries"];
     if (!list) return out;
+    // Once the evaluation has ended its trouble is over: what only mattered while it ran (slurmctld
+    // away, trials held, a refused submission) is gone, what happened to it (a retry after a lost
+    // node) is history, said in the past tense with when.
+    const bool ended = e.contains("state") && str(e, "state") != "active";
     for (const auto& t : *list) {
-        const std::string since = t.contains("since") && t["since"].is_number() ? "since " + clock_time(t["since"].get<double>(), now) + ": " : "";
-        out.push_back(since + str(t, "text"));
+        const std::string kind = str(t, "kind");
+        const bool has_time = t.contains("since") && t["since"].is_number();
+        const std::string when = has_time ? clock_time(t["since"].get<double>(), now) : "";
+        if (!ended) out.push_back("trouble " + (has_time ? "since " + when + ": " : std::string()) + str(t, "text"));
+        else if (kind != "controller" && kind != "held" && kind != "refused")
+            out.push_back("was trouble" + (has_time ? " at " + when : std::string()) + ": " + str(t, "text"));
     }
     return out;
+}
+
+std::string shorten_path(std::string_view path, std::size_t width) {
+    if (width == 0 || util::display_width(path) <= width) return std::string(path);
+    // From the left, at a '/': the end of a path (the run and the step) is what tells two apart.
+    for (std::size_t at = path.find('/', 1); at != std::string_view::npos; at = path.find('/', at + 1))
+        if (3 + util::display_width(path.substr(at)) <= width) return "..." + std::string(path.substr(at));
+    const auto last = path.rfind('/');
+    return last == std::string_view::npos || last == 0 ? std::string(path) : "..." + std::string(path.substr(last));
 }
 
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
@@ -204,15 +216,28 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
     if (now <= 0) now = static_cast<double>(std::time(nullptr));
     std::string out;
     if (!style.parsable2) {
-        // The heading lines are capped like the tables (whole with --long).
-        auto line = [&](const std::string& s) { out += (style.width ? util::cut_to(s, style.width, '+') : s) + "\n"; };
-        line(fmt::format("evaluation {}: {}/{} ({}), {}, suite {}, checkpoint {}", num(e, "id"), str(e, "name"), str(e, "checkpoint"),
-                         str(e, "user"), str(e, "state"), str(e, "suite"), str(e, "path")));
+        // The heading lines are sentences: wrapped at spaces to the width, the lines after the
+        // first indented, never cut (whole on one line with --long). A path longer than a line
+        // loses its start, "...", at a '/'; --long shows it whole.
+        // A label and its path stay on one line ('\x01' is the space that does not break).
+        auto line = [&](const std::string& s) {
+            for (auto l : wrap_words(s, style.width, "  ")) {
+                std::replace(l.begin(), l.end(), '\x01', ' ');
+                out += l + "\n";
+            }
+        };
+        // The room for a path: the width less the indent, its label and a comma.
+        const auto labelled = [&](const std::string& label, const std::string& path) {
+            const std::size_t used = 2 + label.size() + 2;
+            return label + "\x01" + shorten_path(path, style.width > used ? style.width - used : 0);
+        };
+        line(fmt::format("evaluation {}: {}/{} ({}), {}, {}, {}", num(e, "id"), str(e, "name"), str(e, "checkpoint"), str(e, "user"),
+                         str(e, "state"), labelled("suite", str(e, "suite")), labelled("checkpoint", str(e, "path"))));
         line("progress: " + progress_summary(e));
         std::string eta = eta_text(e, now, true);
         if (const std::string basis = eta_basis(e); !basis.empty() && eta.starts_with("ETA ~")) eta += "; basis: " + basis;
         line(eta);
-        for (const auto& t : trouble_lines(e, now)) line("trouble " + t);
+        for (const auto& t : trouble_lines(e, now)) line(t);
         line(fmt::format("shared storage read: {:.0f} bytes in {} copies", e.value("shared_bytes_read", 0.0), num(e, "copies")));
         out += "\n";
     }
@@ -272,65 +297,6 @@ std::string render_evaluation(const json& e, const TableStyle& style, double now
         out += "\n" + util::render_table(p, style);
     }
     return out;
-}
-
-std::string render_report(const json& report, const std::string& format, const TableStyle& style) {
-    if (format == "json") return report.dump(2) + "\n";
-    std::vector<std::string> header{"dataset", "metric"};
-    std::vector<std::string> ids;
-    // A key the answer lacks is an empty list, never operator[] on a const object (undefined).
-    const auto list = [&](const char* key) { return report.is_object() && report.contains(key) ? report.at(key) : json::array(); };
-    for (const auto& c : list("checkpoints")) {
-        header.push_back(str(c, "checkpoint"));
-        ids.push_back(std::to_string(num(c, "id")));
-    }
-    std::vector<std::vector<std::string>> rows{header};
-    for (const auto& r : list("rows")) {
-        std::vector<std::string> row{str(r, "dataset"), str(r, "metric")};
-        for (const auto& id : ids) row.push_back(r.contains("values") && r["values"].contains(id) ? cell(r["values"][id]) : "-");
-        rows.push_back(row);
-    }
-    if (format == "table") {
-        TextTable t;
-        for (const auto& h : header) t.columns.push_back(text(h));
-        t.rows.assign(rows.begin() + 1, rows.end());
-        std::string out = util::render_table(t, style);
-        // A cell has no room for why: each failure below the table, whole (the cell is cut).
-        if (style.parsable2) return out;
-        std::map<std::string, std::string> checkpoint_of;
-        for (const auto& c : list("checkpoints")) checkpoint_of[std::to_string(num(c, "id"))] = str(c, "checkpoint");
-        for (const auto& f : list("failures")) {
-            const std::string id = std::to_string(num(f, "evaluation"));
-            const std::string where = checkpoint_of.count(id) ? fmt::format("{} (evaluation {})", checkpoint_of[id], id) : "evaluation " + id;
-            out += "\n";
-            for (const auto& l : failure_lines(fmt::format("{} on {} failed: {}", str(f, "dataset"), where, str(f, "reason")), f, style.width))
-                out += l + "\n";
-        }
-        return out;
-    }
-    std::string out;
-    if (format == "csv") {
-        for (const auto& r : rows) {
-            std::string line;
-            for (std::size_t i = 0; i < r.size(); ++i) line += (i ? "," : "") + csv_field(r[i]);
-            out += line + "\n";
-        }
-        return out;
-    }
-    if (format == "md") {
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            std::string line = "|";
-            for (const auto& c : rows[k]) line += " " + c + " |";
-            out += line + "\n";
-            if (k == 0) {
-                line = "|";
-                for (std::size_t i = 0; i < rows[k].size(); ++i) line += i < 2 ? " --- |" : " ---: |";
-                out += line + "\n";
-            }
-        }
-        return out;
-    }
-    throw std::invalid_argument(fmt::format("--format {}: use table, csv, json or md", format));
 }
 
 std::string render_priors(const json& priors, const TableStyle& style) {

@@ -48,24 +48,41 @@ std::string render_report_html(const json& report) {
     });
     const std::string name = report.value("name", "");
     std::string charts, table;
-    for (const auto& r : report.value("rows", json::array())) {
-        const std::string dataset = r.value("dataset", ""), metric = r.value("metric", "");
-        const json values = r.value("values", json::object());
-        table += fmt::format("<tr class=\"score-row\"><th>{}</th><td>{}</td>", esc(dataset), esc(metric));
-        std::vector<std::pair<long long, double>> points;  // step, score
+    // The harness's columns as `evalsched report` prints them (report.hpp), then a cell per
+    // checkpoint: the value, "± stderr" where the harness gave one.
+    const auto row_cells = [&](const json& r, std::vector<std::pair<long long, double>>* points) {
+        std::string out;
+        const json values = r.value("values", json::object()), stderrs = r.value("stderr", json::object());
         for (const auto& c : cols) {
             std::string cell = "-";
             if (values.contains(c.id)) {
                 const auto& v = values[c.id];
                 if (v.is_number()) {
                     cell = fmt::format("{:.4g}", v.get<double>());
-                    if (c.step >= 0) points.emplace_back(c.step, v.get<double>());
+                    if (stderrs.contains(c.id) && stderrs[c.id].is_number()) cell += fmt::format(" ± {:.4g}", stderrs[c.id].get<double>());
+                    if (points && c.step >= 0) points->emplace_back(c.step, v.get<double>());
                 } else if (v.is_string()) {
                     cell = v.get<std::string>();
                 }
             }
-            table += fmt::format("<td data-step=\"{}\">{}</td>", c.step, esc(cell));
+            out += fmt::format("<td data-step=\"{}\">{}</td>", c.step, esc(cell));
         }
+        return out;
+    };
+    const auto text = [](const json& r, const char* key) {
+        const auto it = r.find(key);
+        if (it == r.end() || it->is_null()) return std::string("-");
+        if (it->is_number_integer()) return std::to_string(it->get<long long>());
+        if (it->is_number()) return fmt::format("{}", it->get<double>());
+        return it->is_string() && !it->get<std::string>().empty() ? it->get<std::string>() : std::string("-");
+    };
+    const auto measure = [&](const json& r) { return r.contains("measure") ? text(r, "measure") : r.value("metric", ""); };
+    for (const auto& r : report.value("rows", json::array())) {
+        const std::string dataset = r.value("dataset", ""), metric = r.value("metric", "");
+        table += fmt::format("<tr class=\"score-row\"><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", esc(dataset),
+                             esc(text(r, "version")), esc(text(r, "filter")), esc(text(r, "n_shot")), esc(measure(r)), esc(text(r, "mode")));
+        std::vector<std::pair<long long, double>> points;  // step, score
+        table += row_cells(r, &points);
         table += "</tr>\n";
         if (metric.empty() || points.empty()) continue;  // a dataset with no score yet has no line
         double lo = points.front().second, hi = lo;
@@ -101,6 +118,10 @@ std::string render_report_html(const json& report) {
             "<polyline class=\"line\" points=\"{6}\"/>{7}</svg></figure>\n",
             esc(dataset), esc(metric), points.size(), kW, kH, axes, line, dots);
     }
+    // The average of a metric over the datasets that report it (report.hpp with_averages).
+    for (const auto& a : report.value("averages", json::array()))
+        table += fmt::format("<tr class=\"average-row\"><th>average of {}</th><td>-</td><td>{}</td><td>-</td><td>{}</td><td>-</td>{}</tr>\n",
+                             a.value("datasets", json::array()).size(), esc(text(a, "filter")), esc(measure(a)), row_cells(a, nullptr));
     std::string head;
     for (const auto& c : cols) head += fmt::format("<th data-step=\"{}\">{}</th>", c.step, esc(c.label));
     return fmt::format(R"page(<!DOCTYPE html>
@@ -119,13 +140,13 @@ figcaption {{ font-weight: 600; }} figcaption span {{ font-weight: 400; color: #
 .tick {{ font-size: 11px; fill: #5b6670; }} .tick.end {{ text-anchor: end; }} .tick.mid {{ text-anchor: middle; }}
 table {{ border-collapse: collapse; margin-top: 24px; }}
 th, td {{ border: 1px solid #d7dde3; padding: 3px 8px; text-align: right; }}
-th:first-child, td:nth-child(2) {{ text-align: left; }}
+th:first-child, td:nth-child(-n+6) {{ text-align: left; }}
 </style></head>
 <body>
 <h1>Run {0}: scores over steps</h1>
 <div class="charts">
 {1}</div>
-<table class="scorecard"><thead><tr><th>dataset</th><th>metric</th>{2}</tr></thead>
+<table class="scorecard"><thead><tr><th>dataset</th><th>version</th><th>filter</th><th>n-shot</th><th>metric</th><th>mode</th>{2}</tr></thead>
 <tbody>
 {3}</tbody></table>
 </body></html>

@@ -71,7 +71,7 @@ std::string Watcher::terminal(const json& e, double now) {
     for (const auto& x : e.value("dataset_list", json::array()))
         if (str(x, "state") == "running" || str(x, "state") == "scoring") running += (running.empty() ? "" : ", ") + str(x, "dataset") + " " + str(x, "detail");
     if (!running.empty()) block.push_back("now: " + running);
-    for (const auto& t : trouble_lines(e, now)) block.push_back("trouble " + t);
+    for (const auto& t : trouble_lines(e, now)) block.push_back(t);
     // A failed dataset: why in its log's words and where the log is, wrapped at spaces to the
     // width (so the cut below only ever takes the end of a path longer than the screen).
     for (const auto& x : e.value("dataset_list", json::array()))
@@ -111,11 +111,19 @@ std::string Watcher::lines(const json& e, double now) {
     }
     const auto now_trouble = trouble_set(e, now);
     for (const auto& t : trouble_) if (!now_trouble.count(t)) out += stamp + "resolved: " + t + "\n";
-    for (const auto& t : now_trouble) if (!trouble_.count(t)) out += stamp + "trouble " + t + "\n";
+    // Past trouble of an ended evaluation was shown while it happened, and resolved above.
+    for (const auto& t : now_trouble) if (!trouble_.count(t) && !t.starts_with("was ")) out += stamp + t + "\n";
     trouble_ = now_trouble;
-    if (progress != last_progress_) {
+    // The ETA's clock time moves with every scheduling round (the forecast is "now + what is
+    // left"): time passing alone prints nothing, so the line is printed again only when the
+    // counts, the state or the kind of forecast (a time, waiting, unknown) changed; not its
+    // basis either, whose count of free GPUs moves with other users' jobs.
+    const std::string eta = eta_text(e, now, false);
+    const bool timed = eta.starts_with("ETA ~") || eta.starts_with("ETA any");
+    const std::string key = progress_summary(e) + "\x1f" + (timed ? std::string("ETA") : eta);
+    if (key != last_progress_) {
         out += stamp + progress + "\n";
-        last_progress_ = progress;
+        last_progress_ = key;
     }
     return out;
 }
@@ -156,7 +164,10 @@ std::string Watcher::events(const json& e, double now) {
     json eta = e.contains("scheduler") ? e["scheduler"].value("eta", json()) : json();
     json progress{{"event", "progress"}, {"state", e.value("state", "")}, {"datasets", e.value("datasets", json::object())},
                   {"trials", e.value("trials", json::object())}, {"eta", eta}};
-    const std::string p = progress.dump();
+    // Keyed without the forecast's clock time, as the lines are: time passing alone is no event.
+    json key = progress;
+    if (key["eta"].is_object()) key["eta"].erase("finish_at");
+    const std::string p = key.dump();
     if (p != last_progress_) {
         last_progress_ = p;
         emit(progress);

@@ -2,8 +2,9 @@
 //  - on a terminal: a block (progress bar and counts, the ETA, what runs where, trouble) redrawn
 //    in place, each line cut to the width so the redraw never wraps;
 //  - otherwise (a job log, a pipe): only what changed, one timestamped line each: the progress
-//    line when it changes (its ETA a clock time, so time passing alone changes nothing), a
-//    dataset's new state, trouble when it begins and when it ends;
+//    line when its counts, the state or the kind of forecast change (the forecast's clock time
+//    moves every scheduling round, so it alone changes nothing), a dataset's new state, trouble
+//    when it begins and when it ends;
 //  - --json: one JSON object per change ("progress", "dataset", "trouble", "resolved", "end");
 //    a failed dataset's event carries "evidence" and "log" where the daemon kept them.
 //  A failed dataset shows, on lines of their own and never cut, the line of its log that decided

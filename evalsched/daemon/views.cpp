@@ -151,7 +151,27 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
     if (found.checkpoints.empty()) return std::nullopt;
     std::map<std::pair<std::string, std::string>, json> rows;  // (dataset, metric) -> {evaluation id: value}
     auto cell_key = [](const json& row) { return std::to_string(row["evaluation"].get<std::int64_t>()); };
-    for (const json& row : found.scores) rows[{row["dataset"].get<std::string>(), row["metric"].get<std::string>()}][cell_key(row)] = row["value"];
+    // Beside each value, what the harness's table shows for it (result.json "details", store
+    // v15): the metric's own name and filter, the task's version and n-shot, the mode, and the
+    // stderr per checkpoint. A field that differs between checkpoints (a newer task version)
+    // lists each value once, "2/3".
+    std::map<std::pair<std::string, std::string>, json> about;
+    for (const json& row : found.scores) {
+        const std::pair<std::string, std::string> key{row["dataset"].get<std::string>(), row["metric"].get<std::string>()};
+        rows[key][cell_key(row)] = row["value"];
+        const json info = json::parse(row.value("info", ""), nullptr, false);
+        if (!info.is_object()) continue;
+        json& a = about[key];
+        for (const char* f : {"measure", "filter", "version", "n_shot", "mode"}) {
+            if (!info.contains(f) || !(info[f].is_string() || info[f].is_number())) continue;
+            const std::string v = info[f].is_string() ? info[f].get<std::string>() : info[f].dump();
+            if (!a.contains(f)) a[f] = info[f];
+            else if (const std::string was = a[f].is_string() ? a[f].get<std::string>() : a[f].dump();
+                     was != v && ("/" + was + "/").find("/" + v + "/") == std::string::npos)
+                a[f] = was + "/" + v;
+        }
+        if (info.contains("stderr") && info["stderr"].is_number()) a["stderr"][cell_key(row)] = info["stderr"];
+    }
     // Datasets without a score say why (failed, still running), so a gap is never silent; each
     // failure once more in "failures", with the line that decided it and its job's log, which
     // a cell has no room for.
@@ -189,7 +209,10 @@ std::optional<json> report_json(Database& db, const std::string& name_or_id, con
                 continue;
             }
         }
-        out_rows.push_back({{"dataset", key.first}, {"metric", key.second}, {"values", cells}});
+        json row{{"dataset", key.first}, {"metric", key.second}, {"values", cells}};
+        if (auto a = about.find(key); a != about.end())
+            for (auto& [f, v] : a->second.items()) row[f] = v;
+        out_rows.push_back(std::move(row));
     }
     return json{{"name", name_or_id}, {"checkpoints", found.checkpoints}, {"rows", out_rows}, {"failures", failures}};
 }

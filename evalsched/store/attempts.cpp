@@ -132,7 +132,7 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
         if (t.state == "cancelled" || o.cancelled) {
             db.prepare("UPDATE trials SET state = 'cancelled' WHERE id = ?").bind(1, t.id).run();
         } else if (o.success) {
-            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value) VALUES (?, ?, ?, ?)");
+            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value, info) VALUES (?, ?, ?, ?, ?)");
             for (const auto& s : o.scores) {
                 ins.reset();
                 // A shard's score is averaged into the dataset's: shards are equal slices.
@@ -140,9 +140,9 @@ void finish_attempt(Database& db, const AttemptRow& a, const Outcome& o, const s
                 if (t.num_shards > 1) {
                     auto cur = db.prepare("SELECT value FROM results WHERE evaluation = ? AND dataset = ? AND metric = ?");
                     cur.bind_all(t.evaluation, s.dataset, s.metric);
-                    ins.bind_all(t.evaluation, s.dataset, s.metric, v + (cur.step() ? cur.column_double(0) : 0)).run();
+                    ins.bind_all(t.evaluation, s.dataset, s.metric, v + (cur.step() ? cur.column_double(0) : 0), s.info).run();
                 } else {
-                    ins.bind_all(t.evaluation, s.dataset, s.metric, v).run();
+                    ins.bind_all(t.evaluation, s.dataset, s.metric, v, s.info).run();
                 }
             }
             if (o.run_s && *o.run_s > 0 && t.parts().size() == 1)

@@ -52,7 +52,8 @@ struct Outcome {
     std::string exclude_node;        // on an infrastructure cause
     bool cancelled = false;
     // On success:
-    struct Score { std::string dataset, metric; double value; };
+    // info: the harness's details of the score (result.json "details"), JSON text, "" for none.
+    struct Score { std::string dataset, metric; double value; std::string info = {}; };
     std::vector<Score> scores;
     std::optional<double> run_s;     // inference seconds, for the priors
     std::optional<double> startup_s; // beyond the inference (trial_kind.cpp measured_startup)

@@ -99,10 +99,10 @@ void finish_metric(Database& db, const MetricRow& m, const MetricOutcome& o, dou
         const std::string node_sql = "node = CASE WHEN ? = '' THEN node ELSE ? END";
         switch (o.kind) {
         case MetricOutcome::Kind::done: {
-            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value) VALUES (?, ?, ?, ?)");
+            auto ins = db.prepare("INSERT OR REPLACE INTO results (evaluation, dataset, metric, value, info) VALUES (?, ?, ?, ?, ?)");
             for (const auto& s : o.scores) {
                 ins.reset();
-                ins.bind_all(m.evaluation, m.dataset, s.metric, s.value).run();
+                ins.bind_all(m.evaluation, m.dataset, s.metric, s.value, s.info).run();
             }
             db.prepare("UPDATE metric_jobs SET state = 'done', category = '', reason = '', ended_at = ?, " + node_sql + " WHERE id = ?")
                 .bind_all(now, o.node, o.node, m.id)

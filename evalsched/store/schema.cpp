@@ -381,6 +381,12 @@ ALTER TABLE metric_jobs ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
 ALTER TABLE metric_jobs ADD COLUMN log TEXT NOT NULL DEFAULT '';
 )sql";
 
+// What the harness's table shows beside a score (version, filter, n-shot, stderr, mode), as
+// JSON text from result.json's "details", for evalsched report.
+constexpr std::string_view kEvalschedV15 = R"sql(
+ALTER TABLE results ADD COLUMN info TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "evalsched v1: prior_runs, model_loads", kEvalschedV1},
     Migration{2, "evalsched v2: evaluations, trials, attempts, results, stagings", kEvalschedV2},
@@ -396,6 +402,7 @@ constexpr std::array kMigrations = {
     Migration{12, "evalsched v12: learned trial startups", kEvalschedV12},
     Migration{13, "evalsched v13: the suite's text per evaluation, pilots that serve", kEvalschedV13},
     Migration{14, "evalsched v14: evidence and log of failed attempts, trials and metric jobs", kEvalschedV14},
+    Migration{15, "evalsched v15: the harness's details beside each score", kEvalschedV15},
 };
 
 }  // namespace

@@ -103,7 +103,8 @@ const JsonColumn kMetricView[] = {
 
 // A report's cells: scores, and why a dataset has none (trials, metric jobs not done).
 const JsonColumn kScores[] = {
-    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.metric", "metric", K::text}, {"x.value", "value", K::real}};
+    {"x.evaluation", "evaluation", K::integer}, {"x.dataset", "dataset", K::text}, {"x.metric", "metric", K::text}, {"x.value", "value", K::real},
+    {"x.info", "info", K::text}};
 const JsonColumn kUnscoredTrials[] = {
     {"x.evaluation", "evaluation", K::integer}, {"x.datasets", "datasets", K::text}, {"x.state", "state", K::text}, {"x.reason", "reason", K::text},
     {"x.evidence", "evidence", K::text},        {"x.log", "log", K::text}};

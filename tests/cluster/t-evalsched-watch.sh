@@ -3,7 +3,7 @@
 # held by other jobs, `status` says "waiting for GPUs" and gives no ETA number; with slurmctld
 # stopped, status shows the trouble and since when; once the GPUs come free the evaluation
 # runs to the end, status counts datasets (and samples) and lists each one with its score, its lines fit 80
-# columns, and `watch` in a log printed no line twice.
+# columns, and `watch` in a log printed no line twice, nor one where only the ETA's time moved.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evalsched-lib.sh"
 es_setup
@@ -56,6 +56,9 @@ evalsched status "$id" -P | grep -q "^DATASET|STATE|DETAIL|SCORE$" || fail "-P h
 # back, as "waiting for GPUs" does after slurmctld returns), the trouble and its end among them.
 dups=$(cut -d' ' -f2- "$ES"/watch.log | uniq -d)
 [ -z "$dups" ] || fail "watch printed a line twice in a row: $dups"
+# Nor for the ETA's clock alone (evalsched(1): time passing alone prints nothing).
+clock_only=$(cut -d' ' -f2- "$ES"/watch.log | sed -E 's/ETA ~[0-9:]+/ETA ~T/' | uniq -d)
+[ -z "$clock_only" ] || fail "watch printed a line again when only the ETA's time moved: $clock_only"
 [ "$(wc -l <"$ES"/watch.log)" -lt 100 ] || fail "watch printed $(wc -l <"$ES"/watch.log) lines for 20 datasets"
 grep -q "trouble since .*cannot reach slurmctld" "$ES"/watch.log || fail "watch did not show the trouble: $(cat "$ES"/watch.log)"
 grep -q "resolved: " "$ES"/watch.log || fail "watch did not show the trouble's end"

@@ -13,6 +13,7 @@
 
 #include "evalsched/cli/client.hpp"
 #include "evalsched/cli/render.hpp"
+#include "evalsched/cli/report.hpp"
 #include "evalsched/cli/watch.hpp"
 
 using namespace acme::evalsched;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evalsched/cli/render.hpp"
+#include "evalsched/cli/report.hpp"
 
 using namespace acme::evalsched;
 using nlohmann::json;
@@ -16,13 +17,13 @@ json report() {
 }
 }  // namespace
 
-TEST_CASE("report: datasets down, checkpoints across, in every format") {
-    const std::string t = render_report(report(), "table");
+TEST_CASE("report --matrix: datasets down, checkpoints across, in every format") {
+    const std::string t = render_report(report(), "table", {}, true);
     CHECK(t.find("dataset  metric    step-100  step-200") == 0);
     CHECK(t.find("mmlu     accuracy  0.41      0.47") != std::string::npos);
     CHECK(t.find("failed: ValueError") != std::string::npos);
-    CHECK(render_report(report(), "csv").find("gsm8k,,-,failed: ValueError (framework)") != std::string::npos);
-    CHECK(render_report(report(), "md").find("| --- | --- | ---: | ---: |") != std::string::npos);
+    CHECK(render_report(report(), "csv", {}, true).find("gsm8k,,-,failed: ValueError (framework)") != std::string::npos);
+    CHECK(render_report(report(), "md", {}, true).find("| --- | --- | ---: | ---: |") != std::string::npos);
     CHECK_THROWS_AS(render_report(report(), "xml"), std::invalid_argument);
 }
 
@@ -79,7 +80,7 @@ TEST_CASE("nothing can start: waiting for GPUs, no number; slurmctld unreachable
     CHECK(eta_text(e, 1000, true) == "ETA unknown: slurmctld unreachable");
     const auto lines = trouble_lines(e, 1000);
     REQUIRE(!lines.empty());
-    CHECK(lines[0] == "since " + clock_time(990, 1000) + ": cannot reach slurmctld (timeout)");
+    CHECK(lines[0] == "trouble since " + clock_time(990, 1000) + ": cannot reach slurmctld (timeout)");
 }
 
 TEST_CASE("status ID caps its lines to the width; --long keeps every cell whole; -P joins with '|'") {

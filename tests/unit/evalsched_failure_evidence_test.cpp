@@ -12,6 +12,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "evalsched/cli/render.hpp"
+#include "evalsched/cli/report.hpp"
 #include "evalsched/cli/watch.hpp"
 #include "evalsched/core/decisions.hpp"
 #include "evalsched/daemon/sched/job_files.hpp"

@@ -62,8 +62,14 @@ std::vector<Outcome::Score> scores_of(const json& r, const std::string& dataset)
     std::vector<Outcome::Score> out;
     const json& scores = r.contains("scores") ? r["scores"] : r;
     if (!scores.is_object()) return out;
+    // The harness's details beside each score, kept whole for the report (bounded: a result.json
+    // is read with a size cap).
+    const json details = r.contains("details") && r["details"].is_object() ? r["details"] : json::object();
     for (auto it = scores.begin(); it != scores.end(); ++it)
-        if (it->is_number()) out.push_back({dataset, it.key(), it->get<double>()});
+        if (it->is_number()) {
+            const auto d = details.find(it.key());
+            out.push_back({dataset, it.key(), it->get<double>(), d != details.end() && d->is_object() ? d->dump() : std::string()});
+        }
     return out;
 }
 
