@@ -78,7 +78,10 @@ struct JobQuery {
             cond.usage_start = static_cast<time_t>(start);
             cond.usage_end = static_cast<time_t>(end);
         }
-        cond.flags = flags;
+        // NO_TRUNC, as sacct sets it unless -T: the job's own times, not cut to the window.
+        // Without it slurmdbd cuts them and asks MariaDB for each job's suspended time, one
+        // query per job (5x sacct's time at 10,000 jobs); gpuacct -T cuts them itself.
+        cond.flags = flags | JOBCOND_FLAG_NO_TRUNC;
         // 0 would mean "jobs whose scheduling flags include none": no job at all (sacct sets this too).
         cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
     }

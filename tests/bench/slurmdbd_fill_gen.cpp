@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
         const int gpus = gpu ? 1 + static_cast<int>(rng() % 4) : 0;
         const int cpus = 1 << (rng() % 4);
         const long mem = 1024L * (1 + static_cast<long>(rng() % 16));
-        const long submit = end_epoch - span + (span * i) / jobs;
+        // Every job ended by END_EPOCH (the longest runs 2 h, queued up to 30 s).
+        const long submit = end_epoch - 7300 - span + (span * i) / jobs;
         const long start = submit + static_cast<long>(rng() % 30);
         const long elapsed = 10 + static_cast<long>(rng() % 7200);
         const long end = start + elapsed;
