@@ -236,9 +236,12 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
         return std::nullopt;
     }
     std::vector<AccountedRun> out;
-    compat::ListIterator it = slurm_list_iterator_create(jobs);
-    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id, qos));
-    slurm_list_iterator_destroy(it);
+    out.reserve(static_cast<size_t>(slurm_list_count(jobs)));
+    // Each record freed once copied: libslurm's list and our runs are not both held whole.
+    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_pop(jobs))) {
+        out.push_back(run_of(*job, gpu_id, qos));
+        slurmdb_destroy_job_rec(job);
+    }
     slurm_list_destroy(jobs);
     return out;
 }
