@@ -71,6 +71,13 @@ EXTRA_PROGRAMS += tests/bench/gpuacct-spool-gen
 tests_bench_gpuacct_spool_gen_SOURCES = tests/bench/gpuacct_spool_gen.cpp
 tests_bench_gpuacct_spool_gen_LDADD = libacme.la
 
+# tests/bench/slurmdbd-fill: the rows of a synthetic slurmdbd job table, records made by the
+# product's own encoder; tests/bench/gpuacct-slurmdbd times gpuacct on them beside sacct.
+BENCH_TARGETS += tests/bench/slurmdbd-fill-gen
+EXTRA_PROGRAMS += tests/bench/slurmdbd-fill-gen
+tests_bench_slurmdbd_fill_gen_SOURCES = tests/bench/slurmdbd_fill_gen.cpp
+tests_bench_slurmdbd_fill_gen_LDADD = libacme.la
+
 # --- fuzz targets: drivers in tests/fuzz, built by `make fuzz` from the libraries (tests/local.mk) ---
 # gpuacct's options (sacct's time, format, state and filter syntax, the job view's thresholds)
 # and the answers of the site's Prometheus.

@@ -78,7 +78,10 @@ struct JobQuery {
             cond.usage_start = static_cast<time_t>(start);
             cond.usage_end = static_cast<time_t>(end);
         }
-        cond.flags = flags;
+        // NO_TRUNC, as sacct sets it unless -T: the job's own times, not cut to the window.
+        // Without it slurmdbd cuts them and asks MariaDB for each job's suspended time, one
+        // query per job (5x sacct's time at 10,000 jobs); gpuacct -T cuts them itself.
+        cond.flags = flags | JOBCOND_FLAG_NO_TRUNC;
         // 0 would mean "jobs whose scheduling flags include none": no job at all (sacct sets this too).
         cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
     }
@@ -233,9 +236,12 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
         return std::nullopt;
     }
     std::vector<AccountedRun> out;
-    compat::ListIterator it = slurm_list_iterator_create(jobs);
-    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) out.push_back(run_of(*job, gpu_id, qos));
-    slurm_list_iterator_destroy(it);
+    out.reserve(static_cast<size_t>(slurm_list_count(jobs)));
+    // Each record freed once copied: libslurm's list and our runs are not both held whole.
+    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_pop(jobs))) {
+        out.push_back(run_of(*job, gpu_id, qos));
+        slurmdb_destroy_job_rec(job);
+    }
     slurm_list_destroy(jobs);
     return out;
 }
