@@ -140,6 +140,23 @@ std::vector<opencompass::Subset> read_run(const std::string& dataset, const std:
     return out;
 }
 
+// The rows of the summary OpenCompass wrote for a run after evaluating (none before: infer only).
+std::vector<opencompass::SummaryRow> summary_of(const std::string& run_dir) {
+    const auto files = find_files(run_dir + "/summary", "*.csv");
+    if (files.empty()) return {};
+    return opencompass::parse_summary(read_file(files.back(), kMaxFile));
+}
+
+// What evalsched report shows beside the scores: each metric's version and mode from the runs'
+// summaries, where every subset agrees.
+nlohmann::json details_of(const Result& r, const std::vector<std::vector<opencompass::Subset>>& runs,
+                          const std::vector<opencompass::SummaryRow>& rows) {
+    std::vector<std::string> abbrs;
+    for (const auto& run : runs)
+        for (const auto& s : run) abbrs.push_back(s.abbr);
+    return opencompass::summary_details(r, rows, abbrs);
+}
+
 // OpenCompass in the trial's own directory (see the top of this file). A relative
 // COMPASS_DATA_CACHE (opencompass/utils/datasets.py get_data_path) keeps meaning what it meant.
 void enter_own_dir(const std::string& dir) {
@@ -173,6 +190,7 @@ int run(RunOptions o) {
     std::vector<opencompass::Subset> subsets = read_run(o.dataset, run_dir, range.size(), !o.infer_only);
     if (o.infer_only) return 0;
     Result r = opencompass::combine({subsets});
+    r.details = details_of(r, {subsets}, summary_of(run_dir));
     r.sources = {run_dir};
     write_result(o.out, r);
     return 0;
@@ -188,6 +206,7 @@ int score(const std::string& dataset, std::string out, const std::string& prog, 
     if (parts.empty()) parts.push_back(out);
     std::vector<std::vector<opencompass::Subset>> runs;
     std::vector<std::pair<long, long>> ranges;
+    std::vector<opencompass::SummaryRow> summary;
     long total = -1;
     Result sources;
     for (const auto& part : parts) {
@@ -206,6 +225,7 @@ int score(const std::string& dataset, std::string out, const std::string& prog, 
             if (const int rc = run_harness(argv); rc != 0) return rc;
         }
         runs.push_back(read_run(dataset, run_dir, expected, true));
+        for (auto& row : summary_of(run_dir)) summary.push_back(std::move(row));
         sources.sources.push_back(run_dir);
     }
     if (parts.size() > 1) {
@@ -218,6 +238,7 @@ int score(const std::string& dataset, std::string out, const std::string& prog, 
         if (at != total) throw AdapterError(fmt::format("the shards of {} under {} cover {} of {} samples", dataset, out, at, total));
     }
     Result r = opencompass::combine(runs);
+    r.details = details_of(r, runs, summary);
     r.sources = sources.sources;
     for (const auto& u : r.unsupported) std::fprintf(stderr, "acme-eval-opencompass: %s\n", u.c_str());
     write_result(out, r);

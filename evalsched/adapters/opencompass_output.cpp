@@ -194,4 +194,56 @@ std::string newest_run(const std::string& work_dir) {
     return best;
 }
 
+std::vector<SummaryRow> parse_summary(std::string_view csv) {
+    std::vector<SummaryRow> rows;
+    std::size_t at = 0;
+    bool header = true;
+    while (at < csv.size()) {
+        const auto nl = csv.find('\n', at);
+        std::string_view line = csv.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+        at = nl == std::string_view::npos ? csv.size() : nl + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        std::vector<std::string> cells;
+        std::size_t from = 0;
+        for (std::size_t i = 0; i <= line.size() && cells.size() < 5; ++i)
+            if (i == line.size() || line[i] == ',') {
+                cells.emplace_back(line.substr(from, i - from));
+                from = i + 1;
+            }
+        if (cells.size() < 4 || cells[0].empty() || cells[2].empty()) continue;
+        if (header && cells[0] == "dataset") {
+            header = false;
+            continue;
+        }
+        rows.push_back({cells[0], cells[1], cells[2], cells[3]});
+    }
+    return rows;
+}
+
+nlohmann::json summary_details(const Result& r, const std::vector<SummaryRow>& rows, const std::vector<std::string>& abbrs) {
+    nlohmann::json out = nlohmann::json::object();
+    const std::set<std::string> wanted(abbrs.begin(), abbrs.end());
+    for (const auto& [name, value] : r.scores) {
+        (void)value;
+        constexpr std::string_view kNaive = "_naive_average";
+        const std::string metric = name.ends_with(kNaive) ? name.substr(0, name.size() - kNaive.size()) : name;
+        // One value agreed by every subset's row of this metric, or none.
+        const auto agreed = [&](std::string SummaryRow::*field) -> std::string {
+            std::set<std::string> seen, covered;
+            for (const auto& row : rows)
+                if (row.metric == metric && wanted.count(row.dataset)) {
+                    seen.insert(row.*field);
+                    covered.insert(row.dataset);
+                }
+            if (seen.size() != 1 || covered.size() != wanted.size() || *seen.begin() == "-" || seen.begin()->empty()) return "";
+            return *seen.begin();
+        };
+        nlohmann::json d{{"measure", name}};
+        if (const auto v = agreed(&SummaryRow::version); !v.empty()) d["version"] = v;
+        if (const auto m = agreed(&SummaryRow::mode); !m.empty()) d["mode"] = m;
+        if (d.size() > 1) out[name] = std::move(d);
+    }
+    return out;
+}
+
 }  // namespace acme::adapters::opencompass

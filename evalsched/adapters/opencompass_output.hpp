@@ -83,4 +83,19 @@ void check_complete(const std::string& dataset, const std::string& run_dir, cons
 // The newest <YYYYmmdd_HHMMSS> directory under a work dir; AdapterError when there is none.
 std::string newest_run(const std::string& work_dir);
 
+// One row of the summary OpenCompass writes after evaluating, <ts>/summary/summary_<ts>.csv
+// (opencompass/summarizers/default.py: "dataset,version,metric,mode,<model abbr>...": the
+// dataset's abbr, a hash of its prompt config, the metric, gen or ppl).
+struct SummaryRow {
+    std::string dataset, version, metric, mode;
+};
+// The rows of such a file; lines that do not have the four columns are skipped (the summarizer
+// also writes blank separator lines and group headings).
+std::vector<SummaryRow> parse_summary(std::string_view csv);
+
+// The report's details of a dataset's scores (result.json "details": evalsched report's Version
+// and Mode columns): for each score of `r`, the version and mode the summary gives for that
+// metric of every one of `abbrs`, where they all agree ("-" and "" are no value).
+nlohmann::json summary_details(const Result& r, const std::vector<SummaryRow>& rows, const std::vector<std::string>& abbrs);
+
 }  // namespace acme::adapters::opencompass

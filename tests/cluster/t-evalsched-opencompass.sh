@@ -56,6 +56,13 @@ for d in gsm8k.gsm8k_gen mbpp.mbpp_gen; do
     fail "$d was not sharded: its recombination went untested"
 done
 assert_contains "$(evalsched report "$id" --format json)" '"bbh.bbh_gen"' "bbh in the report"
+# OpenCompass's summary columns beside the scores: the prompt hash (the same in every shard of
+# sharded gsm8k) and the mode.
+python3 - "$report" <<'PY' || fail "OpenCompass's version and mode in evalsched report: $(evalsched report "$id" | head -n 5)"
+import json, re, sys
+rows = [r for r in json.loads(sys.argv[1])["rows"] if r["dataset"] == "gsm8k.gsm8k_gen" and r["metric"] == "accuracy"]
+assert rows and re.fullmatch(r"[0-9a-f]{6}", str(rows[0].get("version"))) and rows[0].get("mode") == "gen", rows
+PY
 [ -e "$ES"/results/"$id"/.cache ] && fail "OpenCompass wrote .cache in the evaluation's directory, shared by every trial"
 trials=0
 for c in $(find "$ES"/results/"$id" -name evalsched_opencompass.py); do

@@ -62,5 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)opencompass::dumped_dataset_abbrs(text, "c");
     } catch (const AdapterError&) {
     }
+    {
+        // The summary CSV, and what it gives the report for a score of each row's abbr.
+        const auto rows = opencompass::parse_summary(text);
+        Result r;
+        std::vector<std::string> abbrs;
+        for (const auto& row : rows) {
+            r.scores[row.metric] = 1;
+            abbrs.push_back(row.dataset);
+        }
+        (void)opencompass::summary_details(r, rows, abbrs);
+    }
     return 0;
 }

@@ -118,3 +118,36 @@ TEST_CASE("the trial's record is read member by member: a missing or mistyped on
                             R"({"dataset": "g", "shard": 3, "num_shards": 2, "begin": 0, "end": 20, "samples": 40})"})
         CHECK_THROWS_WITH_AS(opencompass::parse_part_record(bad, "p.json"), doctest::Contains("p.json is not the adapter's record of the trial"), AdapterError);
 }
+
+TEST_CASE("OpenCompass's summary gives each score its version and mode where every subset agrees") {
+    // As opencompass/summarizers/default.py writes it: a header, rows per abbr and metric.
+    const auto rows = opencompass::parse_summary(
+        "dataset,version,metric,mode,evalsched\n"
+        "gsm8k_shard0of2,1d7fe4,accuracy,gen,40.00\n"
+        "gsm8k_shard1of2,1d7fe4,accuracy,gen,50.00\r\n"
+        "\n"
+        "lukaemon_mmlu_a,aaaaaa,accuracy,ppl,30.00\n"
+        "lukaemon_mmlu_b,bbbbbb,accuracy,ppl,31.00\n"
+        "odd line\n"
+        "xsum,-,rouge1,gen,12.00\n");
+    REQUIRE(rows.size() == 5);
+    CHECK(rows[1].dataset == "gsm8k_shard1of2");
+    CHECK(rows[1].mode == "gen");
+
+    Result gsm8k;
+    gsm8k.scores = {{"accuracy", 45.0}};
+    const auto d = opencompass::summary_details(gsm8k, rows, {"gsm8k_shard0of2", "gsm8k_shard1of2"});
+    CHECK(d == nlohmann::json::parse(R"({"accuracy": {"measure": "accuracy", "version": "1d7fe4", "mode": "gen"}})"));
+
+    // Subsets of other prompt hashes: no version, the mode they share; the naive average too.
+    Result mmlu;
+    mmlu.scores = {{"accuracy", 30.5}, {"accuracy_naive_average", 30.5}};
+    const auto m = opencompass::summary_details(mmlu, rows, {"lukaemon_mmlu_a", "lukaemon_mmlu_b"});
+    CHECK(m == nlohmann::json::parse(R"({"accuracy": {"measure": "accuracy", "mode": "ppl"},
+                                         "accuracy_naive_average": {"measure": "accuracy_naive_average", "mode": "ppl"}})"));
+    // A subset the summary does not list, or a "-" version: nothing claimed.
+    CHECK(opencompass::summary_details(mmlu, rows, {"lukaemon_mmlu_a", "lukaemon_mmlu_c"}).empty());
+    Result xsum;
+    xsum.scores = {{"rouge1", 12.0}};
+    CHECK(opencompass::summary_details(xsum, rows, {"xsum"}) == nlohmann::json::parse(R"({"rouge1": {"measure": "rouge1", "mode": "gen"}})"));
+}
