@@ -35,13 +35,35 @@ using namespace acme;
 using util::wall_now;
 
 // Fatal XIDs recorded on this node since its previous check (a drained node an admin resumed
-// is not failed again for the same old XID).
-std::vector<std::string> recent_fatal_xids(store::Database& db, const recovery::XidActions& xids) {
+// is not failed again for the same old XID). The rules that say which XIDs drain are parsed only
+// when there is an XID to judge: every GPU job's prolog waits for the gate, and most nodes have
+// none.
+std::vector<std::string> recent_fatal_xids(store::Database& db, const std::string& rules_dir) {
     std::vector<std::string> out;
-    for (const auto& e : store::xids_since_last_health_check(db))
+    const auto events = store::xids_since_last_health_check(db);
+    if (events.empty()) return out;
+    const auto xids = rules_dir.empty() ? recovery::builtin_xid_actions() : recovery::load_xid_actions(rules_dir);
+    for (const auto& e : events)
         if (e.code && xids.drains(*e.code)) out.push_back(fmt::format("XID {} on GPU {}", e.code.value_or(0), e.gpu));
     return out;
 }
+
+// Where the gate's time goes, for its output line: the bench (tests/bench/telemetry) prints
+// each phase's median, since every GPU job waits for the gate in its prolog.
+class Phases {
+public:
+    void done(const char* name) {
+        const auto now = std::chrono::steady_clock::now();
+        text_ += fmt::format("{}{} {:.0f} ms", text_.empty() ? "" : ", ", name,
+                             std::chrono::duration<double, std::milli>(now - last_).count());
+        last_ = now;
+    }
+    std::string line() const { return text_.empty() ? "" : " (" + text_ + ")"; }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+    std::string text_;
+};
 
 }  // namespace
 
@@ -68,8 +90,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "acme-health-gate: --node, --job, --gpus, --spool and --nvml are required\n");
         return 2;
     }
+    Phases phases;
     try {
         auto db = store::open_spool(store::spool_path(spool, node));
+        phases.done("spool");
         std::vector<std::string> problems;
 
         std::string error;
@@ -80,8 +104,10 @@ int main(int argc, char** argv) {
             return 0;
         }
         const auto devices = nvml->devices(error);
+        phases.done("nvml");
         if (const auto promised = slurm::node_gpu_count(node); promised && static_cast<int>(devices.size()) < *promised)
             problems.push_back(fmt::format("NVML shows {} GPUs, Slurm promises {}", devices.size(), *promised));
+        phases.done("slurmctld");
         const auto ids = util::parse_id_list(gpus).value_or(std::vector<int>{});
         const auto selection = nvml::select_devices(devices, ids);
         for (int missing : selection.missing) problems.push_back(fmt::format("GPU {} not found by NVML", missing));
@@ -94,12 +120,14 @@ int main(int argc, char** argv) {
             if (r.ecc_uncorrected.value_or(0) > 0)
                 problems.push_back(fmt::format("GPU {} {} uncorrected ECC errors", d.minor, *r.ecc_uncorrected));
         }
-        const auto xids = rules_dir.empty() ? recovery::builtin_xid_actions() : recovery::load_xid_actions(rules_dir);
-        for (auto& x : recent_fatal_xids(db, xids)) problems.push_back(std::move(x));
+        phases.done("reads");
+        for (auto& x : recent_fatal_xids(db, rules_dir)) problems.push_back(std::move(x));
+        phases.done("xids");
 
         if (problems.empty()) {
             faultguard::record_health_check(db, node, wall_now(), job, true, "ok");
-            fmt::print("health gate on {}: ok for job {}\n", node, job);
+            phases.done("record");
+            fmt::print("health gate on {}: ok for job {}{}\n", node, job, phases.line());
             return 0;
         }
         std::string detail;

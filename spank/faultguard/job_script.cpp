@@ -36,9 +36,12 @@ std::string trimmed(std::string text) {
 // The pre-job health gate: bounded, and a gate that cannot run lets the job through.
 int job_script_prolog(spank_t sp, int ac, char** av) {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto config = load_config(ac, av);
+    // A job without GPUs has nothing to gate: back before the plugstack arguments are parsed, for
+    // srun waits on this prolog (PrologFlags=Alloc) and polls for it at widening intervals.
     const std::string gpus = getenv_str("SLURM_JOB_GPUS");
-    if (!config.health_gate || gpus.empty()) return 0;
+    if (gpus.empty()) return 0;
+    const auto config = load_config(ac, av);
+    if (!config.health_gate) return 0;
     uint32_t job_id = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
     const std::string node = getenv_str("SLURMD_NODENAME");
