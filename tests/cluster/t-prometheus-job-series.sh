@@ -29,17 +29,22 @@ of_job() { # metric [selector]
 }
 [ "${#nodes[@]}" -eq 2 ] || fail "job $id runs on ${nodes[*]}, not on 2 nodes"
 
-# Four series (2 nodes x 2 GPUs) within the sampler's first ticks and a scrape or two.
+# The job's utilisation series (Hostname|gpu|value lines), waited for: the sampler's first ticks
+# and a scrape or two.
+expect_util_series() { # want what
+  local got=""
+  for _ in $(seq 1 60); do
+    got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
+    [ "$got" = "$1" ] && break
+    sleep 0.5
+  done
+  assert_eq "$1" "$got" "Prometheus' DCGM_FI_DEV_GPU_UTIL series of $2 (Hostname|gpu|value)"
+}
+
+# Four series (2 nodes x 2 GPUs).
 want=""
 for n in "${nodes[@]}"; do want+="$n|0|20"$'\n'"$n|1|35"$'\n'; done
-want=${want%$'\n'}
-got=""
-for _ in $(seq 1 60); do
-  got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
-  [ "$got" = "$want" ] && break
-  sleep 0.5
-done
-assert_eq "$want" "$got" "Prometheus' DCGM_FI_DEV_GPU_UTIL series of job $id (Hostname|gpu|value)"
+expect_util_series "${want%$'\n'}" "job $id"
 user=$(job_field "$id" UserId)
 assert_eq "${user%%(*}" "$(prom_query "count by (user) ($(of_job DCGM_FI_DEV_GPU_UTIL))" user | cut -d'|' -f1)" "user label"
 # The job is not on the GPU series themselves (it would make new series for every job).
@@ -77,14 +82,7 @@ done
 # first job's (the same labels), so the node's GPU series over both jobs are still two.
 first=$id
 id=$(submit -N1 -w "${nodes[0]}" --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/second.out" --wrap 'sleep 8')
-want="${nodes[0]}|0|20"$'\n'"${nodes[0]}|1|35"
-got=""
-for _ in $(seq 1 60); do
-  got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
-  [ "$got" = "$want" ] && break
-  sleep 0.5
-done
-assert_eq "$want" "$got" "Prometheus' DCGM_FI_DEV_GPU_UTIL series of job $id after job $first (Hostname|gpu|value)"
+expect_util_series "${nodes[0]}|0|20"$'\n'"${nodes[0]}|1|35" "job $id after job $first"
 assert_eq 2 "$(prom_query "count(count_over_time(DCGM_FI_DEV_GPU_UTIL{Hostname=\"${nodes[0]}\",gpu=~\"0|1\"}[10m]))" | cut -d'|' -f1)" \
   "GPU utilisation series of ${nodes[0]} GPUs 0 and 1 over jobs $first and $id"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
