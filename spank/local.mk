@@ -29,7 +29,8 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/recovery_options.hpp \
 	spank/faultguard/core/recovery_release.cpp spank/faultguard/core/recovery_release.hpp \
 	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp \
-	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp
+	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp \
+	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
 # A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of

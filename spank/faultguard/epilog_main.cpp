@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include <algorithm>
@@ -438,6 +439,12 @@ int main(int argc, char** argv) {
     if (o.node.find('/') != std::string::npos) {
         fmt::print(stderr, "acme-faultguard-epilog: --node {}: not a node name\n", util::printable(o.node));
         return 2;
+    }
+    if (o.detached > 0) {
+        // Nobody waits for this run (faultguard.so started it detached for a job that ended
+        // cleanly): it ends itself when its time is up, and its line goes to faultguard's log.
+        alarm(static_cast<unsigned>(std::ceil(o.detached)));
+        dup2(STDERR_FILENO, STDOUT_FILENO);
     }
     try {
         return run(o);

@@ -4,6 +4,7 @@
 // XID was recorded on the node since its last check. A failing node is drained with the reason
 // and the job is requeued, so it runs elsewhere. Exit 0: passed (or cannot tell: never drain on
 // a guess); 1: failed and acted on.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/promised_gpus.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
 #include "common/nvml/library.hpp"
 #include "common/recovery/recovery_policy.hpp"
@@ -105,9 +107,19 @@ int main(int argc, char** argv) {
         }
         const auto devices = nvml->devices(error);
         phases.done("nvml");
-        if (const auto promised = slurm::node_gpu_count(node); promised && static_cast<int>(devices.size()) < *promised)
-            problems.push_back(fmt::format("NVML shows {} GPUs, Slurm promises {}", devices.size(), *promised));
-        phases.done("slurmctld");
+        const int shown = static_cast<int>(devices.size());
+        const auto kept_path = faultguard::promised_gpus_path(spool, node);
+        const auto kept = faultguard::read_promised_gpus(kept_path);
+        if (faultguard::must_ask_slurmctld(kept, shown, wall_now())) {
+            const auto promised = slurm::node_gpu_count(node);
+            if (promised && shown < *promised)
+                problems.push_back(fmt::format("NVML shows {} GPUs, Slurm promises {}", shown, *promised));
+            mkdir(faultguard::run_dir(spool).c_str(), 0700);
+            if (promised) faultguard::write_promised_gpus(kept_path, {*promised, wall_now()});
+            phases.done("slurmctld");
+        } else {
+            phases.done("kept");  // slurmctld not asked: the kept count (promised_gpus.hpp)
+        }
         const auto ids = util::parse_id_list(gpus).value_or(std::vector<int>{});
         const auto selection = nvml::select_devices(devices, ids);
         for (int missing : selection.missing) problems.push_back(fmt::format("GPU {} not found by NVML", missing));

@@ -3,10 +3,15 @@
 // The prolog runs the health gate and the epilog the diagnosis, each as a helper process this
 // one waits for a bounded time: neither can hang or crash slurmd, and a helper that cannot run
 // lets the job through.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +21,7 @@
 #include "common/util/spawn.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/task_exit_log.hpp"
 #include "spank/faultguard/plugin.hpp"
 
 namespace acme::faultguard::plugin {
@@ -28,6 +34,22 @@ namespace {
 // A helper's output without its last newline, so the plugin's "(epilog N ms)" ends its line.
 std::string trimmed(std::string text) {
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
+// The task exits slurmstepd handed over for this job, whole; nullopt when the file cannot be read
+// whole (it is root's, in the spool's run directory; a job of very many tasks is just diagnosed).
+std::optional<std::string> read_task_exits(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return errno == ENOENT ? std::optional<std::string>(std::string()) : std::nullopt;
+    std::string text(64 * 1024, '\0');
+    struct stat st {};
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < static_cast<off_t>(text.size()))
+        n = ::read(fd, text.data(), text.size());
+    ::close(fd);
+    if (n < 0 || n != st.st_size) return std::nullopt;
+    text.resize(static_cast<std::size_t>(n));
     return text;
 }
 
@@ -107,11 +129,24 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     a.llm_token_file = config.llm_token_file;
     a.llm_timeout = config.llm_timeout;
     a.llm_below = config.llm_below;
-    const auto argv = epilog_argv(config.helper, a);
     // Only what the helper needs: libslurm finds slurmctld through SLURM_CONF.
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
     mkdir(config.spool.c_str(), 0700);
+    // A job that ended cleanly has nothing to diagnose, drain or requeue: its rows and record can
+    // be written after slurmd gave the node back, and the next job (often the same user's next
+    // srun) does not wait for them. A failed job's epilog holds the node until recovery decided.
+    if (ended_cleanly(a.exit_code2, read_task_exits(task_exit_path(config.spool, node, job_id)))) {
+        a.detached = config.timeout;
+        std::string error;
+        if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error)) {
+            slurm_info("%s: job %u on %s: completed; its rows and record are written after the epilog (epilog %.0f ms)",
+                       kPlugin, job_id, node.c_str(), acme::spank::ms_since(t0));
+            return 0;
+        }
+        a.detached = 0;  // could not start detached: the bounded run below
+    }
+    const auto argv = epilog_argv(config.helper, a);
     const auto r = acme::util::run_bounded(argv, env, log_path(config.spool, node),
                                            config.timeout);
     if (!r.started)

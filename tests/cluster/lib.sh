@@ -53,7 +53,10 @@ wait_job() { # jobid [timeout_s]
     case $state in
       PENDING | RUNNING | COMPLETING | CONFIGURING | SUSPENDED | REQUEUED | "") sleep 0.3 ;;
       *)
-        # COMPLETING ends when every epilog has run; wait for the node side to be done too.
+        # COMPLETING ends when every epilog has run; wait for the node side to be done too:
+        # faultguard writes a cleanly ended job's rows and record from a detached helper after
+        # its epilog (faultguard(8), "The epilog"), as a user reading them a moment later sees.
+        wait_detached_epilog "$id"
         echo "$state"
         return 0
         ;;
@@ -61,6 +64,13 @@ wait_job() { # jobid [timeout_s]
   done
   scontrol show job "$id" >&2
   fail "job $id did not finish within ${2:-60} s"
+}
+
+# Until no acme-faultguard-epilog of this job runs (at most 30 s: the helper ends itself after
+# faultguard's timeout).
+wait_detached_epilog() { # jobid
+  local deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)) && pgrep -f "acme-faultguard-epilog --job $1 " >/dev/null; do sleep 0.1; done
 }
 
 job_field() { # jobid field

@@ -64,6 +64,8 @@ TEST_CASE("the epilog helper refuses unknown flags, missing values and values ou
     CHECK(parse_epilog_args({"--job=7", "--admin-comment", "--exit-code2", ""}, error));
     CHECK(parse_epilog_args({"--release", "9", "--restart", "1"}, error)->release == 9);
     CHECK(parse_epilog_args({"--publish", "/s/run/n1.7.0.record"}, error)->publish == "/s/run/n1.7.0.record");
+    CHECK(parse_epilog_args({"--detached", "20"}, error)->detached == 20);
+    CHECK_FALSE(parse_epilog_args({"--detached", "-1"}, error));
     CHECK(!parse_epilog_args({"--colour", "red"}, error));
     CHECK(error.find("--colour") != std::string::npos);
     CHECK(!parse_epilog_args({"--node"}, error));

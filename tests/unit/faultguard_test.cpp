@@ -8,6 +8,7 @@
 #include "spank/faultguard/core/faultguard_config.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/promised_gpus.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -36,6 +37,22 @@ TEST_CASE("task exit hand-off lines round-trip; torn and garbage lines are skipp
     CHECK(parsed[1] == b);
     CHECK(parse_task_exits("1 2 999999 1.0\n").empty());
     CHECK(task_exit_path("/var/spool/acme", "n1", 7) == "/var/spool/acme/run/n1.7.task_exits");
+}
+
+TEST_CASE("a job ended cleanly only on 0:0 with every task exit 0 and every line readable") {
+    const std::string ok = format_task_exit({0, 0, 0, 100.0}) + format_task_exit({4294967291LL, 0, 0, 101.0});
+    CHECK(ended_cleanly("0:0", ok));
+    CHECK(ended_cleanly("0:0", std::string()));  // no task handed over (a batch job of no step)
+    // The job's own exit decides first: a non-zero exit, a signal, an unknown exit.
+    CHECK_FALSE(ended_cleanly("1:0", ok));
+    CHECK_FALSE(ended_cleanly("0:15", ok));
+    CHECK_FALSE(ended_cleanly("", ok));
+    // A task that failed while the batch script went on to exit 0 (`srun train; true`).
+    CHECK_FALSE(ended_cleanly("0:0", ok + format_task_exit({1, 3, 9, 102.0})));
+    // What cannot be read cannot be called clean: an unreadable file, a garbled or torn line.
+    CHECK_FALSE(ended_cleanly("0:0", std::nullopt));
+    CHECK_FALSE(ended_cleanly("0:0", ok + "garbage line\n"));
+    CHECK_FALSE(ended_cleanly("0:0", ok + "1 2 0"));
 }
 
 TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for the rest") {
@@ -114,4 +131,24 @@ TEST_CASE("faultguard's llm_* arguments: off by default, a model is required, th
     const auto bad_cap = parse_plugstack_args({"drain_per_user=-1"}, d);
     REQUIRE(bad_cap.errors.size() == 1);
     CHECK(bad_cap.errors[0] == "faultguard: plugstack argument drain_per_user=-1: want a count of nodes in [0, 100000] (0: no limit)");
+}
+
+TEST_CASE("the health gate asks slurmctld for the node's GPU count only when the kept count cannot decide") {
+    using acme::faultguard::PromisedGpus;
+    const PromisedGpus kept{4, 1000};
+    CHECK(format_promised_gpus(kept) == "4 1000\n");
+    CHECK(parse_promised_gpus("4 1000\n") == kept);
+    CHECK_FALSE(parse_promised_gpus("4 1000"));  // torn
+    CHECK_FALSE(parse_promised_gpus("four 1000\n"));
+    CHECK_FALSE(parse_promised_gpus("-1 1000\n"));
+    CHECK_FALSE(parse_promised_gpus(""));
+    // NVML shows what was promised (or more): no round trip.
+    CHECK_FALSE(must_ask_slurmctld(kept, 4, 1100));
+    CHECK_FALSE(must_ask_slurmctld(kept, 8, 1100));
+    // Fewer: a node would be failed, so never on a kept count.
+    CHECK(must_ask_slurmctld(kept, 3, 1100));
+    // Nothing kept, kept too long, or a clock that went back.
+    CHECK(must_ask_slurmctld(std::nullopt, 4, 1100));
+    CHECK(must_ask_slurmctld(kept, 4, 1000 + acme::faultguard::kPromisedGpusMaxAge + 1));
+    CHECK(must_ask_slurmctld(kept, 4, 900));
 }

@@ -54,6 +54,7 @@ const Field kFields[] = {
     {"--release", &EpilogArgs::release, 0, kAny, "internal: wait for this job's requeue, then make it eligible now"},
     {"--exclude-node", &EpilogArgs::exclude_node, 0, 0, "internal (with --release): keep the requeued job off this node"},
     {"--publish", &EpilogArgs::publish, 0, 0, "internal: put a node's part (a hand-off file the epilog wrote) into AdminComment"},
+    {"--detached", &EpilogArgs::detached, 0, 3600, "internal: run detached; end after this many seconds, the line to the log"},
 };
 
 template <class... F>

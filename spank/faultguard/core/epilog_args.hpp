@@ -33,6 +33,9 @@ struct EpilogArgs {
     std::string exclude_node;  // internal (with --release): the node the requeued job avoids
     long long release = 0;  // internal (the release watcher): wait for this job's requeue
     std::string publish;    // internal (the detached publisher): put this record hand-off file in AdminComment
+    // internal: the plugin started this helper detached (a job that ended cleanly): nobody waits
+    // for it, so it ends itself after this many seconds and writes its line to faultguard's log.
+    double detached = 0;
     bool operator==(const EpilogArgs&) const = default;
 };
 

@@ -35,4 +35,9 @@ inline std::string record_part_path(std::string_view spool, std::string_view nod
     return fmt::format("{}/{}.{}.{}.record", run_dir(spool), node, job_id, restart);
 }
 
+// The GPU count slurmctld last gave the health gate for this node (promised_gpus.hpp).
+inline std::string promised_gpus_path(std::string_view spool, std::string_view node) {
+    return fmt::format("{}/{}.gpus", run_dir(spool), node);
+}
+
 }  // namespace acme::faultguard

@@ -1,5 +1,7 @@
 #include "spank/faultguard/core/task_exit_log.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/util/parse.hpp"
@@ -39,6 +41,15 @@ std::vector<TaskExit> parse_task_exits(std::string_view text) {
         out.push_back({*step, *task, static_cast<int>(*status), *ts});
     }
     return out;
+}
+
+bool ended_cleanly(std::string_view exit_code2, const std::optional<std::string>& task_exits) {
+    if (exit_code2 != "0:0" || !task_exits) return false;
+    const auto exits = parse_task_exits(*task_exits);
+    // Every line parsed: a line the parser skipped may have been a failed task's.
+    const auto lines = static_cast<std::size_t>(std::count(task_exits->begin(), task_exits->end(), '\n'));
+    if (exits.size() != lines || (!task_exits->empty() && task_exits->back() != '\n')) return false;
+    return std::all_of(exits.begin(), exits.end(), [](const TaskExit& e) { return e.wait_status == 0; });
 }
 
 }  // namespace acme::faultguard

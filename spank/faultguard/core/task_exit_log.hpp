@@ -3,6 +3,7 @@
 // (O_APPEND, one write) and the epilog's helper turns the lines into task_exits rows.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,5 +23,12 @@ struct TaskExit {
 std::string format_task_exit(const TaskExit& e);  // one line, '\n'-terminated
 // Malformed lines (a torn write, garbage) are skipped.
 std::vector<TaskExit> parse_task_exits(std::string_view text);
+
+// True when a job left nothing to diagnose or recover on this node: it ended 0:0 (the epilog's
+// SLURM_JOB_EXIT_CODE2) and every task exit slurmstepd handed over (`task_exits`, the file's
+// text; nullopt when it could not be read whole) is 0. A torn or garbled line counts as a
+// failure, so the job gets the full epilog. The plugin then runs the epilog's helper detached
+// and releases the node at once (faultguard(8), "The epilog").
+bool ended_cleanly(std::string_view exit_code2, const std::optional<std::string>& task_exits);
 
 }  // namespace acme::faultguard

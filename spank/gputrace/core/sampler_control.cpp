@@ -1,9 +1,12 @@
 #include "spank/gputrace/core/sampler_control.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string_view>
 #include <thread>
@@ -52,12 +55,25 @@ StopResult stop_sampler(const std::string& pidfile, long long job_id, double tim
         unlink(pidfile.c_str());
         return StopResult::not_running;
     }
+    // A pidfd says the moment the sampler exits (the epilog holds the node until then); a
+    // kernel without pidfd_open (before 5.3) gets the 20 ms poll.
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(*pid), 0));
     kill(static_cast<pid_t>(*pid), SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < deadline) {
-        if (!alive(*pid)) return StopResult::stopped;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!alive(*pid)) {
+            if (pidfd >= 0) close(pidfd);
+            return StopResult::stopped;
+        }
+        if (pidfd >= 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            pollfd p{pidfd, POLLIN, 0};
+            poll(&p, 1, static_cast<int>(std::max<long long>(1, left.count())));
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
     }
+    if (pidfd >= 0) close(pidfd);
     kill(static_cast<pid_t>(*pid), SIGKILL);
     unlink(pidfile.c_str());
     return StopResult::killed;
