@@ -90,6 +90,10 @@ bool high_entropy(std::string_view run) {
     constexpr std::size_t kMinLength = 32;
     constexpr double kMinBits = 4.2;
     if (run.size() < kMinLength) return false;
+    // A C++ symbol mangled by the Itanium ABI (_ZN3c104cuda20CUDACachingAllocator9allocatorE) mixes
+    // case and digits like a key but is what an "undefined symbol" version mismatch is read by.
+    if (run.size() > 2 && run[0] == '_' && run[1] == 'Z' && std::isalnum(static_cast<unsigned char>(run[2])))
+        return false;
     bool upper = false, lower = false, digit = false, non_hex = false;
     std::array<int, 256> count{};
     for (char c : run) {

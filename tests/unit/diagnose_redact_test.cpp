@@ -82,6 +82,7 @@ TEST_CASE("a bare random-looking string is redacted by its shape; hex ids, addre
         "OSError: /data/hub/models--meta-llama--Meta-Llama-3.1-8B-Instruct/snapshots/5206a32e0bd3067aef1ce90f5528ade7d866253f/config.json\n"
         "Exception raised from c10_cuda_check_implementation at /opt/conda/conda-bld/pytorch_1702400440653/work/c10/cuda/CUDAException.cpp:44\n"
         "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_IB_HCA=mlx5_0,mlx5_1 CUDA_VISIBLE_DEVICES=0,1,2,3\n"
+        "ImportError: /opt/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE\n"
         "test_rmsnorm_quant_fusion_True_1e_05_257_64_dtype0 FAILED\n"
         "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000)\n"
         "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1a\n";
