@@ -61,7 +61,7 @@ tests_unit_acme_unit_SOURCES += $(GPUACCT_CLI) $(FAULTDIAG_CLI) tests/unit/acct_
 	tests/unit/acct_sacct_selection_test.cpp \
 	tests/unit/acct_slurmdbd_set_test.cpp \
 	tests/unit/acct_prometheus_source_test.cpp \
-	tests/unit/gpuacct_cli_test.cpp tests/unit/gpuacct_sacct_options_test.cpp \
+	tests/unit/gpuacct_cli_test.cpp tests/unit/gpuacct_sacct_options_test.cpp tests/unit/gpuacct_table_stream_test.cpp \
 	tests/unit/faultdiag_cli_test.cpp
 
 # `make bench`: a synthetic six-month spool of 1,000,000 jobs; gpuacct beside one SQL statement.

@@ -231,8 +231,8 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
         out << render_details(context, thresholds);
         return 0;
     }
-    const Table table = build_view(kind, context);
     if (o.json || o.yaml) {
+        const Table table = build_view(kind, context);
         auto json = render_json(table, render);
         json["source"] = acct::source_name(source);
         json["period"] = period_json(period);
@@ -242,7 +242,14 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
         if (o.yaml) out << acct::to_yaml(json);
         else out << json.dump(2) << '\n';
     } else {
-        out << render_text(table, render);
+        if (kind == ViewKind::jobs) {
+            // Printed as the rows are made: a listing of every job is never held whole.
+            TextStream stream(shape, render, out);
+            jobs_rows(context, stream.wanted(), [&](std::vector<Cell>&& row) { stream.add(std::move(row)); });
+            stream.finish();
+        } else {
+            out << render_text(build_view(kind, context), render);
+        }
         // A record some node never added to: said under the table, where a reader looks.
         if (kind == ViewKind::jobs && !o.parsable && !o.parsable2)
             for (const auto& job : context.jobs)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <ostream>
 
 #include <fmt/format.h>
 
@@ -137,6 +138,32 @@ std::string render_text(const Table& table, const RenderOptions& options) {
     style.gap.assign(1, ' ');  // (not = " ": GCC 12 warns a false -Wrestrict on it)
     style.trailing_gap = true;
     return util::render_table(text, style);
+}
+
+// Big enough that a batch's string costs nothing per row, small enough to stay a few MB.
+constexpr size_t kBatchRows = 4096;
+
+TextStream::TextStream(const Table& shape, const RenderOptions& options, std::ostream& out)
+    : batch_{shape.view, shape.fields, shape.defaults, {}}, options_(options), out_(out), wanted_(shape.fields.size(), false) {
+    for (const auto& s : selected(shape, options)) wanted_[index_of(shape, s.name)] = true;
+    batch_.rows.reserve(kBatchRows);
+}
+
+void TextStream::add(std::vector<Cell>&& row) {
+    batch_.rows.push_back(std::move(row));
+    if (batch_.rows.size() >= kBatchRows) flush();
+}
+
+void TextStream::finish() {
+    if (!batch_.rows.empty() || !header_done_) flush();
+}
+
+void TextStream::flush() {
+    RenderOptions options = options_;
+    options.noheader = options_.noheader || header_done_;
+    out_ << render_text(batch_, options);
+    header_done_ = true;
+    batch_.rows.clear();
 }
 
 nlohmann::json render_json(const Table& table, const RenderOptions& options) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,30 @@ struct RenderOptions {
 };
 
 std::string render_text(const Table& table, const RenderOptions& options);
+
+// render_text of a long listing printed a batch of rows at a time, so its rows are never all
+// held: sacct's widths are fixed (no column is sized by its rows), so each batch prints as its
+// rows would in the whole table. The header comes once, before the first row, or alone when
+// there is none.
+class TextStream {
+public:
+    // `shape`: the view's fields and defaults (its rows are not read).
+    TextStream(const Table& shape, const RenderOptions& options, std::ostream& out);
+    // The fields the output shows, by field index: the cells a row needs computed.
+    const std::vector<bool>& wanted() const { return wanted_; }
+    void add(std::vector<Cell>&& row);
+    // Prints what is left; the header when no row came.
+    void finish();
+
+private:
+    void flush();
+
+    Table batch_;
+    RenderOptions options_;
+    std::ostream& out_;
+    std::vector<bool> wanted_;
+    bool header_done_ = false;
+};
 // {"view": ..., "fields": [...], "rows": [{field: value}]}, only the selected fields.
 nlohmann::json render_json(const Table& table, const RenderOptions& options);
 // --helpformat: the field names, several a line, as sacct -e prints them.

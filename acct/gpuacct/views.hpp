@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ Table view_shape(ViewKind kind);
 Table build_view(ViewKind kind, const Context& context);
 
 Table jobs_view(const Context& context);
+// The jobs view's rows one at a time, in jobs_view's order (a job's step rows after it), so a
+// listing of 100,000 jobs is printed as it is made instead of held whole. Only the cells whose
+// field index is true in `wanted` are computed, the others left empty; an empty `wanted` is
+// every cell.
+using RowSink = std::function<void(std::vector<Cell>&& row)>;
+void jobs_rows(const Context& context, const std::vector<bool>& wanted, const RowSink& sink);
 Table failures_view(const Context& context);
 Table nodes_view(const Context& context);
 Table summary_view(const Context& context);

@@ -226,7 +226,7 @@ std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& que
     const auto conn = connect(why_not);
     if (!conn) return std::nullopt;
     const auto gpu_id = gpu_tres_id(conn->get());
-    const auto qos = qos_names(conn->get());
+    const auto qos = query.qos_names ? qos_names(conn->get()) : std::map<std::uint32_t, std::string>();
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
     JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));

@@ -46,7 +46,7 @@ void stream_aggregates(const std::string& dir, const ReadOptions& read, ViewKind
 
 // The runs slurmdbd holds, or nullopt when the spools are to be read instead.
 std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const QueryOptions& o, const LoadRequest& r, bool steps,
-                                                               std::ostream& err) {
+                                                               bool qos, std::ostream& err) {
     const bool forced = o.source == "slurmdbd";
     if (o.source == "spool" || (!forced && o.spool_dir_given)) return std::nullopt;
     std::string why_not;
@@ -58,7 +58,7 @@ std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const QueryOption
         if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
         return std::nullopt;
     }
-    slurm::RunQuery query{r.ids, r.period.start.value_or(0), r.period.end.value_or(r.now), steps};
+    slurm::RunQuery query{r.ids, r.period.start.value_or(0), r.period.end.value_or(r.now), steps, qos};
     auto runs = slurm::load_accounted_runs(query, why_not);
     if (!runs) {
         if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
@@ -168,7 +168,9 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     // Not for the report: it shows no step figures, and slurmdbd fetches the steps with one
     // query per job (the report took 7x sacct's time at 10,000 jobs).
     const bool steps = !everything && (o.json || (kind == ViewKind::jobs && seff_fields));
-    auto runs = accounted_runs(o, r, steps, err);
+    // The QOS by name: for -q, and the jobs' JSON (sacct --json's qos); no other view shows it.
+    const bool qos = !sacct.qos.empty() || ((o.json || o.yaml) && kind == ViewKind::jobs && !everything);
+    auto runs = accounted_runs(o, r, steps, qos, err);
     const Source source = runs ? Source::slurmdbd : Source::spool;
     if (source_out) *source_out = source;
     if (source == Source::spool && sacct.any_accounting_only())

@@ -264,6 +264,11 @@ SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, co
     SpoolSet out;
     Builder builder{options, out, {}, {}};
     const auto order = in_run_order(runs);
+    // Room for every job at once: grown by doubling, moving 100,000 jobs cost a tenth of
+    // gpuacct's own time.
+    size_t jobs = 0;
+    for (size_t k = 0; k < order.size(); ++k) jobs += k == 0 || order[k - 1]->job_id != order[k]->job_id;
+    out.jobs.reserve(jobs);
     for (size_t i = 0; i < order.size();) {
         size_t end = i;
         while (end < order.size() && order[end]->job_id == order[i]->job_id) ++end;
