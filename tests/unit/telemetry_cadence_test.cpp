@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "spank/gputrace/core/cadence.hpp"
-#include "spank/gputrace/core/gputrace_config.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "tests/unit/stall_sim.hpp"
 
@@ -187,26 +186,4 @@ TEST_CASE("the learned step travels in the share's line; an older sampler's line
     CHECK(back->step == 0);
     CHECK_FALSE(parse_state("acme-stall-v1 n1 1 busy 1 1 1 1 0 0 0 95.0 300.0 40.0 - - -1 4"));
     CHECK_FALSE(parse_state("acme-stall-v1 n1 1 busy 1 1 1 1 0 0 0 95.0 300.0 40.0 - - 2 x"));
-}
-
-TEST_CASE("cadence keys in plugstack.conf: defaults, bad values named, sampler words round-trip") {
-    const auto r = parse_plugstack_args({"stall_cadence_k=4", "stall_cadence_floor=60", "stall_cadence_steps=0",
-                                         "stall_cadence_k=fast"},
-                                        "/x");
-    CHECK(r.config.stall.cadence.k == 4);
-    CHECK(r.config.stall.cadence.floor == 60);
-    CHECK(r.config.stall.cadence.steps == 20);
-    REQUIRE(r.errors.size() == 2);
-    CHECK(r.errors[0] == "gputrace: plugstack argument stall_cadence_steps=0: want a whole number in [1, 100000]");
-    CHECK(r.errors[1] == "gputrace: plugstack argument stall_cadence_k=fast: want a number in [0, 100]");
-    StallConfig back;
-    std::vector<std::string> errors;
-    for (const auto& w : stall_words(r.config.stall)) {
-        const auto eq = w.find('=');
-        CHECK(set_stall_key(w.substr(0, eq), w.substr(eq + 1), back, errors));
-    }
-    CHECK(errors.empty());
-    CHECK(back.cadence.k == 4);
-    CHECK(back.cadence.floor == 60);
-    CHECK(back.cadence.steps == 20);
 }
