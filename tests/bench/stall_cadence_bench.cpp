@@ -79,13 +79,13 @@ int false_verdicts(const StallConfig& c, double step, int jobs, std::mt19937_64&
     for (int j = 0; j < jobs; ++j) {
         test::SimJob job;
         job.end = learned_by(step) + 2400;
+        // A save starts at a step's end; the next step ends a step after the save.
         double t = 1;
         while (t < job.end) {
-            const double save = t + every(rng);
-            for (const double s : steps_of(step, t, std::min(save, job.end), true, rng)) job.steps.push_back(s);
-            const double resume = save + pause(rng);
+            for (const double s : steps_of(step, t, std::min(t + every(rng), job.end), true, rng)) job.steps.push_back(s);
+            const double save = job.steps.back(), resume = save + pause(rng);
             if (j % 2 == 1) job.ckpt_writes.emplace_back(save, resume);
-            t = resume;
+            t = resume + step;
         }
         if (test::simulate(c, job).verdict_at) ++bad;
     }

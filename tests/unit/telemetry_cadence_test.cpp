@@ -26,17 +26,17 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 }  // namespace
 
-TEST_CASE("a job stepping every 2 s that hangs: the verdict at the 180 s floor, not the 300 s spin window") {
+TEST_CASE("a job stepping every 2 s that hangs: the verdict at a step and the 180 s floor, not the 300 s spin window") {
     const auto c = shipped();
     SimJob job{regular_steps(1, 1000, 2), 1000, {}, 2000};
     const auto r = simulate(c, job);
     REQUIRE(r.verdict_at);
     INFO(r.verdict.evidence);
     const double quiet = *r.verdict_at - r.last_step;
-    CHECK(quiet >= 180);
-    CHECK(quiet < 180 + c.probe + 1);
+    CHECK(quiet >= 182);
+    CHECK(quiet < 182 + c.probe + 1);
     CHECK(has(r.verdict.evidence, "no progress for 18"));
-    CHECK(has(r.verdict.evidence, ", the 180 s floor; 3x the job's longest step of 2 s seen over "));
+    CHECK(has(r.verdict.evidence, ", a step and the 180 s floor; 3x the job's longest step of 2 s seen over "));
     CHECK(has(r.verdict.evidence, " steps is shorter (log quiet, heartbeat stopped); n1 spin"));
 }
 
@@ -77,9 +77,9 @@ TEST_CASE("the floor is what spares a pause the job has not shown yet: lowered u
     const auto r = simulate(c, {steps, 1e9, {}, 1400});
     REQUIRE(r.verdict_at);
     INFO(r.verdict.evidence);
-    CHECK(*r.verdict_at >= 1000 + 29);
+    CHECK(*r.verdict_at >= 1000 + 31);
     CHECK(*r.verdict_at < 1090);
-    CHECK(has(r.verdict.evidence, ", the 30 s floor; 3x the job's longest step of 2 s"));
+    CHECK(has(r.verdict.evidence, ", a step and the 30 s floor; 3x the job's longest step of 2 s"));
     // A save the sampler can see (the checkpoint grows under --ckpt-dir) is progress at any floor.
     c.cadence.floor = 0;
     const auto seen = simulate(c, {steps, 1e9, {{999, 1090}}, 1400});
@@ -139,12 +139,13 @@ TEST_CASE("the fixed windows stay the ceiling: a job stepping every 150 s is cal
     CHECK(has(r.verdict.evidence, ", the fixed spin window; 3x the job's longest step of 1"));
 }
 
-TEST_CASE("stall_window: k x the step within [floor, ceiling]; without a cadence the ceiling") {
+TEST_CASE("stall_window: k x the step within [step + floor, ceiling]; without a cadence the ceiling") {
     const CadenceConfig c;  // k 3, floor 180
     CHECK(stall_window(1800, "idle", 0, 0, c).seconds == 1800);
     CHECK(stall_window(1800, "idle", 100, 40, c).seconds == 300);
     CHECK(stall_window(1800, "idle", 100, 40, c).why == "3x the job's longest step of 100 s seen over 40 steps");
-    CHECK(stall_window(1800, "idle", 10, 40, c).seconds == 180);
+    CHECK(stall_window(1800, "idle", 10, 40, c).seconds == 190);
+    CHECK(stall_window(300, "spin", 70, 40, c).seconds == 250);
     CHECK(stall_window(300, "spin", 200, 40, c).seconds == 300);
     CHECK(stall_window(4, "spin", 1, 40, c).seconds == 4);  // a floor above the ceiling leaves the ceiling
 }

@@ -27,10 +27,13 @@ StallWindow stall_window(double ceiling, std::string_view ceiling_name, double s
         fmt::format("{:g}x the job's longest step of {:.0f} s seen over {} steps", c.k, step, steps);
     const double paced = c.k * step;
     if (paced >= ceiling) return {ceiling, fmt::format("{}; {} is longer", fixed, pace)};
-    if (paced < c.floor) {
-        // A floor above the ceiling (windows scaled down for a test) leaves the ceiling.
-        if (c.floor >= ceiling) return {ceiling, fmt::format("{}; {} is shorter", fixed, pace)};
-        return {c.floor, fmt::format("the {:g} s floor; {} is shorter", c.floor, pace)};
+    // The floor is the pause on top of a step: a save starts after a step's last sign, and the
+    // next sign comes a step after it ends.
+    const double floored = step + c.floor;
+    if (paced < floored) {
+        // A floor past the ceiling (windows scaled down for a test) leaves the ceiling.
+        if (floored >= ceiling) return {ceiling, fmt::format("{}; {} is shorter", fixed, pace)};
+        return {floored, fmt::format("a step and the {:g} s floor; {} is shorter", c.floor, pace)};
     }
     return {paced, pace};
 }

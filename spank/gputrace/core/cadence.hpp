@@ -2,10 +2,10 @@
 // must fit the slowest healthy job, so a job that heartbeats every 2 s waits as long as one that
 // steps once a minute. A node learns the longest gap it has seen between two signs of progress
 // (a busy GPU sample, a heartbeat touch, the log or a checkpoint growing), and once it has seen
-// enough of them the verdict comes after k times that gap instead: never sooner than a floor (a
-// checkpoint save or evaluation pass the job has not shown yet must not look like a hang: a
-// verdict can requeue the job, so a late verdict is cheaper than a false one) and never later
-// than the fixed window. Pure functions of the times they are given, so simulated clocks test
+// enough of them the verdict comes after k times that gap instead: never sooner than that gap and
+// a floor more (a checkpoint save or evaluation pass the job has not shown yet must not look like
+// a hang: a verdict can requeue the job, so a late verdict is cheaper than a false one) and never
+// later than the fixed window. Pure functions of the times they are given, so simulated clocks test
 // them (tests/unit/telemetry_cadence_test.cpp) and bench them (tests/bench/stall_cadence_bench.cpp).
 #pragma once
 
@@ -17,7 +17,7 @@ namespace acme::telemetry {
 // The admin's cadence keys (gputrace plugstack stall_cadence_*, gputrace(8)).
 struct CadenceConfig {
     double k = 3;        // the verdict after k times the longest gap seen; 0: fixed windows only
-    double floor = 180;  // s: never a verdict sooner (a first checkpoint save the sampler cannot see)
+    double floor = 180;  // s past a step: never a verdict sooner (a first save the sampler cannot see)
     long long steps = 20;  // gaps seen after the warm-up before the cadence is trusted
 };
 
@@ -47,7 +47,7 @@ struct StallWindow {
 };
 
 // The quiet a verdict needs: `ceiling` (the fixed window, named `ceiling_name`: "spin", "idle")
-// without a cadence (`step` 0), else k x step within [floor, ceiling]; `steps`: gaps seen.
+// without a cadence (`step` 0), else k x step within [step + floor, ceiling]; `steps`: gaps seen.
 StallWindow stall_window(double ceiling, std::string_view ceiling_name, double step, long long steps,
                          const CadenceConfig& c);
 
