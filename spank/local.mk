@@ -13,6 +13,7 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/progress_probe.cpp spank/gputrace/core/progress_probe.hpp \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
+	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
 	spank/gputrace/core/stall_share.cpp spank/gputrace/core/stall_share.hpp \
 	spank/gputrace/core/live_slowness.cpp spank/gputrace/core/live_slowness.hpp \
 	spank/gputrace/core/spool_writer.cpp spank/gputrace/core/spool_writer.hpp \
@@ -44,7 +45,8 @@ spank_gputrace_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp 
 	spank/gputrace/args.cpp spank/gputrace/job_script.cpp \
 	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp \
 	common/util/parse.cpp common/util/spawn.cpp \
-	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/sampler_control.cpp \
+	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
+	spank/gputrace/core/sampler_control.cpp \
 	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
 spank_gputrace_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
@@ -99,6 +101,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_sampler_test.cpp \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
 	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_stall_test.cpp \
+	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
 	tests/unit/telemetry_live_slowness_test.cpp \
 	tests/unit/telemetry_heartbeat_dir_test.cpp
 
@@ -106,6 +109,10 @@ EXTRA_PROGRAMS += tests/bench/telemetry-spool-bench
 BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler tests/fakes/libnvidia-ml.so.1
 tests_bench_telemetry_spool_bench_SOURCES = tests/bench/telemetry_spool_bench.cpp
 tests_bench_telemetry_spool_bench_LDADD = libgputrace_core.la libacme.la
+EXTRA_PROGRAMS += tests/bench/stall-cadence-bench
+BENCH_TARGETS += tests/bench/stall-cadence-bench
+tests_bench_stall_cadence_bench_SOURCES = tests/bench/stall_cadence_bench.cpp tests/unit/stall_sim.hpp
+tests_bench_stall_cadence_bench_LDADD = libgputrace_core.la libacme.la
 EXTRA_PROGRAMS += tests/bench/textfile-churn
 BENCH_TARGETS += tests/bench/textfile-churn
 tests_bench_textfile_churn_SOURCES = tests/bench/textfile_churn.cpp

@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A state line that parses formats back to a line that parses to the same node.
     if (const auto state = acme::telemetry::parse_state(text)) {
         const auto again = acme::telemetry::parse_state(acme::telemetry::format_state(*state));
-        if (!again || again->node != state->node || again->pattern != state->pattern) __builtin_trap();
+        if (!again || again->node != state->node || again->pattern != state->pattern || again->steps != state->steps)
+            __builtin_trap();
     }
     return 0;
 }

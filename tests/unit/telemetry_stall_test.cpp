@@ -201,15 +201,21 @@ TEST_CASE("node states round-trip through the share's line format; anything else
 
 TEST_CASE("stall keys in plugstack.conf: documented names, bad values named, sampler words round-trip") {
     const auto r = parse_plugstack_args({"stall_spin_window=5", "stall_signal=TERM", "stall_share=/shared/acme",
-                                         "stall_spin_power=2", "stall=maybe", "heartbeat_dir=tmp"},
+                                         "stall_spin_power=2", "stall=maybe", "heartbeat_dir=tmp", "stall_cadence_k=4",
+                                         "stall_cadence_floor=60", "stall_cadence_steps=0", "stall_cadence_k=fast"},
                                         "/x");
     CHECK(r.config.stall.spin_window == 5);
     CHECK(r.config.stall.signal == 15);
     CHECK(r.config.stall.share == "/shared/acme");
     CHECK(r.config.stall.spin_power == 0.5);
-    REQUIRE(r.errors.size() == 3);
+    CHECK(r.config.stall.cadence.k == 4);
+    CHECK(r.config.stall.cadence.floor == 60);
+    CHECK(r.config.stall.cadence.steps == 20);
+    REQUIRE(r.errors.size() == 5);
     CHECK(r.errors[0] == "gputrace: plugstack argument stall_spin_power=2: want a number in [0.01, 1]");
     CHECK(r.errors[1] == "gputrace: plugstack argument stall=maybe: want on or off");
+    CHECK(r.errors[3] == "gputrace: plugstack argument stall_cadence_steps=0: want a whole number in [1, 100000]");
+    CHECK(r.errors[4] == "gputrace: plugstack argument stall_cadence_k=fast: want a number in [0, 100]");
     StallConfig back;
     std::vector<std::string> errors;
     for (const auto& w : stall_words(r.config.stall)) {
@@ -220,6 +226,8 @@ TEST_CASE("stall keys in plugstack.conf: documented names, bad values named, sam
     CHECK(back.spin_window == 5);
     CHECK(back.signal == 15);
     CHECK(back.share == "/shared/acme");
+    CHECK(back.cadence.k == 4);
+    CHECK(back.cadence.floor == 60);
     CHECK(heartbeat_path(back, 42, "n2") == std::string(acme::paths::kHeartbeatDir) + "/42/heartbeat.n2");
 }
 

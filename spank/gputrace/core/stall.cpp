@@ -68,6 +68,15 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0.1, 86400 * 7, c.idle_window, errors);
     } else if (key == "stall_warmup") {
         set_number(key, value, 0, 86400, c.warmup, errors);
+    } else if (key == "stall_cadence_k") {
+        set_number(key, value, 0, 100, c.cadence.k, errors);
+    } else if (key == "stall_cadence_floor") {
+        set_number(key, value, 0, 86400 * 7, c.cadence.floor, errors);
+    } else if (key == "stall_cadence_steps") {
+        const auto v = util::parse_int(value);
+        if (v && *v >= 1 && *v <= 100000) c.cadence.steps = *v;
+        else errors.push_back(fmt::format("gputrace: plugstack argument {}={}: want a whole number in [1, 100000]", key,
+                                          util::printable(value)));
     } else if (key == "stall_probe") {
         set_number(key, value, 0.1, 3600, c.probe, errors);
     } else if (key == "stall_grace") {
@@ -107,6 +116,9 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_spin_window={}", c.spin_window),
         fmt::format("stall_idle_window={}", c.idle_window),
         fmt::format("stall_warmup={}", c.warmup),
+        fmt::format("stall_cadence_k={}", c.cadence.k),
+        fmt::format("stall_cadence_floor={}", c.cadence.floor),
+        fmt::format("stall_cadence_steps={}", c.cadence.steps),
         fmt::format("stall_probe={}", c.probe),
         fmt::format("stall_grace={}", c.grace),
         fmt::format("stall_signal={}", c.signal == 15 ? "TERM" : "USR1"),
@@ -141,14 +153,15 @@ std::optional<Pattern> parse_pattern(std::string_view text) {
     return std::nullopt;
 }
 
-// The work rates are two trailing fields ("-": absent), added after v1's first release: a line
-// without them (an older sampler's) still parses, as a node without a work rate.
+// The work rates are two trailing fields ("-": absent), added after v1's first release, and the
+// learned step and its count two more: a line without them (an older sampler's) still parses, as
+// a node without a work rate or a pace.
 std::string format_state(const NodeState& s) {
     const auto rate = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
-    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {}", s.node,
-                       s.ts, to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at, s.ckpt_changed_at,
-                       s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w, s.mem_util,
-                       rate(s.work_util), rate(s.work_sm));
+    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {} {:.3f} {}",
+                       s.node, s.ts, to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at,
+                       s.ckpt_changed_at, s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w,
+                       s.mem_util, rate(s.work_util), rate(s.work_sm), s.step, s.steps);
 }
 
 std::optional<NodeState> parse_state(std::string_view line) {
@@ -161,7 +174,8 @@ std::optional<NodeState> parse_state(std::string_view line) {
             f.push_back(line.substr(start, i - start));
             start = i + 1;
         }
-    if ((f.size() != 14 && f.size() != 16) || f[0] != "acme-stall-v1" || !plain_node(f[1])) return std::nullopt;
+    if ((f.size() != 14 && f.size() != 16 && f.size() != 18) || f[0] != "acme-stall-v1" || !plain_node(f[1]))
+        return std::nullopt;
     NodeState s;
     s.node = std::string(f[1]);
     const auto pattern = parse_pattern(f[3]);
@@ -187,16 +201,24 @@ std::optional<NodeState> parse_state(std::string_view line) {
         *avgs[i] = *v;
     }
     std::optional<double>* rates[] = {&s.work_util, &s.work_sm};
-    for (std::size_t i = 0; i < 2 && f.size() == 16; ++i) {
+    for (std::size_t i = 0; i < 2 && f.size() >= 16; ++i) {
         if (f[14 + i] == "-") continue;
         const auto v = util::parse_double(f[14 + i]);
         if (!v || *v < 0 || *v > 100) return std::nullopt;
         *rates[i] = *v;
     }
+    if (f.size() == 18) {
+        const auto step = util::parse_double(f[16]);
+        const auto steps = util::parse_int(f[17]);
+        if (!step || !(*step >= 0 && *step <= 86400 * 365) || !steps || *steps < 0) return std::nullopt;
+        s.step = *step;
+        s.steps = *steps;
+    }
     return s;
 }
 
-NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_start) : c_(c) {
+NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_start)
+    : c_(c), cadence_(job_start), learn_from_(job_start + c.warmup) {
     s_.node = std::move(node);
     s_.ts = s_.pattern_since = s_.active_at = job_start;
 }
@@ -243,6 +265,7 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
     s_.pattern = node;
     if (node == Pattern::busy) s_.active_at = now;
     s_.ts = now;
+    learn();
 }
 
 void NodeTracker::on_probe(const Probe& p, double now) {
@@ -263,6 +286,16 @@ void NodeTracker::on_probe(const Probe& p, double now) {
         ckpt_bytes_ = p.ckpt_bytes;
     }
     s_.ts = now;
+    learn();
+}
+
+void NodeTracker::learn() {
+    cadence_.observe(std::max({s_.active_at, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_);
+    // The log and the checkpoint are seen to grow at a look, so no step is known finer than the
+    // looks: a shorter one would be the sampler's pace, not the job's.
+    const double step = cadence_.trusted_step(c_.cadence);
+    s_.step = step > 0 ? std::max(step, c_.probe) : 0;
+    s_.steps = cadence_.gaps();
 }
 
 void NodeTracker::on_xid(long long) { ++s_.fatal_xids; }
@@ -293,17 +326,22 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     }
     double progress = job_start;
     bool any_spin = false, log_seen = false, heartbeat_seen = false;
+    // The job's pace: the longest step any node learned. Every node sees no more progress than
+    // the job as a whole, so any node's longest step is at least the job's: the longest is safe.
+    const NodeState* paced = nullptr;
     for (const auto* n : seen) {
         if (n->pattern == Pattern::busy || n->pattern == Pattern::unknown) return v;
         any_spin = any_spin || n->pattern == Pattern::spin;
         log_seen = log_seen || n->log_seen;
         heartbeat_seen = heartbeat_seen || n->heartbeat_seen;
         progress = std::max({progress, n->active_at, n->log_changed_at, n->ckpt_changed_at});
+        if (n->step > 0 && (!paced || n->step > paced->step)) paced = n;
     }
     // The GPUs alone never decide: a job whose log and heartbeat cannot be seen is not judged.
     if (!log_seen && !heartbeat_seen) return v;
-    const double window = any_spin ? c.spin_window : c.idle_window;
-    if (now - progress < window) return v;
+    const auto window = stall_window(any_spin ? c.spin_window : c.idle_window, any_spin ? "spin" : "idle",
+                                     paced ? paced->step : 0, paced ? paced->steps : 0, c.cadence);
+    if (now - progress < window.seconds) return v;
     v.stalled = true;
     v.since = progress;
 
@@ -351,7 +389,7 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     signals += heartbeat_seen ? ", heartbeat stopped" : ", no heartbeat";
     std::string nodes_text;
     for (const auto* n : seen) nodes_text += (nodes_text.empty() ? "" : "; ") + describe(*n, now);
-    v.evidence = fmt::format("no progress for {:.0f} s ({}); {}{}", now - progress, signals, nodes_text,
+    v.evidence = fmt::format("no progress for {:.0f} s, {} ({}); {}{}", now - progress, window.why, signals, nodes_text,
                              named ? fmt::format("; {} named: {}", named->node, why) : std::string("; no node stood out"));
     return v;
 }

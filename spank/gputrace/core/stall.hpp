@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/util/install_paths.hpp"
+#include "spank/gputrace/core/cadence.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 
 namespace acme::telemetry {
@@ -26,6 +27,7 @@ struct StallConfig {
     double spin_window = 300;   // s every signal quiet while some node's GPUs spin
     double idle_window = 1800;  // s every signal quiet while all GPUs idle
     double warmup = 600;        // s after the job's start before any verdict
+    CadenceConfig cadence;      // stall_cadence_*: sooner verdicts at the job's own pace (cadence.hpp)
     double probe = 30;          // s between looks at the log, heartbeat and checkpoints
     double grace = 60;          // s between the signal and the cancel (--auto-recover)
     int signal = 10;            // SIGUSR1 (10) or SIGTERM (15): the trainer's cue to checkpoint
@@ -78,6 +80,10 @@ struct NodeState {
     // the previous look, percent): the input of the live straggler score (live_slowness.hpp).
     // Absent: no sample yet; SM activity only where NVML gave GPM for every reading.
     std::optional<double> work_util, work_sm;
+    // The longest step (gap between two signs of progress) seen here, once enough were seen to
+    // trust it (cadence.hpp); 0: no pace learned. `steps`: the gaps seen. Two more trailing fields.
+    double step = 0;
+    long long steps = 0;
 };
 std::string format_state(const NodeState& s);
 // nullopt on anything but a line format_state wrote (the share is root's, but a file system
@@ -97,8 +103,11 @@ public:
     const NodeState& state() const { return s_; }
 
 private:
+    void learn();  // the pace, after each update
     const StallConfig& c_;
     NodeState s_;
+    Cadence cadence_;
+    double learn_from_;  // the end of the warm-up
     std::vector<std::pair<int, double>> peak_power_;  // (gpu, mW) over the job so far
     std::optional<long long> log_size_, ckpt_bytes_;
     std::optional<double> heartbeat_, ckpt_mtime_;
@@ -115,7 +124,8 @@ struct Verdict {
 };
 
 // The job's verdict from every node's state (`nodes` holds this node's and the peers' read from
-// the share); `expected`: the job's nodes. A node whose state is missing or stale counts as
+// the share); `expected`: the job's nodes. The window: the fixed one, or at the job's pace the
+// longest step any node learned (stall_window, cadence.hpp); the evidence says which. A node whose state is missing or stale counts as
 // unknown, never as quiet: no verdict until every node is seen (or there is no share).
 Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
               double now, const StallConfig& c, bool shared);
