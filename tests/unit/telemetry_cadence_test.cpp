@@ -15,10 +15,12 @@ using acme::test::simulate;
 
 namespace {
 
-// The shipped windows and cadence keys, a look every 2 s.
-StallConfig shipped() {
+// The shipped windows and k, a look every 2 s, and the floor a site lowered to 180 s: with the
+// shipped 600 s floor every paced spin verdict is the fixed 300 s window (stall_window's test).
+StallConfig site_keys() {
     StallConfig c;
     c.probe = 2;
+    c.cadence.floor = 180;
     return c;
 }
 
@@ -26,8 +28,8 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 }  // namespace
 
-TEST_CASE("a job stepping every 2 s that hangs: the verdict at a step and the 180 s floor, not the 300 s spin window") {
-    const auto c = shipped();
+TEST_CASE("a job stepping every 2 s that hangs: at a 180 s floor the verdict at a step and the floor, not the 300 s spin window") {
+    auto c = site_keys();
     SimJob job{regular_steps(1, 1000, 2), 1000, {}, 2000};
     const auto r = simulate(c, job);
     REQUIRE(r.verdict_at);
@@ -41,7 +43,7 @@ TEST_CASE("a job stepping every 2 s that hangs: the verdict at a step and the 18
 }
 
 TEST_CASE("with the floor lowered, a 2 s job's hang is called within 3 steps' time; a 10 s job's within 3 of its own") {
-    auto c = shipped();
+    auto c = site_keys();
     c.probe = 1;
     c.cadence.floor = 0;
     for (const double step : {2.0, 10.0}) {
@@ -55,8 +57,8 @@ TEST_CASE("with the floor lowered, a 2 s job's hang is called within 3 steps' ti
     }
 }
 
-TEST_CASE("a 2 s job pausing 90 s for a checkpoint it has not shown before is no stall at the shipped floor") {
-    const auto c = shipped();
+TEST_CASE("a 2 s job pausing 90 s for a checkpoint it has not shown before is no stall at a 180 s floor") {
+    const auto c = site_keys();
     // Learned at a 2 s pace by 700 s; the save: GPUs idle, no log line, no heartbeat, nothing
     // under --ckpt-dir, from 1000 s to 1090 s; then it trains on.
     auto steps = regular_steps(1, 1000, 2);
@@ -70,7 +72,7 @@ TEST_CASE("a 2 s job pausing 90 s for a checkpoint it has not shown before is no
 }
 
 TEST_CASE("the floor is what spares a pause the job has not shown yet: lowered under it, the same save is a verdict") {
-    auto c = shipped();
+    auto c = site_keys();
     c.cadence.floor = 30;
     auto steps = regular_steps(1, 1000, 2);
     for (const double t : regular_steps(1090, 1400, 2)) steps.push_back(t);
@@ -87,7 +89,7 @@ TEST_CASE("the floor is what spares a pause the job has not shown yet: lowered u
 }
 
 TEST_CASE("a long pause while the pace is being learned raises the longest step instead of calling a stall") {
-    auto c = shipped();
+    auto c = site_keys();
     c.cadence.floor = 0;
     // The warm-up ends at 600 s; a sign of progress comes every second (a busy sample, then the
     // log seen grown at the next look), so 20 gaps are seen by 620 s. The first save (40 s) comes
@@ -105,7 +107,7 @@ TEST_CASE("a long pause while the pace is being learned raises the longest step 
 }
 
 TEST_CASE("the warm-up is not the job's pace: 500 s of loading, then 2 s steps, learns 2 s") {
-    const auto c = shipped();
+    const auto c = site_keys();
     NodeTracker n(c, "n1", 0);
     n.on_samples(acme::test::sim_gpus(95, 300, 40), 500);
     for (double t = 502; t <= 700; t += 2) n.on_samples(acme::test::sim_gpus(95, 300, 40), t);
@@ -114,7 +116,7 @@ TEST_CASE("the warm-up is not the job's pace: 500 s of loading, then 2 s steps, 
 }
 
 TEST_CASE("too few steps seen, or k = 0: the fixed window, and the evidence says so") {
-    auto c = shipped();
+    auto c = site_keys();
     // A few gaps after the warm-up, then the hang.
     auto r = simulate(c, {regular_steps(1, 606, 2), 606, {}, 1200});
     REQUIRE(r.verdict_at);
@@ -130,7 +132,7 @@ TEST_CASE("too few steps seen, or k = 0: the fixed window, and the evidence says
 }
 
 TEST_CASE("the fixed windows stay the ceiling: a job stepping every 150 s is called at 300 s when it spins") {
-    const auto c = shipped();
+    const auto c = site_keys();
     const auto r = simulate(c, {regular_steps(1, 4000, 150), 4000, {}, 5000});
     REQUIRE(r.verdict_at);
     INFO(r.verdict.evidence);
@@ -140,7 +142,13 @@ TEST_CASE("the fixed windows stay the ceiling: a job stepping every 150 s is cal
 }
 
 TEST_CASE("stall_window: k x the step within [step + floor, ceiling]; without a cadence the ceiling") {
-    const CadenceConfig c;  // k 3, floor 180
+    // Shipped: k 3, floor 600: the idle window of a paced job shortens, the 300 s spin window stays.
+    const CadenceConfig shipped_keys;
+    CHECK(stall_window(1800, "idle", 2, 40, shipped_keys).seconds == 602);
+    CHECK(stall_window(1800, "idle", 400, 40, shipped_keys).seconds == 1200);
+    CHECK(stall_window(300, "spin", 2, 40, shipped_keys).seconds == 300);
+    CadenceConfig c;
+    c.floor = 180;
     CHECK(stall_window(1800, "idle", 0, 0, c).seconds == 1800);
     CHECK(stall_window(1800, "idle", 100, 40, c).seconds == 300);
     CHECK(stall_window(1800, "idle", 100, 40, c).why == "3x the job's longest step of 100 s seen over 40 steps");
@@ -151,7 +159,7 @@ TEST_CASE("stall_window: k x the step within [step + floor, ceiling]; without a 
 }
 
 TEST_CASE("a job's nodes: the verdict waits for the longest step any node has learned") {
-    auto c = shipped();
+    auto c = site_keys();
     c.probe = 1000;  // no node's state counts as stale here
     NodeState fast, slow, none;
     for (auto* s : {&fast, &slow, &none}) {

@@ -17,7 +17,11 @@ namespace acme::telemetry {
 // The admin's cadence keys (gputrace plugstack stall_cadence_*, gputrace(8)).
 struct CadenceConfig {
     double k = 3;        // the verdict after k times the longest gap seen; 0: fixed windows only
-    double floor = 180;  // s past a step: never a verdict sooner (a first save the sampler cannot see)
+    // s past a step: never a verdict sooner. A first checkpoint save the sampler cannot see idles
+    // the GPUs for minutes, and a verdict signals (USR1 ends a job that does not catch it) and,
+    // with --auto-recover, requeues: 600 s, the warm-up's length. It also leaves the 300 s spin
+    // window as it is unless a site lowers it.
+    double floor = 600;
     long long steps = 20;  // gaps seen after the warm-up before the cadence is trusted
 };
 
