@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "acct/gpuacct/goodput_cli.hpp"
 #include "acct/gpuacct/json_sacct.hpp"
 #include "acct/gpuacct/report.hpp"
 #include "acct/gpuacct/views.hpp"
@@ -336,6 +337,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_option("--delimiter", o.delimiter, "CHARACTERS: the separator of -p and -P (default '|')");
     app.add_flag("--yaml", o.yaml, "what --json gives, as YAML");
     app.add_flag("--detail", o.detail, "with -j (needed): each job as jobstats shows it (per node and GPU, notes)");
+    bool goodput = false;
+    app.add_flag("--goodput", goodput, "with -j (needed): each job's goodput, its requeues included: ETTR, queued, kept, redone, recovery (slurmdbd)");
     auto* failures = app.add_flag("--failures", o.failures, "failures by category and reason (Table 3 order)");
     auto* nodes = app.add_flag("--nodes", o.nodes, "per node XID/ECC counts and failures attributed");
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
@@ -386,12 +389,19 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
         fmt::print(err, "gpuacct: error: --detail shows the jobs given with -j: add -j JOBID[,JOBID...]\n");
         return 1;
     }
+    if (goodput && o.jobs.empty()) {
+        fmt::print(err, "gpuacct: error: --goodput shows the jobs given with -j: add -j JOBID[,JOBID...]\n");
+        return 1;
+    }
     if (o.source == "slurmdbd" && spool_dir->count() > 0) {
         fmt::print(err, "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");
         return 1;
     }
     try {
         if (*report_cmd) return report(o, env, out, err);
+        if (goodput)
+            return print_goodput({parse_job_ids(o.jobs), env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json},
+                                 out, err);
         if (o.live > 0) return watch(o, env, out, err);
         return query(o, env, out, err);
     } catch (const Failure& failure) {

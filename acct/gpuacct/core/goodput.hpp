@@ -1,0 +1,54 @@
+// Goodput of one job (issue 39): of the wall time from its first submission to its end, how much
+// became kept training progress and where the rest went. A requeue chain is one job: its runs
+// (slurmdbd's rows, sacct -D) are read together. Every piece is defined in gpuacct(1), GOODPUT.
+// A piece the records cannot tell is nullopt ("unknown"), never 0: a 0 would claim a loss that
+// nobody measured did not happen. Pure: the caller turns slurmdbd's runs and their acme records
+// into GoodputRun (acct/gpuacct/goodput_cli.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace acme::acct {
+
+struct GoodputRun {
+    double submit = 0, start = 0, end = 0;  // epoch seconds; start 0: never ran; end 0: running
+    // The run ended in a fault that a later run has to make good: a diagnosed failure, a
+    // failed state, or a stall the sampler acted on.
+    bool failed = false;
+    std::string category, reason;  // the diagnosis of that fault, when there is one
+    // What this run was given in ACME_RESUME_CKPT: nullopt when not known (no --ckpt-dir, no
+    // record, or the search failed), "" for a fresh start.
+    std::optional<std::string> resumed_from;
+    std::optional<double> resumed_ckpt_ts;  // when that checkpoint was complete (its mtime)
+    std::optional<double> stall_since;      // a stall verdict not withdrawn: the last progress seen
+    int gpus = 0;
+    std::optional<int> idle_gpus;  // GPUs whose verdict is idle; nullopt: no telemetry of this run
+};
+
+// Seconds. Pieces add up to wall where all are known: queued + kept + lost + recovery +
+// stalled + idle = wall.
+struct Goodput {
+    double wall_s = 0;
+    std::optional<double> queued_s, kept_s, lost_s, recovery_s, stalled_s, idle_s, ettr;
+    int runs = 0, failures = 0;
+    double gpus = 0;                      // the newest run's GPUs: wall_s * gpus is GPU time
+    std::vector<std::string> unknown;     // why a piece is unknown, one sentence each
+};
+
+// `now`: the end of a job still running.
+Goodput compute_goodput(std::span<const GoodputRun> runs, double now);
+
+// "ETTR 0.71: 62.0 min wall = queued 1.0, kept 44.0, lost (redone) 9.0, recovery 8.0 ..."
+// as a block for the terminal, ending in a newline.
+std::string render_goodput(std::int64_t job_id, const Goodput& g);
+
+// {"wall_s":..., "queued_s":..., ...} with null for unknown pieces (gpuacct(1), --json).
+nlohmann::json goodput_json(const Goodput& g);
+
+}  // namespace acme::acct

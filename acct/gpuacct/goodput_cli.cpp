@@ -1,0 +1,45 @@
+#include "acct/gpuacct/goodput_cli.hpp"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "acct/gpuacct/core/goodput_runs.hpp"
+#include "acct/gpuacct/core/query_options.hpp"
+#include "common/slurm/accounting.hpp"
+
+namespace acme::gpuacct {
+
+int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream& err) {
+    if (request.spool || !request.ask_slurm)
+        throw acct::Failure{"--goodput reads every run of a job from slurmdbd (sacct -D), and node spools keep only a job's "
+                            "last run: run it where Slurm's accounting answers, without --spool-dir"};
+    std::string why_not;
+    slurm::RunQuery query;
+    query.job_ids = request.ids;
+    query.steps = false;
+    const auto rows = slurm::load_accounted_runs(query, why_not);
+    if (!rows) throw acct::Failure{fmt::format("--goodput needs slurmdbd: {}", why_not)};
+    std::vector<std::string> warnings;
+    const auto jobs = acct::goodput_runs(*rows, warnings);
+    for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+    if (jobs.empty()) {
+        std::string ids;
+        for (auto id : request.ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+        throw acct::Failure{fmt::format("no job {} in slurmdbd's records (or not yours to see)", ids)};
+    }
+    nlohmann::json listed = nlohmann::json::array();
+    std::string text;
+    for (const auto& [job_id, runs] : jobs) {
+        const auto g = acct::compute_goodput(runs, request.now);
+        if (request.json) listed.push_back({{"job_id", job_id}, {"goodput", acct::goodput_json(g)}});
+        else text += (text.empty() ? "" : "\n") + acct::render_goodput(job_id, g);
+    }
+    if (request.json) out << nlohmann::json{{"jobs", listed}}.dump(2) << '\n';
+    else out << text;
+    return 0;
+}
+
+}  // namespace acme::gpuacct
