@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A --auto-recover --ckpt-dir job whose GPU raises XID 79 after the job wrote a checkpoint: it is
+# drained off n1, requeued, and resumes from that checkpoint on a healthy node. gpuacct -j ID
+# --goodput reads both runs from slurmdbd and splits the job's wall time as a hand computation
+# from slurmdbd's own fields (sacct -D) and the checkpoint's mtime does: queued before the first
+# run, the work redone (checkpoint to the fault), the recovery (fault to running again), the
+# rest kept, ETTR = kept / wall. The text view prints the same ETTR.
+. "$(dirname "$0")/lib.sh"
+
+G=$ACME_BUILD_DIR/acct/gpuacct/gpuacct
+unset ACME_SPOOL_DIR
+
+use_uniform_scenario 95
+cat >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml" <<'TOML'
+[[gpu]]
+minor = 0
+util = 95
+[[gpu]]
+minor = 1
+util = 95
+[[gpu]]
+minor = 2
+util = 95
+[[gpu]]
+minor = 3
+util = 95
+[[xid]]
+at = 1.0
+minor = 0
+code = 79
+TOML
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"; scontrol update nodename=n1 state=resume >/dev/null 2>&1'
+
+ckpt=$ACME_TEST_TMP/ckpt
+mkdir -p "$ckpt" && chmod 755 "$ckpt"
+# The checkpoint is written 2 s into the first run, the run fails 4 s later: ~4 s redone.
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" --wrap "
+if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
+  sleep 2; mkdir -p $ckpt/step-1 && touch $ckpt/step-1/.complete
+  sleep 4; echo 'RuntimeError: NCCL communicator was aborted' >&2; exit 1
+fi
+sleep 3")
+assert_eq COMPLETED "$(wait_job "$id" 180)" "job $id"
+assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
+deadline=$((SECONDS + 60))
+until [ "$(acme_records "$id" | grep -vc '^null$')" = 2 ]; do
+  ((SECONDS < deadline)) || fail "job $id: not both runs' records in slurmdbd (records: $(acme_records "$id"))"
+  sleep 0.5
+done
+
+# The hand computation: slurmdbd's times of each run (epoch seconds), the record's checkpoint
+# time checked against the checkpoint directory itself.
+SLURM_TIME_FORMAT=%s sacct -j "$id" -D -X -n -P -o Submit,Start,End,State >"$ACME_TEST_TMP/runs"
+acme_records "$id" >"$ACME_TEST_TMP/records"
+"$G" -j "$id" --goodput --json >"$ACME_TEST_TMP/goodput.json" 2>"$ACME_TEST_TMP/err" ||
+  fail "gpuacct -j $id --goodput --json failed: $(cat "$ACME_TEST_TMP/err")"
+python3 - "$ACME_TEST_TMP/runs" "$ACME_TEST_TMP/records" "$ACME_TEST_TMP/goodput.json" "$(stat -c %Y "$ckpt/step-1")" "$id" <<'PY' ||
+import json, sys
+runs = [l.split("|") for l in open(sys.argv[1]).read().split("\n") if l]
+assert [r[3] for r in runs] == ["REQUEUED", "COMPLETED"], runs
+(s0, b0, e0), (s1, b1, e1) = [tuple(float(x) for x in r[:3]) for r in runs]
+records = [json.loads(l) for l in open(sys.argv[2]).read().split("\n") if l]
+ckpt_ts = float(sys.argv[4])
+second = records[1]["nodes"]
+assert all(p.get("resumed_ckpt_ts") == ckpt_ts for p in second.values()), ("the record's checkpoint time", second, ckpt_ts)
+want = {"wall_s": e1 - s0, "queued_s": b0 - s0, "lost_s": e0 - ckpt_ts, "recovery_s": b1 - e0,
+        "stalled_s": 0, "idle_s": 0}
+want["kept_s"] = (e0 - b0) - want["lost_s"] + (e1 - b1)
+want["ettr"] = want["kept_s"] / want["wall_s"]
+got = json.load(open(sys.argv[3]))["jobs"]
+assert len(got) == 1 and got[0]["job_id"] == int(sys.argv[5]), got
+g = got[0]["goodput"]
+assert g["runs"] == 2 and g["failures"] == 1, g
+for k, v in want.items():
+    assert abs(g[k] - v) < 1e-6, (k, g[k], v)
+assert want["lost_s"] > 0 and want["recovery_s"] > 0, want
+PY
+  fail "gpuacct -j $id --goodput against the hand computation: $(cat "$ACME_TEST_TMP/goodput.json")"
+
+text=$("$G" -j "$id" --goodput) || fail "gpuacct -j $id --goodput failed"
+ettr=$(python3 -c "import json; print('%.2f' % json.load(open('$ACME_TEST_TMP/goodput.json'))['jobs'][0]['goodput']['ettr'])")
+assert_contains "$text" "ETTR             $ettr" "gpuacct -j $id --goodput"
+assert_contains "$text" "Goodput of job $id (2 runs, 1 failure)" "gpuacct -j $id --goodput"
+
+# Spools keep only a job's last run: goodput from them is refused, in one line.
+out=$("$G" -j "$id" --goodput --spool-dir "$(spool_dir)" 2>&1) && fail "--goodput --spool-dir succeeded: $out"
+assert_contains "$out" "gpuacct: error: --goodput reads every run of a job from slurmdbd" "--goodput with --spool-dir"
