@@ -1,5 +1,7 @@
 #include "acct/gpuacct/goodput_cli.hpp"
 
+#include <algorithm>
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -12,19 +14,35 @@
 
 namespace acme::gpuacct {
 
-int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream& err) {
-    if (request.spool || !request.ask_slurm)
-        throw acct::Failure{"--goodput reads every run of a job from slurmdbd (sacct -D), and node spools keep only a job's "
-                            "last run: run it where Slurm's accounting answers, without --spool-dir"};
+namespace {
+
+// Every run the query names, by job, oldest first; warnings on err.
+std::map<std::int64_t, std::vector<acct::GoodputRun>> read_runs(const slurm::RunQuery& query, bool spool, bool ask_slurm,
+                                                                 const char* what, std::ostream& err) {
+    if (spool || !ask_slurm)
+        throw acct::Failure{fmt::format("{} reads every run of a job from slurmdbd (sacct -D), and node spools keep only a "
+                                        "job's last run: run it where Slurm's accounting answers, without --spool-dir",
+                                        what)};
     std::string why_not;
+    const auto rows = slurm::load_accounted_runs(query, why_not);
+    if (!rows) throw acct::Failure{fmt::format("{} needs slurmdbd: {}", what, why_not)};
+    std::vector<std::string> warnings;
+    auto jobs = acct::goodput_runs(*rows, warnings);
+    for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+    return jobs;
+}
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream& err) {
     slurm::RunQuery query;
     query.job_ids = request.ids;
     query.steps = false;
-    const auto rows = slurm::load_accounted_runs(query, why_not);
-    if (!rows) throw acct::Failure{fmt::format("--goodput needs slurmdbd: {}", why_not)};
-    std::vector<std::string> warnings;
-    const auto jobs = acct::goodput_runs(*rows, warnings);
-    for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+    const auto jobs = read_runs(query, request.spool, request.ask_slurm, "--goodput", err);
     if (jobs.empty()) {
         std::string ids;
         for (auto id : request.ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
@@ -39,6 +57,25 @@ int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream
     }
     if (request.json) out << nlohmann::json{{"jobs", listed}}.dump(2) << '\n';
     else out << text;
+    return 0;
+}
+
+int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
+    slurm::RunQuery query;
+    query.start = request.start;
+    query.end = request.end;
+    query.steps = false;
+    const auto jobs = read_runs(query, request.spool, request.ask_slurm, "gpuacct goodput", err);
+    acct::ClusterGoodputSum sum;
+    for (const auto& [job_id, runs] : jobs) {
+        const auto& last = runs.back();
+        if (!listed(request.users, last.user) || !listed(request.accounts, last.account) || !listed(request.partitions, last.partition))
+            continue;
+        sum.add(acct::compute_goodput(runs, request.now));
+    }
+    const auto c = sum.result();
+    if (request.json) out << acct::cluster_goodput_json(c).dump(2) << '\n';
+    else out << acct::render_cluster_goodput(c);
     return 0;
 }
 

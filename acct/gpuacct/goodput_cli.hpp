@@ -7,6 +7,8 @@
 #include <iosfwd>
 #include <vector>
 
+#include <string>
+
 #include <nlohmann/json_fwd.hpp>
 
 namespace acme::gpuacct {
@@ -22,5 +24,15 @@ struct GoodputRequest {
 // Prints each job's goodput block (or, with json, {"jobs":[{"job_id":..,"goodput":{..}}]}).
 // Throws acct::Failure (one line) when slurmdbd cannot be read or holds none of the jobs.
 int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream& err);
+
+// gpuacct goodput -S -E [-u] [-A] [-r]: the period's GPU-hours and where they went, over every
+// job with a run in the period (each job's runs in it), filtered by user, account, partition.
+struct ClusterGoodputRequest {
+    double start = 0, end = 0;
+    std::vector<std::string> users, accounts, partitions;
+    double now = 0;
+    bool ask_slurm = false, spool = false, json = false;
+};
+int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err);
 
 }  // namespace acme::gpuacct

@@ -85,3 +85,31 @@ assert_contains "$text" "Goodput of job $id (2 runs, 1 failure)" "gpuacct -j $id
 # Spools keep only a job's last run: goodput from them is refused, in one line.
 out=$("$G" -j "$id" --goodput --spool-dir "$(spool_dir)" 2>&1) && fail "--goodput --spool-dir succeeded: $out"
 assert_contains "$out" "gpuacct: error: --goodput reads every run of a job from slurmdbd" "--goodput with --spool-dir"
+
+# The cluster's view over a period that starts with this job: GPU-hours handed out (every run's
+# GPUs x its running time, by sacct -D over the same period) and this job's redone hour by cause.
+start=$(head -n 1 "$ACME_TEST_TMP/runs" | cut -d'|' -f1)
+S=$(date -d "@$start" +%Y-%m-%dT%H:%M:%S)
+E=$(date -d "@$(($(date +%s) + 60))" +%Y-%m-%dT%H:%M:%S)
+SLURM_TIME_FORMAT=%s sacct -D -X -n -P -S "$S" -E "$E" -o JobID,Start,End,AllocTRES >"$ACME_TEST_TMP/period"
+"$G" goodput -S "$S" -E "$E" --json >"$ACME_TEST_TMP/cluster.json" 2>"$ACME_TEST_TMP/err" ||
+  fail "gpuacct goodput -S $S failed: $(cat "$ACME_TEST_TMP/err")"
+python3 - "$ACME_TEST_TMP/period" "$ACME_TEST_TMP/cluster.json" "$ACME_TEST_TMP/goodput.json" <<'PY' ||
+import json, re, sys
+handed = 0.0
+for line in open(sys.argv[1]).read().split("\n"):
+    if not line: continue
+    job, start, end, tres = line.split("|")
+    m = re.search(r"gres/gpu=(\d+)", tres)
+    if m and start.isdigit() and end.isdigit():
+        handed += int(m.group(1)) * (int(end) - int(start)) / 3600
+c = json.load(open(sys.argv[2]))
+assert abs(c["handed_out_gpu_h"] - handed) < 1e-6, (c["handed_out_gpu_h"], handed)
+parts = c["kept_gpu_h"] + c["lost_gpu_h"] + c["stalled_gpu_h"] + c["idle_gpu_h"] + c["unsplit_gpu_h"]
+assert abs(parts - handed) < 1e-6, (parts, handed)
+lost = json.load(open(sys.argv[3]))["jobs"][0]["goodput"]["lost_s"] / 3600
+infra = [x for x in c["causes"] if x["category"] == "infrastructure" and x["reason"] == "gpu_lost"]
+assert infra and infra[0]["lost_gpu_h"] >= lost - 1e-9, (c["causes"], lost)
+PY
+  fail "gpuacct goodput against sacct -D over the period: $(cat "$ACME_TEST_TMP/cluster.json")"
+assert_contains "$("$G" goodput -S "$S" -E "$E")" "GPU-hours handed out" "gpuacct goodput"

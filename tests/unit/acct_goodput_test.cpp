@@ -174,3 +174,47 @@ TEST_CASE("goodput runs: slurmdbd's rows of a requeue chain and their records") 
     CHECK(*g.lost_s == 10 * M);
     CHECK(*g.recovery_s == 5 * M);
 }
+
+TEST_CASE("goodput of a cluster: GPU-hours handed out, where they went, and the GPU time lost by cause") {
+    // Job A (4 GPUs): queued 1 min, ran 30, checkpoint at 21, XID at 31; recovered in 5, ran 20.
+    auto a0 = run(T, T + 1 * M, T + 31 * M);
+    a0.failed = true;
+    a0.category = "infrastructure";
+    a0.reason = "gpu_lost";
+    auto a1 = run(T + 31 * M, T + 36 * M, T + 56 * M);
+    a1.resumed_from = "/ckpt/step-200";
+    a1.resumed_ckpt_ts = T + 21 * M;
+    // Job B (2 GPUs): stalled for its last 10 of 40 minutes, resumed fresh, then ran 20.
+    auto b0 = run(T, T, T + 40 * M, 2);
+    b0.failed = true;
+    b0.stall_since = T + 30 * M;
+    auto b1 = run(T + 40 * M, T + 40 * M, T + 60 * M, 2);
+    b1.resumed_from = "";
+    // Job C (1 GPU): failed with no checkpoint known: not split.
+    auto c0 = run(T, T, T + 60 * M, 1);
+    c0.failed = true;
+    c0.category = "script";
+    c0.reason = "python_error";
+    acct::ClusterGoodputSum sum;
+    for (const auto& runs : {std::vector<GoodputRun>{a0, a1}, std::vector<GoodputRun>{b0, b1}, std::vector<GoodputRun>{c0}})
+        sum.add(acct::compute_goodput(runs, T + 100 * M));
+    const auto c = sum.result();
+    CHECK(c.jobs == 3);
+    CHECK(c.runs == 5);
+    CHECK(c.failures == 3);
+    CHECK(c.handed_out_gpu_h == doctest::Approx((4 * 50 + 2 * 60 + 1 * 60) / 60.0));
+    CHECK(c.kept_gpu_h == doctest::Approx((4 * 40 + 2 * 20) / 60.0));
+    CHECK(c.lost_gpu_h == doctest::Approx((4 * 10 + 2 * 30) / 60.0));  // B's fresh start redid its 30 minutes before the stall
+    CHECK(c.stalled_gpu_h == doctest::Approx(2 * 10 / 60.0));
+    CHECK(c.unsplit_gpu_h == doctest::Approx(1.0));
+    CHECK(c.kept_gpu_h + c.lost_gpu_h + c.stalled_gpu_h + c.idle_gpu_h + c.unsplit_gpu_h == doctest::Approx(c.handed_out_gpu_h));
+    REQUIRE(c.causes.size() == 2);
+    CHECK(c.causes[0].category == "unknown");  // B's stall, no diagnosis: 80 GPU-minutes
+    CHECK(c.causes[0].reason == "stall");
+    CHECK((c.causes[0].lost_s + c.causes[0].stalled_s) == doctest::Approx(2 * 40 * M));
+    CHECK(c.causes[1].category == "infrastructure");
+    CHECK(c.causes[1].lost_s == doctest::Approx(4 * 10 * M));
+    const auto text = acct::render_cluster_goodput(c);
+    CHECK(text.find("infrastructure  gpu_lost") != std::string::npos);
+    CHECK(acct::cluster_goodput_json(c)["causes"][1]["lost_gpu_h"] == doctest::Approx(4 * 10 / 60.0));
+}

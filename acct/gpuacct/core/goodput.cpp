@@ -10,6 +10,7 @@ namespace {
 
 struct Window {
     double from = 0, to = 0;
+    size_t failed = 0;  // the run whose fault it is
     bool contains(double t) const { return t >= from && t < to; }
 };
 
@@ -65,7 +66,7 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
                     : fmt::format("run {} failed and no run resumed after it: the work lost since its last checkpoint is unknown", i));
             continue;
         }
-        redo.push_back({*from, end_of(runs[i], now)});
+        redo.push_back({*from, end_of(runs[i], now), i});
     }
 
     // Each run's running time cut at every window edge; each piece is stalled (its own
@@ -73,12 +74,20 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
     // (inside a redo window), else kept; the idle GPUs' share of a kept piece is idle.
     double kept = 0, lost = 0, stalled = 0, idle = 0;
     bool idle_unknown = false;
+    const auto cause_of = [&](size_t run) -> GoodputCause& {
+        const std::string category = runs[run].category.empty() ? "unknown" : runs[run].category;
+        const std::string reason = runs[run].reason.empty() ? (runs[run].stall_since ? "stall" : "unknown") : runs[run].reason;
+        for (auto& c : g.causes)
+            if (c.category == category && c.reason == reason) return c;
+        return g.causes.emplace_back(GoodputCause{category, reason, 0, 0});
+    };
     for (size_t i = 0; i < runs.size(); ++i) {
         const GoodputRun& r = runs[i];
         if (r.start <= 0) continue;
         const double end = end_of(r, now);
+        g.running_s += std::max(0.0, end - r.start);
         std::optional<Window> stall;
-        if (r.stall_since) stall = Window{std::max(r.start, *r.stall_since), end};
+        if (r.stall_since) stall = Window{std::max(r.start, *r.stall_since), end, i};
         std::vector<double> cuts{r.start, end};
         for (const auto& w : redo)
             for (double t : {w.from, w.to})
@@ -89,9 +98,16 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
         for (size_t k = 0; k + 1 < cuts.size(); ++k) {
             const double a = cuts[k], b = cuts[k + 1], mid = (a + b) / 2;
             if (b <= a) continue;
-            if (stall && stall->contains(mid)) stalled += b - a;
-            else if (std::any_of(redo.begin(), redo.end(), [&](const Window& w) { return w.contains(mid); })) lost += b - a;
-            else run_kept += b - a;
+            const auto in_redo = std::find_if(redo.begin(), redo.end(), [&](const Window& w) { return w.contains(mid); });
+            if (stall && stall->contains(mid)) {
+                stalled += b - a;
+                cause_of(i).stalled_s += b - a;
+            } else if (in_redo != redo.end()) {
+                lost += b - a;
+                cause_of(in_redo->failed).lost_s += b - a;
+            } else {
+                run_kept += b - a;
+            }
         }
         if (r.idle_gpus && r.gpus > 0) {
             const double share = std::clamp(static_cast<double>(*r.idle_gpus) / r.gpus, 0.0, 1.0);
@@ -148,6 +164,66 @@ nlohmann::json goodput_json(const Goodput& g) {
             {"idle_s", value(g.idle_s)},
             {"ettr", value(g.ettr)},
             {"unknown", g.unknown}};
+}
+
+void ClusterGoodputSum::add(const Goodput& g) {
+    constexpr double kHour = 3600;
+    ClusterGoodput& c = sum_;
+    ++c.jobs;
+    c.runs += g.runs;
+    c.failures += g.failures;
+    const double handed = g.running_s * g.gpus / kHour;
+    c.handed_out_gpu_h += handed;
+    c.queued_h += g.queued_s.value_or(0) / kHour;
+    c.recovery_h += g.recovery_s.value_or(0) / kHour;
+    c.stalled_gpu_h += g.stalled_s.value_or(0) * g.gpus / kHour;
+    if (!g.kept_s) {
+        c.unsplit_gpu_h += handed - g.stalled_s.value_or(0) * g.gpus / kHour;
+    } else {
+        c.kept_gpu_h += *g.kept_s * g.gpus / kHour;
+        c.lost_gpu_h += g.lost_s.value_or(0) * g.gpus / kHour;
+        c.idle_gpu_h += g.idle_s.value_or(0) * g.gpus / kHour;
+    }
+    for (const auto& cause : g.causes) {
+        auto it = std::find_if(c.causes.begin(), c.causes.end(),
+                               [&](const GoodputCause& x) { return x.category == cause.category && x.reason == cause.reason; });
+        if (it == c.causes.end()) it = c.causes.insert(c.causes.end(), GoodputCause{cause.category, cause.reason, 0, 0});
+        it->lost_s += cause.lost_s * g.gpus;
+        it->stalled_s += cause.stalled_s * g.gpus;
+    }
+}
+
+ClusterGoodput ClusterGoodputSum::result() const {
+    ClusterGoodput c = sum_;
+    std::stable_sort(c.causes.begin(), c.causes.end(), [](const GoodputCause& a, const GoodputCause& b) {
+        return a.lost_s + a.stalled_s > b.lost_s + b.stalled_s;
+    });
+    return c;
+}
+
+std::string render_cluster_goodput(const ClusterGoodput& c) {
+    const auto share = [&](double h) { return c.handed_out_gpu_h > 0 ? 100 * h / c.handed_out_gpu_h : 0.0; };
+    std::string out = fmt::format("Goodput: {} jobs, {} runs, {} failures\n", c.jobs, c.runs, c.failures);
+    out += fmt::format("  GPU-hours handed out   {:10.1f}\n", c.handed_out_gpu_h);
+    for (const auto& [name, h] : {std::pair{"kept", c.kept_gpu_h}, {"lost (redone)", c.lost_gpu_h}, {"stalled", c.stalled_gpu_h},
+                                  {"GPUs idle", c.idle_gpu_h}, {"not split", c.unsplit_gpu_h}})
+        out += fmt::format("    {:<20} {:10.1f}  {:5.1f}%\n", name, h, share(h));
+    out += fmt::format("  waits (job-hours)      queued {:.1f}, recovery {:.1f}\n", c.queued_h, c.recovery_h);
+    if (!c.causes.empty()) out += "  GPU-hours lost by cause (redone + stalled):\n";
+    for (const auto& cause : c.causes)
+        out += fmt::format("    {:<15} {:<24} {:10.1f}\n", cause.category, cause.reason, (cause.lost_s + cause.stalled_s) / 3600);
+    return out;
+}
+
+nlohmann::json cluster_goodput_json(const ClusterGoodput& c) {
+    nlohmann::json causes = nlohmann::json::array();
+    for (const auto& cause : c.causes)
+        causes.push_back({{"category", cause.category}, {"reason", cause.reason}, {"lost_gpu_h", cause.lost_s / 3600},
+                          {"stalled_gpu_h", cause.stalled_s / 3600}});
+    return {{"jobs", c.jobs}, {"runs", c.runs}, {"failures", c.failures}, {"handed_out_gpu_h", c.handed_out_gpu_h},
+            {"kept_gpu_h", c.kept_gpu_h}, {"lost_gpu_h", c.lost_gpu_h}, {"stalled_gpu_h", c.stalled_gpu_h},
+            {"idle_gpu_h", c.idle_gpu_h}, {"unsplit_gpu_h", c.unsplit_gpu_h}, {"queued_h", c.queued_h},
+            {"recovery_h", c.recovery_h}, {"causes", causes}};
 }
 
 }  // namespace acme::acct

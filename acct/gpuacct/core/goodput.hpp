@@ -29,6 +29,13 @@ struct GoodputRun {
     std::optional<double> stall_since;      // a stall verdict not withdrawn: the last progress seen
     int gpus = 0;
     std::optional<int> idle_gpus;  // GPUs whose verdict is idle; nullopt: no telemetry of this run
+    std::string user, account, partition;  // gpuacct goodput's filters
+};
+
+// The running time a fault cost, by the diagnosis of the run that failed ("unknown" without one).
+struct GoodputCause {
+    std::string category, reason;
+    double lost_s = 0, stalled_s = 0;
 };
 
 // Seconds. Pieces add up to wall where all are known: queued + kept + lost + recovery +
@@ -38,6 +45,8 @@ struct Goodput {
     std::optional<double> queued_s, kept_s, lost_s, recovery_s, stalled_s, idle_s, ettr;
     int runs = 0, failures = 0;
     double gpus = 0;                      // the newest run's GPUs: wall_s * gpus is GPU time
+    double running_s = 0;                 // every run's running time: what the cluster handed out
+    std::vector<GoodputCause> causes;     // lost and stalled time by cause, where known
     std::vector<std::string> unknown;     // why a piece is unknown, one sentence each
 };
 
@@ -50,5 +59,27 @@ std::string render_goodput(std::int64_t job_id, const Goodput& g);
 
 // {"wall_s":..., "queued_s":..., ...} with null for unknown pieces (gpuacct(1), --json).
 nlohmann::json goodput_json(const Goodput& g);
+
+// gpuacct goodput -S -E: a cluster's GPU time over a period, summed job by job (each job's
+// pieces times its GPUs), and the GPU time lost (redone or stalled) per failure category and
+// reason: the paper's view of where a cluster's GPU hours went.
+struct ClusterGoodput {
+    double handed_out_gpu_h = 0;  // GPUs x running time of every run
+    double kept_gpu_h = 0, lost_gpu_h = 0, stalled_gpu_h = 0, idle_gpu_h = 0;
+    double unsplit_gpu_h = 0;     // of jobs whose work redone is unknown: not split
+    double recovery_h = 0, queued_h = 0;  // waits (hours of job time, no GPUs held)
+    std::int64_t jobs = 0, runs = 0, failures = 0;
+    std::vector<GoodputCause> causes;  // GPU-seconds here, most first
+};
+class ClusterGoodputSum {
+public:
+    void add(const Goodput& g);
+    ClusterGoodput result() const;
+private:
+    ClusterGoodput sum_;
+};
+
+std::string render_cluster_goodput(const ClusterGoodput& c);
+nlohmann::json cluster_goodput_json(const ClusterGoodput& c);
 
 }  // namespace acme::acct

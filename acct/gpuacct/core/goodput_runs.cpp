@@ -86,6 +86,9 @@ std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slu
         run.end = row->end;
         run.failed = failed_state(row->state);
         run.gpus = static_cast<int>(row->gpus.value_or(0));
+        run.user = row->user;
+        run.account = row->account;
+        run.partition = row->partition;
         if (const auto r = run_record(*row, warnings)) read_record(*r, run);
         out[row->job_id].push_back(std::move(run));
     }
