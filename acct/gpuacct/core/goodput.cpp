@@ -1,5 +1,7 @@
 #include "acct/gpuacct/core/goodput.hpp"
 
+#include "acct/gpuacct/core/sacct_time.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -131,7 +133,11 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
 
 namespace {
 
-std::string minutes(const std::optional<double>& s) { return s ? fmt::format("{:.1f} min", *s / 60) : "unknown"; }
+// sacct's [D-]HH:MM:SS, as every duration gpuacct prints; the share of the wall time beside it.
+std::string duration(const std::optional<double>& s, double wall) {
+    if (!s) return "unknown";
+    return fmt::format("{:>11}  {:5.1f}%", format_elapsed(*s), wall > 0 ? 100 * *s / wall : 0.0);
+}
 
 }  // namespace
 
@@ -139,13 +145,13 @@ std::string render_goodput(std::int64_t job_id, const Goodput& g) {
     std::string out = fmt::format("Goodput of job {} ({} run{}, {} failure{}):\n", job_id, g.runs, g.runs == 1 ? "" : "s",
                                   g.failures, g.failures == 1 ? "" : "s");
     out += fmt::format("  ETTR             {}\n", g.ettr ? fmt::format("{:.2f}", *g.ettr) : "unknown");
-    out += fmt::format("  wall             {}\n", minutes(g.wall_s));
-    out += fmt::format("  queued           {}\n", minutes(g.queued_s));
-    out += fmt::format("  running, kept    {}\n", minutes(g.kept_s));
-    out += fmt::format("  lost (redone)    {}\n", minutes(g.lost_s));
-    out += fmt::format("  recovery         {}\n", minutes(g.recovery_s));
-    out += fmt::format("  stalled          {}\n", minutes(g.stalled_s));
-    out += fmt::format("  GPUs idle        {}\n", minutes(g.idle_s));
+    out += fmt::format("  wall             {:>11}\n", format_elapsed(g.wall_s));
+    out += fmt::format("  queued           {}\n", duration(g.queued_s, g.wall_s));
+    out += fmt::format("  running, kept    {}\n", duration(g.kept_s, g.wall_s));
+    out += fmt::format("  lost (redone)    {}\n", duration(g.lost_s, g.wall_s));
+    out += fmt::format("  recovery         {}\n", duration(g.recovery_s, g.wall_s));
+    out += fmt::format("  stalled          {}\n", duration(g.stalled_s, g.wall_s));
+    out += fmt::format("  GPUs idle        {}\n", duration(g.idle_s, g.wall_s));
     for (const auto& why : g.unknown) out += fmt::format("  note: {}\n", why);
     return out;
 }

@@ -53,8 +53,8 @@ struct Goodput {
 // `now`: the end of a job still running.
 Goodput compute_goodput(std::span<const GoodputRun> runs, double now);
 
-// "ETTR 0.71: 62.0 min wall = queued 1.0, kept 44.0, lost (redone) 9.0, recovery 8.0 ..."
-// as a block for the terminal, ending in a newline.
+// The block for the terminal: ETTR, the wall time, then each piece as sacct's [D-]HH:MM:SS and
+// its share of the wall time ("unknown" where it is), the notes; ending in a newline.
 std::string render_goodput(std::int64_t job_id, const Goodput& g);
 
 // {"wall_s":..., "queued_s":..., ...} with null for unknown pieces (gpuacct(1), --json).
