@@ -60,10 +60,13 @@ int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream
     return 0;
 }
 
-int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
+namespace {
+
+acct::ClusterGoodput sum_period(const ClusterGoodputRequest& request, std::ostream& err) {
     slurm::RunQuery query;
     query.start = request.start;
     query.end = request.end;
+    query.job_ids = request.ids;
     query.steps = false;
     const auto jobs = read_runs(query, request.spool, request.ask_slurm, "gpuacct goodput", err);
     acct::ClusterGoodputSum sum;
@@ -73,7 +76,17 @@ int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& ou
             continue;
         sum.add(acct::compute_goodput(runs, request.now));
     }
-    const auto c = sum.result();
+    return sum.result();
+}
+
+}  // namespace
+
+nlohmann::json cluster_goodput(const ClusterGoodputRequest& request, std::ostream& err) {
+    return acct::cluster_goodput_json(sum_period(request, err));
+}
+
+int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
+    const auto c = sum_period(request, err);
     if (request.json) out << acct::cluster_goodput_json(c).dump(2) << '\n';
     else out << acct::render_cluster_goodput(c);
     return 0;
