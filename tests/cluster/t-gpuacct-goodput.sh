@@ -15,12 +15,8 @@ use_uniform_scenario 95
 scenarios=$ACME_MINICLUSTER_DIR/nvml/scenarios
 { cat "$scenarios/default.toml"; printf '[[xid]]\nat = 1.0\nminor = 0\ncode = 79\n'; } >"$scenarios/n1.toml"
 on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"; scontrol update nodename=n1 state=resume >/dev/null 2>&1'
-# Earlier tests drain nodes on purpose: start from three idle nodes, so the first run lands on n1.
-scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
-for _ in $(seq 1 30); do
-  [ "$(sinfo -h -N -n n1,n2,n3 -o %T 2>/dev/null | grep -cx idle)" = 3 ] && break
-  sleep 1
-done
+# Three idle nodes, so the first run lands on n1.
+all_nodes_idle
 
 ckpt=$ACME_TEST_TMP/ckpt
 mkdir -p "$ckpt" && chmod 755 "$ckpt"
