@@ -141,11 +141,7 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     input.by_account = acct::waste_by(acct::WasteKey::account, context.jobs, context.data.summaries, env.now, kTopWasters);
     input.xids = acct::xid_summary(context.data.events, period.start.value_or(0), period.end.value_or(env.now), 48);
     if (!o.evalsched_db.empty()) input.trials = load_trials(o.evalsched_db, err);
-    // Goodput needs every run of a job: slurmdbd's rows, not a spool's last run.
-    if (source == acct::Source::slurmdbd)
-        input.goodput = cluster_goodput({period.start.value_or(0), period.end.value_or(env.now), request.filter.users,
-                                         request.filter.accounts, request.filter.partitions, env.now, env.ask_slurm, false, true, request.ids},
-                                        err);
+    if (context.goodput) input.goodput = acct::cluster_goodput_json(*context.goodput);
     const std::string html = render_report(input);
     std::ofstream file(o.html, std::ios::binary | std::ios::trunc);
     if (!(file << html) || !file.flush())
@@ -410,8 +406,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
             const Period period = period_of(o, {}, env.now);
             const acct::JobFilter filter = filter_of(o, env);
             return print_cluster_goodput({period.start.value_or(0), period.end.value_or(env.now), filter.users, filter.accounts,
-                                          filter.partitions, env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json,
-                                          {}},
+                                          filter.partitions, env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json},
                                          out, err);
         }
         if (goodput)

@@ -1,7 +1,5 @@
 #include "acct/gpuacct/goodput_cli.hpp"
 
-#include <algorithm>
-#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -16,24 +14,20 @@ namespace acme::gpuacct {
 
 namespace {
 
-// Every run the query names, by job, oldest first; warnings on err.
-std::map<std::int64_t, std::vector<acct::GoodputRun>> read_runs(const slurm::RunQuery& query, bool spool, bool ask_slurm,
-                                                                 const char* what, std::ostream& err) {
+// Every row the query names; why not in one line when slurmdbd cannot be read.
+std::vector<slurm::AccountedRun> read_rows(const slurm::RunQuery& query, bool spool, bool ask_slurm, const char* what) {
     if (spool || !ask_slurm)
         throw acct::Failure{fmt::format("{} reads every run of a job from slurmdbd (sacct -D), and node spools keep only a "
                                         "job's last run: run it where Slurm's accounting answers, without --spool-dir",
                                         what)};
     std::string why_not;
-    const auto rows = slurm::load_accounted_runs(query, why_not);
+    auto rows = slurm::load_accounted_runs(query, why_not);
     if (!rows) throw acct::Failure{fmt::format("{} needs slurmdbd: {}", what, why_not)};
-    std::vector<std::string> warnings;
-    auto jobs = acct::goodput_runs(*rows, warnings);
-    for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
-    return jobs;
+    return std::move(*rows);
 }
 
-bool listed(const std::vector<std::string>& names, const std::string& name) {
-    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+void warn(const std::vector<std::string>& warnings, std::ostream& err) {
+    for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
 }
 
 }  // namespace
@@ -42,7 +36,9 @@ int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream
     slurm::RunQuery query;
     query.job_ids = request.ids;
     query.steps = false;
-    const auto jobs = read_runs(query, request.spool, request.ask_slurm, "--goodput", err);
+    std::vector<std::string> warnings;
+    const auto jobs = acct::goodput_runs(read_rows(query, request.spool, request.ask_slurm, "--goodput"), warnings);
+    warn(warnings, err);
     if (jobs.empty()) {
         std::string ids;
         for (auto id : request.ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
@@ -60,33 +56,15 @@ int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream
     return 0;
 }
 
-namespace {
-
-acct::ClusterGoodput sum_period(const ClusterGoodputRequest& request, std::ostream& err) {
+int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
     slurm::RunQuery query;
     query.start = request.start;
     query.end = request.end;
-    query.job_ids = request.ids;
     query.steps = false;
-    const auto jobs = read_runs(query, request.spool, request.ask_slurm, "gpuacct goodput", err);
-    acct::ClusterGoodputSum sum;
-    for (const auto& [job_id, runs] : jobs) {
-        const auto& last = runs.back();
-        if (!listed(request.users, last.user) || !listed(request.accounts, last.account) || !listed(request.partitions, last.partition))
-            continue;
-        sum.add(acct::compute_goodput(runs, request.now));
-    }
-    return sum.result();
-}
-
-}  // namespace
-
-nlohmann::json cluster_goodput(const ClusterGoodputRequest& request, std::ostream& err) {
-    return acct::cluster_goodput_json(sum_period(request, err));
-}
-
-int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
-    const auto c = sum_period(request, err);
+    std::vector<std::string> warnings;
+    const auto c = acct::cluster_goodput(read_rows(query, request.spool, request.ask_slurm, "gpuacct goodput"),
+                                         {request.users, request.accounts, request.partitions}, request.now, warnings);
+    warn(warnings, err);
     if (request.json) out << acct::cluster_goodput_json(c).dump(2) << '\n';
     else out << acct::render_cluster_goodput(c);
     return 0;

@@ -32,10 +32,7 @@ struct ClusterGoodputRequest {
     std::vector<std::string> users, accounts, partitions;
     double now = 0;
     bool ask_slurm = false, spool = false, json = false;
-    std::vector<std::int64_t> ids;  // -j: only these jobs (the report of a few jobs)
 };
 int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err);
-// The figures print_cluster_goodput prints, as --json gives them (for the HTML report).
-nlohmann::json cluster_goodput(const ClusterGoodputRequest& request, std::ostream& err);
 
 }  // namespace acme::gpuacct

@@ -154,8 +154,13 @@ TEST_CASE("goodput runs: slurmdbd's rows of a requeue chain and their records") 
     slurm::AccountedRun broken = a;
     broken.job_id = 43;
     broken.admin_comment = "ACME1:!!!";
+    slurm::AccountedRun edited = a;  // a record of the right shape, a diagnosis of the wrong one
+    edited.job_id = 44;
+    edited.state = "COMPLETED";
+    edited.admin_comment = token({{"v", 1}, {"job", 44}, {"restart", 0}, {"expected", {"n1"}},
+                                  {"nodes", {{"n1", {{"diagnosis", {{"category", 5}}}, {"resumed_from", ""}}}}}});
     std::vector<std::string> warnings;
-    const std::vector<slurm::AccountedRun> rows{b, broken, a};
+    const std::vector<slurm::AccountedRun> rows{b, broken, a, edited};
     const auto jobs = acct::goodput_runs(rows, warnings);
     REQUIRE(jobs.count(42) == 1);
     const auto& runs = jobs.at(42);
@@ -168,8 +173,12 @@ TEST_CASE("goodput runs: slurmdbd's rows of a requeue chain and their records") 
     CHECK(runs[1].resumed_from == "/ckpt/step-2");
     CHECK(runs[1].resumed_ckpt_ts == T + 21 * M);
     CHECK_FALSE(runs[1].idle_gpus);  // no telemetry in its record
-    REQUIRE(warnings.size() == 1);
+    REQUIRE(warnings.size() == 2);
     CHECK(warnings[0].starts_with("job 43: "));
+    CHECK(warnings[1].starts_with("job 44: its ACME1 record has a field of the wrong type"));
+    REQUIRE(jobs.at(44).size() == 1);
+    CHECK_FALSE(jobs.at(44)[0].failed);  // slurmdbd's COMPLETED, nothing taken from the edited record
+    CHECK_FALSE(jobs.at(44)[0].resumed_from);
     const auto g = acct::compute_goodput(runs, T + 100 * M);
     CHECK(*g.lost_s == 10 * M);
     CHECK(*g.recovery_s == 5 * M);

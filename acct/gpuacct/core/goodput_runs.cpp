@@ -89,10 +89,41 @@ std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slu
         run.user = row->user;
         run.account = row->account;
         run.partition = row->partition;
-        if (const auto r = run_record(*row, warnings)) read_record(*r, run);
+        if (const auto r = run_record(*row, warnings)) {
+            // A record of the right shape may still hold a field of the wrong type (an edited
+            // AdminComment): that run is read from slurmdbd's fields, as a damaged token is.
+            GoodputRun with_record = run;
+            try {
+                read_record(*r, with_record);
+                run = std::move(with_record);
+            } catch (const nlohmann::json::exception& e) {
+                warnings.push_back(fmt::format("job {}: its ACME1 record has a field of the wrong type ({}): its goodput reads "
+                                               "slurmdbd's fields of that run only",
+                                               row->job_id, e.what()));
+            }
+        }
         out[row->job_id].push_back(std::move(run));
     }
     return out;
+}
+
+namespace {
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+ClusterGoodput cluster_goodput(std::span<const slurm::AccountedRun> rows, const GoodputFilter& filter, double now,
+                               std::vector<std::string>& warnings) {
+    ClusterGoodputSum sum;
+    for (const auto& [job_id, runs] : goodput_runs(rows, warnings)) {
+        const auto& last = runs.back();
+        if (listed(filter.users, last.user) && listed(filter.accounts, last.account) && listed(filter.partitions, last.partition))
+            sum.add(compute_goodput(runs, now));
+    }
+    return sum.result();
 }
 
 }  // namespace acme::acct

@@ -20,4 +20,12 @@ namespace acme::acct {
 std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slurm::AccountedRun> rows,
                                                              std::vector<std::string>& warnings);
 
+// gpuacct goodput's sum over the rows (each job's runs), of the jobs whose newest run has one
+// of these users, accounts and partitions (empty: any). `now` ends the runs still running.
+struct GoodputFilter {
+    std::vector<std::string> users, accounts, partitions;
+};
+ClusterGoodput cluster_goodput(std::span<const slurm::AccountedRun> rows, const GoodputFilter& filter, double now,
+                               std::vector<std::string>& warnings);
+
 }  // namespace acme::acct
