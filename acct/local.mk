@@ -18,6 +18,9 @@ libgpuacct_core_la_SOURCES = \
 	acct/gpuacct/core/slurm_view.cpp acct/gpuacct/core/slurm_view.hpp \
 	acct/gpuacct/core/load.cpp acct/gpuacct/core/load.hpp \
 	acct/gpuacct/core/slurmdbd_set.cpp acct/gpuacct/core/slurmdbd_set.hpp
+# Goodput of a job (issue 39): the pure computation and the runs it reads from slurmdbd.
+libgpuacct_core_la_SOURCES += acct/gpuacct/core/goodput.cpp acct/gpuacct/core/goodput.hpp \
+	acct/gpuacct/core/goodput_runs.cpp acct/gpuacct/core/goodput_runs.hpp
 # --prometheus (issue 15): running jobs' GPU numbers from the site's Prometheus, the GET being
 # common/util/http_get's (libevent); sacct's options and jobstats' job view (issue 17): the
 # filters, the job view and its [detail] thresholds (gpuacct.toml, toml++), --yaml.
@@ -33,7 +36,8 @@ GPUACCT_CLI = \
 	acct/gpuacct/view_jobs.cpp acct/gpuacct/view_failures.cpp acct/gpuacct/view_detail.cpp \
 	acct/gpuacct/json_sacct.cpp acct/gpuacct/json_sacct.hpp \
 	acct/gpuacct/view_nodes.cpp acct/gpuacct/view_summary.cpp \
-	acct/gpuacct/report.cpp acct/gpuacct/report.hpp acct/gpuacct/report_page.hpp
+	acct/gpuacct/report.cpp acct/gpuacct/report.hpp acct/gpuacct/report_page.hpp \
+	acct/gpuacct/goodput_cli.cpp acct/gpuacct/goodput_cli.hpp
 bin_PROGRAMS += acct/gpuacct/gpuacct
 acct_gpuacct_gpuacct_SOURCES = acct/gpuacct/main.cpp $(GPUACCT_CLI)
 acct_gpuacct_gpuacct_LDADD = libgpuacct_core.la libevalsched_store.la libacme.la $(LIBEVENT_LIBS)
@@ -59,7 +63,7 @@ tests_unit_acme_unit_SOURCES += $(GPUACCT_CLI) $(FAULTDIAG_CLI) tests/unit/acct_
 	tests/unit/acct_format_spec_test.cpp \
 	tests/unit/acct_aggregate_test.cpp tests/unit/acct_report_aggregates_test.cpp \
 	tests/unit/acct_sacct_selection_test.cpp \
-	tests/unit/acct_slurmdbd_set_test.cpp \
+	tests/unit/acct_slurmdbd_set_test.cpp tests/unit/acct_goodput_test.cpp \
 	tests/unit/acct_prometheus_source_test.cpp \
 	tests/unit/gpuacct_cli_test.cpp tests/unit/gpuacct_sacct_options_test.cpp tests/unit/gpuacct_table_stream_test.cpp \
 	tests/unit/faultdiag_cli_test.cpp

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "acct/gpuacct/goodput_cli.hpp"
 #include "acct/gpuacct/json_sacct.hpp"
 #include "acct/gpuacct/report.hpp"
 #include "acct/gpuacct/views.hpp"
@@ -140,6 +141,7 @@ int report(const Options& o, const Environment& env, std::ostream& out, std::ost
     input.by_account = acct::waste_by(acct::WasteKey::account, context.jobs, context.data.summaries, env.now, kTopWasters);
     input.xids = acct::xid_summary(context.data.events, period.start.value_or(0), period.end.value_or(env.now), 48);
     if (!o.evalsched_db.empty()) input.trials = load_trials(o.evalsched_db, err);
+    if (context.goodput) input.goodput = acct::cluster_goodput_json(*context.goodput);
     const std::string html = render_report(input);
     std::ofstream file(o.html, std::ios::binary | std::ios::trunc);
     if (!(file << html) || !file.flush())
@@ -343,6 +345,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     app.add_option("--delimiter", o.delimiter, "CHARACTERS: the separator of -p and -P (default '|')");
     app.add_flag("--yaml", o.yaml, "what --json gives, as YAML");
     app.add_flag("--detail", o.detail, "with -j (needed): each job as jobstats shows it (per node and GPU, notes)");
+    bool goodput = false;
+    app.add_flag("--goodput", goodput, "with -j (needed): each job's goodput, its requeues included: ETTR, queued, kept, redone, recovery (slurmdbd)");
     auto* failures = app.add_flag("--failures", o.failures, "failures by category and reason (Table 3 order)");
     auto* nodes = app.add_flag("--nodes", o.nodes, "per node XID/ECC counts and failures attributed");
     auto* summary = app.add_flag("--summary", o.summary, "the workload characterization for the period");
@@ -363,6 +367,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     report_cmd->add_option("--html", o.html, "the HTML file to write")->required();
     report_cmd->add_option("--evalsched-db", o.evalsched_db, "evalschedd's state file, for the trial timeline");
     report_cmd->fallthrough();
+    auto* goodput_cmd = app.add_subcommand("goodput", "the period's GPU-hours and where they went, by cause (slurmdbd; -S, -E, -u, -A, -r)");
+    goodput_cmd->fallthrough();
 
     try {
         std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -393,12 +399,26 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
         fmt::print(err, "gpuacct: error: --detail shows the jobs given with -j: add -j JOBID[,JOBID...]\n");
         return 1;
     }
+    if (goodput && o.jobs.empty()) {
+        fmt::print(err, "gpuacct: error: --goodput shows the jobs given with -j: add -j JOBID[,JOBID...]\n");
+        return 1;
+    }
     if (o.source == "slurmdbd" && spool_dir->count() > 0) {
         fmt::print(err, "gpuacct: error: --spool-dir reads node spools, --source slurmdbd does not: give one\n");
         return 1;
     }
     try {
         if (*report_cmd) return report(o, env, out, err);
+        if (*goodput_cmd) {
+            const Period period = period_of(o, {}, env.now);
+            const acct::JobFilter filter = filter_of(o, env);
+            return print_cluster_goodput({period.start.value_or(0), period.end.value_or(env.now), filter.users, filter.accounts,
+                                          filter.partitions, env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json},
+                                         out, err);
+        }
+        if (goodput)
+            return print_goodput({parse_job_ids(o.jobs), env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json},
+                                 out, err);
         if (o.live > 0) return watch(o, env, out, err);
         return query(o, env, out, err);
     } catch (const Failure& failure) {

@@ -64,7 +64,8 @@ std::string render_report(const ReportInput& input) {
                            {"by_account", waste_json(input.by_account)},
                            {"xids", {{"from", input.xids.from}, {"to", input.xids.to}, {"buckets", input.xids.buckets},
                                      {"cells", cells}, {"codes", codes}}},
-                           {"trials", input.trials}};
+                           {"trials", input.trials},
+                           {"goodput", input.goodput}};
     std::string page(kReportPage);
     auto replace = [&](std::string_view key, const std::string& value) {
         for (auto at = page.find(key); at != std::string::npos; at = page.find(key, at + value.size()))

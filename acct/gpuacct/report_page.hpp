@@ -38,6 +38,10 @@ by gpuacct's per-GPU verdict; the top 50. Click a column to sort.</p>
 <div id="waste-accounts"></div>
 <h2>GPU utilisation by job type (share of GPU-hours at or below each mean utilisation)</h2>
 <div id="util-cdf"></div>
+<h2>Where the GPU-hours went (goodput)</h2>
+<p class="note">Every run's GPUs times its running time, split as gpuacct goodput does (man gpuacct(1),
+GOODPUT); below, the GPU-hours lost (redone or stalled) per failure category and reason.</p>
+<div id="goodput"></div>
 <h2>Failures by reason, weighted by GPU time</h2>
 <div id="failures"></div>
 <h2>XID events per node over the period</h2>
@@ -174,6 +178,38 @@ by gpuacct's per-GPU verdict; the top 50. Click a column to sort.</p>
       legend.appendChild(item);
     });
     document.getElementById("util-cdf").appendChild(legend);
+  })();
+
+  // 1b. Goodput: one stacked bar of the GPU-hours handed out, then the GPU time lost per cause.
+  (function () {
+    const g = data.goodput;
+    if (!g) return empty("goodput", "Goodput reads every run of a job from slurmdbd: not available from node spools.");
+    if (!g.handed_out_gpu_h) return empty("goodput", "No GPU time handed out in this period.");
+    const parts = [["kept", g.kept_gpu_h], ["lost (redone)", g.lost_gpu_h], ["stalled", g.stalled_gpu_h],
+                   ["GPUs idle", g.idle_gpu_h], ["not split", g.unsplit_gpu_h]];
+    const causes = g.causes || [];
+    const row = 22, L = 260, R = 200, H = 60 + causes.length * row;
+    const s = svg("goodput", W, H);
+    s.id = "goodput-chart";
+    let x = L;
+    parts.forEach(([name, h], i) => {
+      const w = (W - L - R) * h / g.handed_out_gpu_h;
+      const r = el("rect", { x: x, y: 8, width: Math.max(w, 0), height: row, fill: COLORS[i], class: "goodput-part",
+                             "data-part": name, "data-gpu-hours": h }, s);
+      title(r, name + ": " + h.toFixed(2) + " GPU-h (" + (100 * h / g.handed_out_gpu_h).toFixed(1) + "%)");
+      x += w;
+    });
+    text(s, L - 6, 8 + 15, g.handed_out_gpu_h.toFixed(1) + " GPU-h handed out", "end");
+    text(s, W - R + 6, 8 + 15, parts.map(([n, h]) => n + " " + (100 * h / g.handed_out_gpu_h).toFixed(0) + "%").slice(0, 2).join(", "));
+    const max = Math.max(...causes.map((c) => c.lost_gpu_h + c.stalled_gpu_h), 1e-9);
+    const cats = ["infrastructure", "framework", "script", "unknown"];
+    causes.forEach((c, i) => {
+      const y = 50 + i * row, h = c.lost_gpu_h + c.stalled_gpu_h, w = (W - L - R) * h / max;
+      text(s, L - 6, y + 14, c.category + " / " + c.reason, "end");
+      el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 6, fill: COLORS[Math.max(cats.indexOf(c.category), 0)],
+                   class: "goodput-cause", "data-category": c.category, "data-reason": c.reason, "data-gpu-hours": h }, s);
+      text(s, L + Math.max(w, 1) + 6, y + 14, h.toFixed(2) + " GPU-h lost");
+    });
   })();
 
   // 2. Horizontal bars: GPU hours lost per failure reason, Table 3 order.

@@ -24,6 +24,7 @@ inline constexpr const char* diagnosis = "diagnosis";
 inline constexpr const char* recovery = "recovery";
 inline constexpr const char* stall = "stall";
 inline constexpr const char* resumed_from = "resumed_from";
+inline constexpr const char* resumed_ckpt_ts = "resumed_ckpt_ts";  // when that checkpoint was complete
 inline constexpr const char* gate = "gate";
 inline constexpr const char* ts = "ts";
 }  // namespace part

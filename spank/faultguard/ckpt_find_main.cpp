@@ -1,8 +1,9 @@
-// acme-ckpt-find: prints the newest complete checkpoint under a job's --ckpt-dir (nothing for a
-// fresh start), or exits 1 with the reason on stdout when the directory cannot be read. faultguard runs it from slurmstepd for every step of a job that asked for
+// acme-ckpt-find: prints the newest complete checkpoint under a job's --ckpt-dir ("PATH\tRULE\tMTIME";
+// nothing for a fresh start), or exits 1 with the reason on stdout when the directory cannot be read. faultguard runs it from slurmstepd for every step of a job that asked for
 // recovery, bounded in time; it first becomes the job's user, so a checkpoint directory is
 // never read with root's rights.
 #include <grp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -37,7 +38,16 @@ int main(int argc, char** argv) {
         }
         if (uid != 0 && setuid(0) == 0) return 1;
         const auto found = acme::recovery::newest_complete(dir, parsed);
-        if (found) fmt::print("{}\t{}\n", found->path.string(), found->rule);
+        // The third field, when the checkpoint was complete (its directory's mtime: the marker or
+        // the last file of the save was its last entry), tells gpuacct --goodput how much work
+        // the run resuming from it redoes.
+        if (found) {
+            struct stat st {};
+            if (::stat(found->path.c_str(), &st) == 0)
+                fmt::print("{}\t{}\t{}\n", found->path.string(), found->rule, static_cast<long long>(st.st_mtime));
+            else
+                fmt::print("{}\t{}\n", found->path.string(), found->rule);
+        }
         return 0;
     } catch (const std::exception& e) {
         // On stdout, the one channel faultguard reads: the reason goes into the job's

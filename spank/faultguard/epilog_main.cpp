@@ -143,7 +143,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     in.diagnosis = d;
     in.recovery = recovery;
     in.gate = store::job_health_check(db, o.job);
-    in.resumed_from = resumed_from;
+    if (resumed_from) faultguard::take_resume_line(*resumed_from, in);
     in.stall = stall;
     in.epilog_ts = wall_now();
     auto expected = slurm::expand_hostlist(o.nodelist);

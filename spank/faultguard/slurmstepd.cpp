@@ -83,6 +83,12 @@ int set_resume_env(spank_t sp, int ac, char** av) {
     // name is not in the step's environment yet here).
     const bool found = r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0;
     resumed_from() = found ? path : "(checkpoint search failed: " + r.output.substr(0, 200) + ")";
+    // The finder's third field (the checkpoint's mtime) rides along: "PATH\tMTIME" (resume_path).
+    if (const auto tab = r.output.find('\t', path.size() + 1); found && !path.empty() && tab != std::string::npos) {
+        std::string mtime = r.output.substr(tab + 1);
+        while (!mtime.empty() && (mtime.back() == '\n' || mtime.back() == '\r')) mtime.pop_back();
+        if (acme::util::parse_int(mtime)) *resumed_from() += "\t" + mtime;
+    }
     return 0;
 }
 

@@ -94,6 +94,18 @@ use_scenario() { # toml text on stdin
 
 job_nodes() { scontrol show hostnames "$(job_field "$1" NodeList)"; }
 
+# The shared minicluster's earlier tests drain nodes on purpose (t-recovery-stall-requeue drains
+# n2, whose slurmd then answers late for a few seconds): a test that needs its job on given
+# nodes starts from three idle, responding nodes (Slurm picks the lowest idle ones).
+all_nodes_idle() {
+  scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+  for _ in $(seq 1 30); do
+    # %T says idle* for a node not responding.
+    [ "$(sinfo -h -N -n n1,n2,n3 -o %T 2>/dev/null | grep -cx idle)" = 3 ] && return 0
+    sleep 1
+  done
+}
+
 # Fails if any acme-gpu-sampler of this job is still running (after the epilog, there must be none).
 assert_no_sampler() { # jobid
   local left

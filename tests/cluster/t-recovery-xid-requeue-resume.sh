@@ -27,14 +27,8 @@ minor = 0
 code = 79
 TOML
 on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"'
-# The shared minicluster's earlier tests drain nodes on purpose (t-recovery-stall-requeue drains
-# n2, whose slurmd then answers late for a few seconds): start from three idle, responding nodes so the first run lands on n[1-2].
-scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
-for _ in $(seq 1 30); do
-  # %T says idle* for a node not responding (n2's slurmd is briefly after the stall test).
-  [ "$(sinfo -h -N -n n1,n2,n3 -o %T 2>/dev/null | grep -cx idle)" = 3 ] && break
-  sleep 1
-done
+# Three idle nodes, so the first run lands on n[1-2].
+all_nodes_idle
 
 id=$(submit -N2 --gres=gpu:1 --auto-recover=2 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" --open-mode=append --wrap "
 echo \"run restart=\$ACME_RESTART_COUNT resume=\$ACME_RESUME_CKPT nodes=\$SLURM_JOB_NODELIST\" >> $runs

@@ -148,5 +148,22 @@ TEST_CASE("a node's part: GPU numbers in the record's units, GPM only where samp
     CHECK(part["diagnosis"]["evidence"].size() == acme::faultguard::kRecordEvidence);
     CHECK(part["diagnosis"]["evidence"][0]["text"].get<std::string>().size() <= acme::faultguard::kRecordTextChars + 3);
     CHECK(part["resumed_from"] == "/ckpt/step-2");
+    CHECK_FALSE(part.contains("resumed_ckpt_ts"));  // the checkpoint's time not known: not in the record
     CHECK_FALSE(part.contains("recovery"));
+}
+
+TEST_CASE("record: the resume hand-off line gives the checkpoint and when it was complete") {
+    acme::faultguard::NodePartInputs in;
+    acme::faultguard::take_resume_line("/ckpt/step-2\t1796165300\n", in);
+    CHECK(in.resumed_from == "/ckpt/step-2");
+    CHECK(in.resumed_ckpt_ts == 1796165300.0);
+    CHECK(acme::faultguard::node_part(in)["resumed_ckpt_ts"] == 1796165300.0);
+    acme::faultguard::NodePartInputs fresh;
+    acme::faultguard::take_resume_line("", fresh);
+    CHECK(fresh.resumed_from == "");
+    CHECK_FALSE(fresh.resumed_ckpt_ts);
+    acme::faultguard::NodePartInputs failed;
+    acme::faultguard::take_resume_line("(checkpoint search failed: cannot read /ckpt)", failed);
+    CHECK(failed.resumed_from == "(checkpoint search failed: cannot read /ckpt)");
+    CHECK_FALSE(failed.resumed_ckpt_ts);
 }

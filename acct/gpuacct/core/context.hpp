@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "acct/gpuacct/core/aggregate.hpp"
+#include "acct/gpuacct/core/goodput.hpp"
 #include "acct/gpuacct/core/job_detail.hpp"
 #include "acct/gpuacct/core/slurmdbd_set.hpp"
 #include "acct/gpuacct/core/spool_rows.hpp"
@@ -64,6 +65,8 @@ struct Context {
     bool per_run = false;
     std::map<std::pair<std::int64_t, int>, GpuUse> run_use;
     Units units;
+    // The HTML report from slurmdbd: gpuacct goodput of the rows read (spools cannot give it).
+    std::optional<ClusterGoodput> goodput;
 };
 
 }  // namespace acme::acct

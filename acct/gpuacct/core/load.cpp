@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "acct/gpuacct/core/goodput_runs.hpp"
 #include "acct/gpuacct/core/prometheus_source.hpp"
 #include "acct/gpuacct/core/sacct_selection.hpp"
 #include "acct/gpuacct/core/slurm_view.hpp"
@@ -199,6 +200,10 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     if (runs) {
         std::vector<std::string> warnings;
         context.data = spool_set_from_accounting(*runs, read, warnings);
+        // The report's goodput chart, from the rows already read. A damaged record has been
+        // warned about just above: not twice.
+        std::vector<std::string> said;
+        if (everything) context.goodput = cluster_goodput(*runs, {filter.users, filter.accounts, filter.partitions}, r.now, said);
         for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
         // sacct -D: a row per run, each with its own record's GPU figures. The job view
         // (--detail) stays one block per job.

@@ -24,7 +24,8 @@ inline std::string task_exit_path(std::string_view spool, std::string_view node,
 }
 
 // The checkpoint slurmstepd put in ACME_RESUME_CKPT for this run (one line, "" when none was
-// complete), for the epilog's helper to put in the job record.
+// complete, "PATH\tMTIME" when the checkpoint's mtime is known: parse_resume_line), for the
+// epilog's helper to put in the job record.
 inline std::string resume_path(std::string_view spool, std::string_view node, long long job_id) {
     return fmt::format("{}/{}.{}.resume", run_dir(spool), node, job_id);
 }

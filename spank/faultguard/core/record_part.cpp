@@ -81,9 +81,21 @@ json node_part(const NodePartInputs& in) {
         if (in.stall->withdrawn) stall[key::stall::withdrawn] = true;
     }
     if (in.resumed_from) part[key::part::resumed_from] = util::printable(*in.resumed_from, 4 * kRecordTextChars);
+    if (in.resumed_from && in.resumed_ckpt_ts) part[key::part::resumed_ckpt_ts] = std::floor(*in.resumed_ckpt_ts);
     if (in.gate) part[key::part::gate] = {{key::gate::passed, in.gate->passed}, {key::gate::detail, short_text(in.gate->detail)}};
     part[key::part::ts] = std::floor(in.epilog_ts);
     return part;
+}
+
+void take_resume_line(std::string line, NodePartInputs& in) {
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    if (const auto tab = line.rfind('\t'); tab != std::string::npos) {
+        if (const auto ts = util::parse_int(line.substr(tab + 1)); ts && *ts > 0) {
+            in.resumed_ckpt_ts = static_cast<double>(*ts);
+            line.resize(tab);
+        }
+    }
+    in.resumed_from = std::move(line);
 }
 
 }  // namespace acme::faultguard

@@ -29,6 +29,7 @@ struct NodePartInputs {
     std::optional<store::HealthCheckRow> gate;
     std::optional<store::StallRow> stall;     // the sampler's stall verdict for this run
     std::optional<std::string> resumed_from;  // --ckpt-dir jobs: ACME_RESUME_CKPT of this run ("" fresh)
+    std::optional<double> resumed_ckpt_ts;    // when that checkpoint was complete (its mtime)
     double epilog_ts = 0;
 };
 
@@ -37,5 +38,9 @@ inline constexpr std::size_t kRecordEvidence = 3;      // evidence lines kept
 inline constexpr std::size_t kRecordTextChars = 200;   // per evidence line, outcome, detail
 
 nlohmann::json node_part(const NodePartInputs& in);
+
+// The resume hand-off line, "PATH" or "PATH\tMTIME" (faultguard_paths.hpp, resume_path), into
+// resumed_from and resumed_ckpt_ts.
+void take_resume_line(std::string line, NodePartInputs& in);
 
 }  // namespace acme::faultguard

@@ -1,0 +1,31 @@
+// The runs of one job as goodput (goodput.hpp) reads them: slurmdbd's rows of a requeue chain
+// (sacct -D) and the acme record each run's epilogs left in its AdminComment (acme-record(5)):
+// the fault and its diagnosis, the stall verdict, the checkpoint the run resumed from and when
+// that checkpoint was written, the GPUs that sat idle. Pure: the unit tests build the rows.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "acct/gpuacct/core/goodput.hpp"
+#include "common/slurm/accounting.hpp"
+
+namespace acme::acct {
+
+// Each job's runs, oldest first (slurmdbd's row order). A damaged record adds a line to
+// `warnings` naming the job; that run is read from slurmdbd's fields alone.
+std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slurm::AccountedRun> rows,
+                                                             std::vector<std::string>& warnings);
+
+// gpuacct goodput's sum over the rows (each job's runs), of the jobs whose newest run has one
+// of these users, accounts and partitions (empty: any). `now` ends the runs still running.
+struct GoodputFilter {
+    std::vector<std::string> users, accounts, partitions;
+};
+ClusterGoodput cluster_goodput(std::span<const slurm::AccountedRun> rows, const GoodputFilter& filter, double now,
+                               std::vector<std::string>& warnings);
+
+}  // namespace acme::acct
