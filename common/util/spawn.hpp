@@ -10,12 +10,18 @@
 
 namespace acme::util {
 
+// background: work nobody waits for (a finished job's rows and record) that must not slow the
+// node's next job: nice 10, the lowest best-effort I/O priority, and, where the kernel groups
+// each session for scheduling (autogroup: setsid makes a group whose weight nice alone does not
+// lower), that group's nice 10 too.
+enum class Priority { normal, background };
+
 // Double-forks `argv` (argv[0] is the program path) into a new session with an empty signal
 // mask, default dispositions, stdin/stdout on /dev/null, stderr appended to `log_path`
 // (or /dev/null), no other descriptors, and exactly `env`. Returns once the intermediate child
 // has been reaped; false (with error) if the program could not be started.
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                    const std::string& log_path, std::string& error);
+                    const std::string& log_path, std::string& error, Priority priority = Priority::normal);
 
 struct RunResult {
     bool started = false;

@@ -136,7 +136,7 @@ constexpr double kInEpilogMaxTurnSeconds = 1.5;
 std::string publish_record(store::Database& db, const Options& o, const std::optional<slurm::JobRecord>& record,
                            const std::optional<std::string>& resumed_from, const std::optional<store::StallRow>& stall,
                            const std::optional<diagnose::Diagnosis>& d,
-                           const std::optional<faultguard::RecoveryDone>& recovery) {
+                           const std::optional<faultguard::RecoveryDone>& recovery, std::string& publish_here) {
     faultguard::NodePartInputs in;
     in.gpus = store::job_gpu_summaries(db, o.job);
     in.events = store::job_gpu_events(db, o.job);
@@ -162,7 +162,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     // Parts slurmdbd did not take at their own epilog (it was down): another try each.
     for (const auto& left : faultguard::outbox_parts(o.spool, o.node, path, faultguard::kOutboxPerEpilog)) {
         std::string ignored;
-        util::spawn_detached({"/proc/self/exe", "--publish", left}, env, log, ignored);
+        util::spawn_detached({"/proc/self/exe", "--publish", left}, env, log, ignored, util::Priority::background);
     }
     if (!(recovery && recovery->requeued)) {
         const nlohmann::json handoff = {{"job", o.job},       {"array_job_id", row.array_job_id},
@@ -173,9 +173,19 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
                                         {"part", part}};
         mkdir(faultguard::run_dir(o.spool).c_str(), 0700);
         std::string error;
-        if (faultguard::write_handoff(path, handoff, error) &&
-            util::spawn_detached({"/proc/self/exe", "--publish", path}, env, log, error))
-            return "; record: publishing after the epilog";
+        if (faultguard::write_handoff(path, handoff, error)) {
+            // A helper nobody waits for (detached) publishes the part itself once its line is
+            // out: another exec of this binary would cost the node starting the next job more
+            // than the whole epilog did (issue #41).
+            if (o.detached > 0) {
+                publish_here = path;
+                return "; record: publishing now";
+            }
+            // Normal priority: a run an admin requeued must have its part in before the next
+            // run's row appears (t-gpuacct-requeued).
+            if (util::spawn_detached({"/proc/self/exe", "--publish", path}, env, log, error))
+                return "; record: publishing after the epilog";
+        }
         unlink(path.c_str());
         fmt::print("job {} on {}: cannot publish the record after the epilog ({}); publishing now\n", o.job, o.node, error);
     }
@@ -302,10 +312,14 @@ int run(const Options& o) {
                   (end.job_exit && !end.job_exit->success());
     for (int status : end.task_wait_statuses) failed = failed || status != 0;
     if (!failed) {
-        const auto published = o.admin_comment ? publish_record(db, o, record, resumed_from, stall, std::nullopt, std::nullopt)
+        std::string publish_here;
+        const auto published = o.admin_comment ? publish_record(db, o, record, resumed_from, stall, std::nullopt,
+                                                                std::nullopt, publish_here)
                                                : std::string();
         fmt::print("job {} on {}: completed; nothing to diagnose{}\n", o.job, o.node, published);
-        return 0;
+        if (publish_here.empty()) return 0;
+        std::fflush(stdout);
+        return faultguard::publish_handoff(publish_here);  // its own time limit (alarm) and line
     }
 
     // 3. The log, read as the job's user, where the batch script ran (or, when slurmctld could
@@ -395,8 +409,13 @@ int run(const Options& o) {
         }
     }
     if (o.admin_comment) {
-        const auto published = publish_record(db, o, record, resumed_from, stall, d, recovery);
+        std::string publish_here;
+        const auto published = publish_record(db, o, record, resumed_from, stall, d, recovery, publish_here);
         if (!published.empty()) fmt::print("job {} on {}: {}\n", o.job, o.node, published.substr(2));
+        if (!publish_here.empty()) {
+            std::fflush(stdout);
+            faultguard::publish_handoff(publish_here);
+        }
     }
     return 0;
 }

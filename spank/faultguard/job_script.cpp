@@ -139,7 +139,8 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     if (ended_cleanly(a.exit_code2, read_task_exits(task_exit_path(config.spool, node, job_id)))) {
         a.detached = config.timeout;
         std::string error;
-        if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error)) {
+        if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error,
+                                       acme::util::Priority::background)) {
             slurm_info("%s: job %u on %s: completed; its rows and record are written after the epilog (epilog %.0f ms)",
                        kPlugin, job_id, node.c_str(), acme::spank::ms_since(t0));
             return 0;

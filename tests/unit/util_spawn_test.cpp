@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -134,4 +135,34 @@ TEST_CASE("run_bounded returns within its timeout and the grace when the helper 
     stat >> pid >> comm >> state >> ppid;
     CHECK(ppid != getpid());
     CHECK(state == "D");
+}
+
+TEST_CASE("a background helper runs at nice 10 and its session's autogroup too; a normal one keeps its parent's") {
+    acme::test::TempDir dir;
+    const std::string report = dir.file("report");
+    const std::string script = "cut -d' ' -f19 /proc/self/stat > " + report +
+                               "; (cat /proc/self/autogroup 2>/dev/null || echo none) >> " + report +
+                               "; echo done >> " + report;
+    std::string error;
+    REQUIRE_MESSAGE(acme::util::spawn_detached({"/bin/sh", "-c", script}, {"PATH=/usr/bin:/bin"}, dir.file("log"), error,
+                                               acme::util::Priority::background),
+                    error);
+    std::string text = wait_for_file(report);
+    REQUIRE_FALSE(text.empty());
+    std::istringstream lines(text);
+    std::string nice, group;
+    std::getline(lines, nice);
+    std::getline(lines, group);
+    CHECK(nice == "10");
+    // A kernel without autogroup has no such file; where it has one, its nice is ours too.
+    if (group != "none") CHECK_MESSAGE(group.ends_with("nice 10"), group);
+
+    ::unlink(report.c_str());
+    REQUIRE_MESSAGE(acme::util::spawn_detached({"/bin/sh", "-c", script}, {"PATH=/usr/bin:/bin"}, dir.file("log"), error),
+                    error);
+    text = wait_for_file(report);
+    REQUIRE_FALSE(text.empty());
+    std::istringstream again(text);
+    std::getline(again, nice);
+    CHECK(std::stoi(nice) == getpriority(PRIO_PROCESS, 0));
 }
