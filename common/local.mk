@@ -70,8 +70,10 @@ libacme_la_SOURCES += \
 	common/diagnose/rule_draft.cpp common/diagnose/rule_draft.hpp \
 	common/util/https_post.cpp common/util/https_post.hpp
 # The model's client is libevent's evhttp for http://, libcurl (the system's CA store) for
-# https://: every program on libacme (faultdiag, the helpers) links both.
-libacme_la_LIBADD += $(LIBEVENT_LIBS) $(CURL_LIBS)
+# https://: every program on libacme (faultdiag, the helpers) links libevent; libcurl is loaded
+# (dlopen) at the first https:// request, so that the programs that run after every job do not
+# map its thirty libraries at each start (https_post.cpp).
+libacme_la_LIBADD += $(LIBEVENT_LIBS)
 EXTRA_DIST += tests/fakes/fake-llm-server.py
 
 # --- unit tests ---
