@@ -227,3 +227,31 @@ TEST_CASE("goodput of a cluster: GPU-hours handed out, where they went, and the 
     CHECK(text.find("infrastructure  gpu_lost") != std::string::npos);
     CHECK(acct::cluster_goodput_json(c)["causes"][1]["lost_gpu_h"] == doctest::Approx(4 * 10 / 60.0));
 }
+
+TEST_CASE("slurmdbd's rows grouped a job at a time: a requeue chain's runs together, oldest first, however slurmdbd orders them") {
+    // slurmdbd returns rows by submit time; a requeued run is submitted anew, so job 7's second
+    // run comes after job 9's only run.
+    struct Row {
+        std::uint32_t job;
+        std::uint64_t index;
+    };
+    std::vector<Row> rows{{9, 30}, {7, 12}, {8, 20}, {7, 10}, {9, 31}, {7, 11}};
+    std::vector<std::vector<std::uint64_t>> groups;
+    slurm::for_each_job_group(
+        rows.begin(), rows.end(), [](const Row& r) { return r.job; }, [](const Row& r) { return r.index; },
+        [&](auto first, auto last) {
+            groups.emplace_back();
+            for (auto it = first; it != last; ++it) {
+                CHECK(it->job == first->job);
+                groups.back().push_back(it->index);
+            }
+        });
+    const std::vector<std::vector<std::uint64_t>> want{{10, 11, 12}, {20}, {30, 31}};
+    CHECK(groups == want);
+    std::vector<Row> none;
+    int calls = 0;
+    slurm::for_each_job_group(
+        none.begin(), none.end(), [](const Row& r) { return r.job; }, [](const Row& r) { return r.index; },
+        [&](auto, auto) { ++calls; });
+    CHECK(calls == 0);
+}
