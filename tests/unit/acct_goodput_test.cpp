@@ -255,3 +255,36 @@ TEST_CASE("slurmdbd's rows grouped a job at a time: a requeue chain's runs toget
         [&](auto, auto) { ++calls; });
     CHECK(calls == 0);
 }
+
+TEST_CASE("gpuacct goodput summed a job at a time gives what the sum over every row gives") {
+    auto row = [](std::uint32_t id, std::uint64_t index, double submit, double start, double end, const char* state,
+                  const char* user) {
+        slurm::AccountedRun r;
+        r.job_id = id;
+        r.db_index = index;
+        r.submit = submit;
+        r.start = start;
+        r.end = end;
+        r.state = state;
+        r.gpus = 4;
+        r.user = user;
+        return r;
+    };
+    const std::vector<slurm::AccountedRun> rows{row(5, 3, T + 31 * M, T + 36 * M, T + 56 * M, "COMPLETED", "ann"),
+                                                row(6, 2, T, T, T + 10 * M, "COMPLETED", "bob"),
+                                                row(5, 1, T, T + M, T + 31 * M, "REQUEUED", "ann"),
+                                                row(4, 0, T, T + 2 * M, T + 4 * M, "FAILED", "ann")};
+    std::vector<std::string> warnings;
+    const auto whole = acct::cluster_goodput(rows, {{"ann"}, {}, {}}, T + 100 * M, warnings);
+    acct::ClusterGoodputStream stream({{"ann"}, {}, {}}, T + 100 * M);
+    std::vector<slurm::AccountedRun> copy = rows;
+    slurm::for_each_job_group(
+        copy.begin(), copy.end(), [](const auto& r) { return r.job_id; }, [](const auto& r) { return r.db_index; },
+        [&](auto first, auto last) { stream.add_job({&*first, static_cast<size_t>(last - first)}, warnings); });
+    const auto streamed = stream.result();
+    CHECK(whole.jobs == 2);  // bob's job left out by -u ann
+    CHECK(streamed.jobs == whole.jobs);
+    CHECK(streamed.runs == whole.runs);
+    CHECK(streamed.failures == whole.failures);
+    CHECK(acct::cluster_goodput_json(streamed).dump() == acct::cluster_goodput_json(whole).dump());
+}
