@@ -229,8 +229,8 @@ TEST_CASE("goodput of a cluster: GPU-hours handed out, where they went, and the 
 }
 
 TEST_CASE("slurmdbd's rows grouped a job at a time: a requeue chain's runs together, oldest first, however slurmdbd orders them") {
-    // slurmdbd returns rows by submit time; a requeued run is submitted anew, so job 7's second
-    // run comes after job 9's only run.
+    // Newest run first within a job (slurmdbd's "time_submit desc"), and another cluster's rows
+    // after the first's (-M): job 7's runs split by job 9's and 8's.
     struct Row {
         std::uint32_t job;
         std::uint64_t index;

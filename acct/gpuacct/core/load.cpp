@@ -222,6 +222,9 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     if (source == Source::spool && sacct.any_accounting_only())
         throw Failure{"-q, -g, -k, -K and -x need Slurm's accounting (slurmdbd): the node spools do not record "
                       "QOS, group, time limit or association: leave out --spool-dir/--source spool"};
+    // From slurmdbd every Job is still built before --summary and --failures aggregate them (the
+    // sacct filters and -T work on Jobs); libslurm's list, which slurmdb_jobs_get returns whole,
+    // is most of the peak either way (at 100,000 jobs gpuacct's peak is 167 MB, sacct's 163 MB).
     const bool streamed = !from_slurmdbd && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
     if (from_slurmdbd) {
         context.data = builder->finish();
