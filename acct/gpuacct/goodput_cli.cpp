@@ -14,12 +14,16 @@ namespace acme::gpuacct {
 
 namespace {
 
-// Every row the query names; why not in one line when slurmdbd cannot be read.
-std::vector<slurm::AccountedRun> read_rows(const slurm::RunQuery& query, bool spool, bool ask_slurm, const char* what) {
+void need_slurmdbd(bool spool, bool ask_slurm, const char* what) {
     if (spool || !ask_slurm)
         throw acct::Failure{fmt::format("{} reads every run of a job from slurmdbd (sacct -D), and node spools keep only a "
                                         "job's last run: run it where Slurm's accounting answers, without --spool-dir",
                                         what)};
+}
+
+// Every row the query names; why not in one line when slurmdbd cannot be read.
+std::vector<slurm::AccountedRun> read_rows(const slurm::RunQuery& query, bool spool, bool ask_slurm, const char* what) {
+    need_slurmdbd(spool, ask_slurm, what);
     std::string why_not;
     auto rows = slurm::load_accounted_runs(query, why_not);
     if (!rows) throw acct::Failure{fmt::format("{} needs slurmdbd: {}", what, why_not)};
@@ -61,9 +65,15 @@ int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& ou
     query.start = request.start;
     query.end = request.end;
     query.steps = false;
+    query.qos_names = false;  // not shown: its own round trip to slurmdbd saved
+    need_slurmdbd(request.spool, request.ask_slurm, "gpuacct goodput");
+    // Summed one job at a time: no job is kept, so a million cost the sums (and libslurm's list).
+    acct::ClusterGoodputStream stream({request.users, request.accounts, request.partitions}, request.now);
     std::vector<std::string> warnings;
-    const auto c = acct::cluster_goodput(read_rows(query, request.spool, request.ask_slurm, "gpuacct goodput"),
-                                         {request.users, request.accounts, request.partitions}, request.now, warnings);
+    std::string why_not;
+    if (!slurm::for_each_accounted_job(query, [](size_t) {}, [&](auto rows) { stream.add_job(rows, warnings); }, why_not))
+        throw acct::Failure{fmt::format("gpuacct goodput needs slurmdbd: {}", why_not)};
+    const auto c = stream.result();
     warn(warnings, err);
     if (request.json) out << acct::cluster_goodput_json(c).dump(2) << '\n';
     else out << acct::render_cluster_goodput(c);

@@ -222,28 +222,79 @@ bool accounting_is_slurmdbd(std::string& why_not) {
     return true;
 }
 
-std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not) {
+namespace {
+
+// slurmdbd's answer to a RunQuery: its job records, taken out of libslurm's list (so each can be
+// freed on its own) with what turns one into an AccountedRun. Frees whatever is left.
+struct RunRecords {
+    std::vector<slurmdb_job_rec_t*> records;
+    std::optional<std::uint32_t> gpu_id;
+    std::map<std::uint32_t, std::string> qos;
+
+    RunRecords() = default;
+    RunRecords(const RunRecords&) = delete;
+    RunRecords& operator=(const RunRecords&) = delete;
+    ~RunRecords() {
+        for (auto* job : records)
+            if (job) slurmdb_destroy_job_rec(job);
+    }
+    AccountedRun take(slurmdb_job_rec_t*& job) {
+        AccountedRun run = run_of(*job, gpu_id, qos);
+        slurmdb_destroy_job_rec(job);
+        job = nullptr;
+        return run;
+    }
+};
+
+bool query_runs(const RunQuery& query, RunRecords& out, std::string& why_not) {
     const auto conn = connect(why_not);
-    if (!conn) return std::nullopt;
-    const auto gpu_id = gpu_tres_id(conn->get());
-    const auto qos = query.qos_names ? qos_names(conn->get()) : std::map<std::uint32_t, std::string>();
+    if (!conn) return false;
+    out.gpu_id = gpu_tres_id(conn->get());
+    if (query.qos_names) out.qos = qos_names(conn->get());
     // DUP: every run of a requeued job is its own row, as sacct -D lists them. Steps stay in:
     // MaxRSS and TotalCPU are theirs.
     JobQuery q(query.job_ids, query.start, query.end, JOBCOND_FLAG_DUP | (query.steps ? 0 : JOBCOND_FLAG_NO_STEP));
     compat::List jobs = slurmdb_jobs_get(conn->get(), &q.cond);
     if (!jobs) {
         why_not = std::string("slurmdbd query failed (") + compat::last_error_text() + ")";
-        return std::nullopt;
+        return false;
     }
-    std::vector<AccountedRun> out;
-    out.reserve(static_cast<size_t>(slurm_list_count(jobs)));
-    // Each record freed once copied: libslurm's list and our runs are not both held whole.
-    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_pop(jobs))) {
-        out.push_back(run_of(*job, gpu_id, qos));
-        slurmdb_destroy_job_rec(job);
-    }
+    out.records.reserve(static_cast<size_t>(slurm_list_count(jobs)));
+    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_pop(jobs))) out.records.push_back(job);
     slurm_list_destroy(jobs);
+    return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not) {
+    RunRecords found;
+    if (!query_runs(query, found, why_not)) return std::nullopt;
+    std::vector<AccountedRun> out;
+    out.reserve(found.records.size());
+    // Each record freed once copied: libslurm's records and our runs are not both held whole.
+    for (auto*& job : found.records) out.push_back(found.take(job));
     return out;
+}
+
+bool for_each_accounted_job(const RunQuery& query, const std::function<void(size_t jobs)>& count,
+                            const std::function<void(std::span<const AccountedRun> runs)>& each, std::string& why_not) {
+    RunRecords found;
+    if (!query_runs(query, found, why_not)) return false;
+    auto& records = found.records;
+    const auto job_of = [](const slurmdb_job_rec_t* j) { return j->jobid; };
+    const auto index_of = [](const slurmdb_job_rec_t* j) { return j->db_index; };
+    size_t jobs = 0;
+    for_each_job_group(records.begin(), records.end(), job_of, index_of, [&](auto, auto) { ++jobs; });
+    count(jobs);
+    // One job's runs at a time (already in order: the second sort finds nothing to move).
+    std::vector<AccountedRun> window;
+    for_each_job_group(records.begin(), records.end(), job_of, index_of, [&](auto first, auto last) {
+        window.clear();
+        for (auto it = first; it != last; ++it) window.push_back(found.take(*it));
+        each(window);
+    });
+    return true;
 }
 
 std::optional<std::vector<AccountedJob>> load_accounted_jobs(const std::vector<std::int64_t>& job_ids, double start,

@@ -3,8 +3,11 @@
 // spool mode check the node spools' job records against it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +65,32 @@ struct RunQuery {
 // Every run slurmdbd lets the caller see (PrivateData applies: slurmdbd, not this code, decides
 // whose jobs come back), in slurmdbd's order. nullopt with `why_not` as load_accounted_jobs.
 std::optional<std::vector<AccountedRun>> load_accounted_runs(const RunQuery& query, std::string& why_not);
+
+// The same runs handed over one job at a time, so a caller keeps only what it makes of each job
+// (and libslurm's list, which slurmdbd sends whole): `count` first, with the number of jobs,
+// then `each` with one job's runs, oldest first, jobs by id (every run of a requeue chain
+// together: for_each_job_group). Each job's slurmdb records are freed once handed over.
+// false with `why_not` set as load_accounted_runs.
+bool for_each_accounted_job(const RunQuery& query, const std::function<void(size_t jobs)>& count,
+                            const std::function<void(std::span<const AccountedRun> runs)>& each, std::string& why_not);
+
+// Orders `rows` by job id, then by slurmdbd's row index (a job's runs oldest first), and calls
+// `each(first, last)` once per job over its rows. Pure. slurmdbd 22.05 sends a cluster's rows
+// "order by id_job, time_submit desc": a job's runs together but newest first, and with several
+// clusters (-M, -L) one cluster's rows after another's; sorted here, the order is the one the
+// views always used (stable_sort finds little to move in slurmdbd's order).
+template <class It, class JobOf, class IndexOf, class Each>
+void for_each_job_group(It begin, It end, JobOf job_of, IndexOf index_of, Each each) {
+    std::stable_sort(begin, end, [&](const auto& a, const auto& b) {
+        return job_of(a) != job_of(b) ? job_of(a) < job_of(b) : index_of(a) < index_of(b);
+    });
+    for (It first = begin; first != end;) {
+        It last = first;
+        while (last != end && job_of(*last) == job_of(*first)) ++last;
+        each(first, last);
+        first = last;
+    }
+}
 
 // slurm.conf's ClusterName as slurmctld reports it; empty when it cannot be asked.
 std::string local_cluster_name();

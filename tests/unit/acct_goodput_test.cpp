@@ -227,3 +227,64 @@ TEST_CASE("goodput of a cluster: GPU-hours handed out, where they went, and the 
     CHECK(text.find("infrastructure  gpu_lost") != std::string::npos);
     CHECK(acct::cluster_goodput_json(c)["causes"][1]["lost_gpu_h"] == doctest::Approx(4 * 10 / 60.0));
 }
+
+TEST_CASE("slurmdbd's rows grouped a job at a time: a requeue chain's runs together, oldest first, however slurmdbd orders them") {
+    // Newest run first within a job (slurmdbd's "time_submit desc"), and another cluster's rows
+    // after the first's (-M): job 7's runs split by job 9's and 8's.
+    struct Row {
+        std::uint32_t job;
+        std::uint64_t index;
+    };
+    std::vector<Row> rows{{9, 30}, {7, 12}, {8, 20}, {7, 10}, {9, 31}, {7, 11}};
+    std::vector<std::vector<std::uint64_t>> groups;
+    slurm::for_each_job_group(
+        rows.begin(), rows.end(), [](const Row& r) { return r.job; }, [](const Row& r) { return r.index; },
+        [&](auto first, auto last) {
+            groups.emplace_back();
+            for (auto it = first; it != last; ++it) {
+                CHECK(it->job == first->job);
+                groups.back().push_back(it->index);
+            }
+        });
+    const std::vector<std::vector<std::uint64_t>> want{{10, 11, 12}, {20}, {30, 31}};
+    CHECK(groups == want);
+    std::vector<Row> none;
+    int calls = 0;
+    slurm::for_each_job_group(
+        none.begin(), none.end(), [](const Row& r) { return r.job; }, [](const Row& r) { return r.index; },
+        [&](auto, auto) { ++calls; });
+    CHECK(calls == 0);
+}
+
+TEST_CASE("gpuacct goodput summed a job at a time gives what the sum over every row gives") {
+    auto row = [](std::uint32_t id, std::uint64_t index, double submit, double start, double end, const char* state,
+                  const char* user) {
+        slurm::AccountedRun r;
+        r.job_id = id;
+        r.db_index = index;
+        r.submit = submit;
+        r.start = start;
+        r.end = end;
+        r.state = state;
+        r.gpus = 4;
+        r.user = user;
+        return r;
+    };
+    const std::vector<slurm::AccountedRun> rows{row(5, 3, T + 31 * M, T + 36 * M, T + 56 * M, "COMPLETED", "ann"),
+                                                row(6, 2, T, T, T + 10 * M, "COMPLETED", "bob"),
+                                                row(5, 1, T, T + M, T + 31 * M, "REQUEUED", "ann"),
+                                                row(4, 0, T, T + 2 * M, T + 4 * M, "FAILED", "ann")};
+    std::vector<std::string> warnings;
+    const auto whole = acct::cluster_goodput(rows, {{"ann"}, {}, {}}, T + 100 * M, warnings);
+    acct::ClusterGoodputStream stream({{"ann"}, {}, {}}, T + 100 * M);
+    std::vector<slurm::AccountedRun> copy = rows;
+    slurm::for_each_job_group(
+        copy.begin(), copy.end(), [](const auto& r) { return r.job_id; }, [](const auto& r) { return r.db_index; },
+        [&](auto first, auto last) { stream.add_job({&*first, static_cast<size_t>(last - first)}, warnings); });
+    const auto streamed = stream.result();
+    CHECK(whole.jobs == 2);  // bob's job left out by -u ann
+    CHECK(streamed.jobs == whole.jobs);
+    CHECK(streamed.runs == whole.runs);
+    CHECK(streamed.failures == whole.failures);
+    CHECK(acct::cluster_goodput_json(streamed).dump() == acct::cluster_goodput_json(whole).dump());
+}

@@ -71,43 +71,33 @@ void read_record(const json& r, GoodputRun& run) {
 
 }  // namespace
 
-std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slurm::AccountedRun> rows,
-                                                             std::vector<std::string>& warnings) {
-    std::vector<const slurm::AccountedRun*> order;
-    for (const auto& row : rows) order.push_back(&row);
-    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-        return a->job_id != b->job_id ? a->job_id < b->job_id : a->db_index < b->db_index;
-    });
-    std::map<std::int64_t, std::vector<GoodputRun>> out;
-    for (const auto* row : order) {
-        GoodputRun run;
-        run.submit = row->submit;
-        run.start = row->start;
-        run.end = row->end;
-        run.failed = failed_state(row->state);
-        run.gpus = static_cast<int>(row->gpus.value_or(0));
-        run.user = row->user;
-        run.account = row->account;
-        run.partition = row->partition;
-        if (const auto r = run_record(*row, warnings)) {
-            // A record of the right shape may still hold a field of the wrong type (an edited
-            // AdminComment): that run is read from slurmdbd's fields, as a damaged token is.
-            GoodputRun with_record = run;
-            try {
-                read_record(*r, with_record);
-                run = std::move(with_record);
-            } catch (const nlohmann::json::exception& e) {
-                warnings.push_back(fmt::format("job {}: its ACME1 record has a field of the wrong type ({}): its goodput reads "
-                                               "slurmdbd's fields of that run only",
-                                               row->job_id, e.what()));
-            }
-        }
-        out[row->job_id].push_back(std::move(run));
-    }
-    return out;
-}
-
 namespace {
+
+GoodputRun goodput_run(const slurm::AccountedRun& row, std::vector<std::string>& warnings) {
+    GoodputRun run;
+    run.submit = row.submit;
+    run.start = row.start;
+    run.end = row.end;
+    run.failed = failed_state(row.state);
+    run.gpus = static_cast<int>(row.gpus.value_or(0));
+    run.user = row.user;
+    run.account = row.account;
+    run.partition = row.partition;
+    if (const auto r = run_record(row, warnings)) {
+        // A record of the right shape may still hold a field of the wrong type (an edited
+        // AdminComment): that run is read from slurmdbd's fields, as a damaged token is.
+        GoodputRun with_record = run;
+        try {
+            read_record(*r, with_record);
+            run = std::move(with_record);
+        } catch (const nlohmann::json::exception& e) {
+            warnings.push_back(fmt::format("job {}: its ACME1 record has a field of the wrong type ({}): its goodput reads "
+                                           "slurmdbd's fields of that run only",
+                                           row.job_id, e.what()));
+        }
+    }
+    return run;
+}
 
 bool listed(const std::vector<std::string>& names, const std::string& name) {
     return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
@@ -115,15 +105,43 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
 
 }  // namespace
 
+std::vector<GoodputRun> goodput_runs_of_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings) {
+    std::vector<GoodputRun> out;
+    out.reserve(rows.size());
+    for (const auto& row : rows) out.push_back(goodput_run(row, warnings));
+    return out;
+}
+
+std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slurm::AccountedRun> rows,
+                                                             std::vector<std::string>& warnings) {
+    std::vector<const slurm::AccountedRun*> order;
+    for (const auto& row : rows) order.push_back(&row);
+    std::map<std::int64_t, std::vector<GoodputRun>> out;
+    slurm::for_each_job_group(
+        order.begin(), order.end(), [](const auto* r) { return r->job_id; }, [](const auto* r) { return r->db_index; },
+        [&](auto first, auto last) {
+            auto& runs = out[(*first)->job_id];
+            for (auto it = first; it != last; ++it) runs.push_back(goodput_run(**it, warnings));
+        });
+    return out;
+}
+
+void ClusterGoodputStream::add_job_runs(const std::vector<GoodputRun>& runs) {
+    if (runs.empty()) return;
+    const auto& last = runs.back();
+    if (listed(filter_.users, last.user) && listed(filter_.accounts, last.account) && listed(filter_.partitions, last.partition))
+        sum_.add(compute_goodput(runs, now_));
+}
+
+void ClusterGoodputStream::add_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings) {
+    add_job_runs(goodput_runs_of_job(rows, warnings));
+}
+
 ClusterGoodput cluster_goodput(std::span<const slurm::AccountedRun> rows, const GoodputFilter& filter, double now,
                                std::vector<std::string>& warnings) {
-    ClusterGoodputSum sum;
-    for (const auto& [job_id, runs] : goodput_runs(rows, warnings)) {
-        const auto& last = runs.back();
-        if (listed(filter.users, last.user) && listed(filter.accounts, last.account) && listed(filter.partitions, last.partition))
-            sum.add(compute_goodput(runs, now));
-    }
-    return sum.result();
+    ClusterGoodputStream stream(filter, now);
+    for (const auto& [job_id, runs] : goodput_runs(rows, warnings)) stream.add_job_runs(runs);
+    return stream.result();
 }
 
 }  // namespace acme::acct

@@ -20,6 +20,9 @@ namespace acme::acct {
 std::map<std::int64_t, std::vector<GoodputRun>> goodput_runs(std::span<const slurm::AccountedRun> rows,
                                                              std::vector<std::string>& warnings);
 
+// One job's runs as goodput reads them, from that job's rows oldest first.
+std::vector<GoodputRun> goodput_runs_of_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings);
+
 // gpuacct goodput's sum over the rows (each job's runs), of the jobs whose newest run has one
 // of these users, accounts and partitions (empty: any). `now` ends the runs still running.
 struct GoodputFilter {
@@ -27,5 +30,21 @@ struct GoodputFilter {
 };
 ClusterGoodput cluster_goodput(std::span<const slurm::AccountedRun> rows, const GoodputFilter& filter, double now,
                                std::vector<std::string>& warnings);
+
+// The same sum taken one job at a time (slurm::for_each_accounted_job's order), so no job is
+// kept: a million jobs cost the sums and one job's runs.
+class ClusterGoodputStream {
+public:
+    ClusterGoodputStream(GoodputFilter filter, double now) : filter_(std::move(filter)), now_(now) {}
+    // One job's rows, oldest first.
+    void add_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings);
+    void add_job_runs(const std::vector<GoodputRun>& runs);
+    ClusterGoodput result() const { return sum_.result(); }
+
+private:
+    GoodputFilter filter_;
+    double now_;
+    ClusterGoodputSum sum_;
+};
 
 }  // namespace acme::acct

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <thread>
 #include <unordered_map>
@@ -15,6 +17,7 @@
 #include "acct/gpuacct/core/prometheus_source.hpp"
 #include "acct/gpuacct/core/sacct_selection.hpp"
 #include "acct/gpuacct/core/slurm_view.hpp"
+#include "acct/gpuacct/core/slurmdbd_set.hpp"
 #include "common/slurm/accounting.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_gpu.hpp"
@@ -45,27 +48,27 @@ void stream_aggregates(const std::string& dir, const ReadOptions& read, ViewKind
     else context.failures = failures[0].rows();
 }
 
-// The runs slurmdbd holds, or nullopt when the spools are to be read instead.
-std::optional<std::vector<slurm::AccountedRun>> accounted_runs(const QueryOptions& o, const LoadRequest& r, bool steps,
-                                                               bool qos, std::ostream& err) {
+// The runs slurmdbd holds, handed over a job at a time (slurm::for_each_accounted_job); false
+// when the spools are to be read instead.
+bool accounted_runs(const QueryOptions& o, const LoadRequest& r, bool steps, bool qos, std::ostream& err,
+                    const std::function<void(size_t)>& count,
+                    const std::function<void(std::span<const slurm::AccountedRun>)>& each) {
     const bool forced = o.source == "slurmdbd";
-    if (o.source == "spool" || (!forced && o.spool_dir_given)) return std::nullopt;
+    if (o.source == "spool" || (!forced && o.spool_dir_given)) return false;
     std::string why_not;
     if (!r.ask_slurm) {
         if (forced) throw Failure{"--source slurmdbd: no slurm.conf found (set SLURM_CONF): use --source spool"};
-        return std::nullopt;
+        return false;
     }
     if (!slurm::accounting_is_slurmdbd(why_not)) {
         if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
-        return std::nullopt;
+        return false;
     }
     slurm::RunQuery query{r.ids, r.period.start.value_or(0), r.period.end.value_or(r.now), steps, qos};
-    auto runs = slurm::load_accounted_runs(query, why_not);
-    if (!runs) {
-        if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
-        fmt::print(err, "gpuacct: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
-    }
-    return runs;
+    if (slurm::for_each_accounted_job(query, count, each, why_not)) return true;
+    if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
+    fmt::print(err, "gpuacct: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
+    return false;
 }
 
 // What to do when the spools cannot be read: they are root's on every node (0700/0600).
@@ -171,59 +174,70 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     const bool steps = !everything && (o.json || (kind == ViewKind::jobs && seff_fields));
     // The QOS by name: for -q, and the jobs' JSON (sacct --json's qos); no other view shows it.
     const bool qos = !sacct.qos.empty() || ((o.json || o.yaml) && kind == ViewKind::jobs && !everything);
-    auto runs = accounted_runs(o, r, steps, qos, err);
-    const Source source = runs ? Source::slurmdbd : Source::spool;
+    // slurmdbd's rows a job at a time, each job's made into what the view needs and let go: the
+    // rows are never all held beside the jobs built from them.
+    const bool per_run = o.duplicates && kind == ViewKind::jobs && !everything && !o.detail;
+    std::unique_ptr<AccountingSetBuilder> builder;
+    // The report's goodput chart, from the rows already read.
+    std::optional<ClusterGoodputStream> goodput;
+    if (everything) goodput.emplace(GoodputFilter{filter.users, filter.accounts, filter.partitions}, r.now);
+    std::vector<std::string> warnings, said;
+    std::vector<Job> run_jobs;                 // sacct -D: a row per run
+    std::vector<Diagnosis> run_diagnoses;      // each run's numbered as its row
+    std::vector<const slurm::AccountedRun*> job_runs;
+    const bool from_slurmdbd = accounted_runs(
+        o, r, steps, qos, err, [&](size_t jobs) { builder = std::make_unique<AccountingSetBuilder>(read, jobs); },
+        [&](std::span<const slurm::AccountedRun> runs) {
+            // The newest run of each job speaks for it (as spool_set_from_accounting takes it).
+            const slurm::AccountedRun& newest = runs.back();
+            AccountedExtra x;
+            if (newest.timelimit_min) x.time_limit_s = *newest.timelimit_min * 60.0;
+            x.unlimited = newest.timelimit_unlimited;
+            x.qos = newest.qos;
+            x.cluster = newest.cluster;
+            x.gid = newest.gid;
+            x.associd = newest.associd;
+            context.accounted[newest.job_id] = std::move(x);
+            if (o.detail || o.long_format) add_gpm(newest, context.gpm);
+            job_runs.clear();
+            for (const auto& run : runs) job_runs.push_back(&run);
+            builder->add_job(job_runs, warnings);
+            // A damaged record is warned about by the builder: not twice.
+            if (goodput) goodput->add_job(runs, said);
+            if (per_run) {
+                std::vector<RunRow> rows;
+                add_run_rows(job_runs, rows);
+                for (auto& row : rows) {
+                    for (auto& d : row.diagnoses) run_diagnoses.push_back(std::move(d));
+                    if (!row.gpus.empty()) {
+                        auto use = gpu_use_by_job(row.gpus);
+                        context.run_use[{row.job.job_id, row.job.restarts}] = std::move(use.begin()->second);
+                    }
+                    run_jobs.push_back(std::move(row.job));
+                }
+            }
+        });
+    const Source source = from_slurmdbd ? Source::slurmdbd : Source::spool;
     if (source_out) *source_out = source;
     if (source == Source::spool && sacct.any_accounting_only())
         throw Failure{"-q, -g, -k, -K and -x need Slurm's accounting (slurmdbd): the node spools do not record "
                       "QOS, group, time limit or association: leave out --spool-dir/--source spool"};
-    if (runs) {
-        // The newest run of each job speaks for it (as spool_set_from_accounting takes it).
-        std::unordered_map<std::int64_t, std::uint64_t> newest;
-        for (const auto& run : *runs) {
-            const auto seen = newest.find(run.job_id);
-            if (seen != newest.end() && seen->second > run.db_index) continue;
-            newest[run.job_id] = run.db_index;
-            AccountedExtra x;
-            if (run.timelimit_min) x.time_limit_s = *run.timelimit_min * 60.0;
-            x.unlimited = run.timelimit_unlimited;
-            x.qos = run.qos;
-            x.cluster = run.cluster;
-            x.gid = run.gid;
-            x.associd = run.associd;
-            context.accounted[run.job_id] = std::move(x);
-        }
-        if (o.detail || o.long_format) context.gpm = gpm_from_accounting(*runs);
-    }
-    // slurmdbd's rows are held whole anyway: --summary and --failures aggregate them in memory.
-    const bool streamed = !runs && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
-    if (runs) {
-        std::vector<std::string> warnings;
-        context.data = spool_set_from_accounting(*runs, read, warnings);
-        // The report's goodput chart, from the rows already read. A damaged record has been
-        // warned about just above: not twice.
-        std::vector<std::string> said;
-        if (everything) context.goodput = cluster_goodput(*runs, {filter.users, filter.accounts, filter.partitions}, r.now, said);
+    // From slurmdbd every Job is still built before --summary and --failures aggregate them (the
+    // sacct filters and -T work on Jobs); libslurm's list, which slurmdb_jobs_get returns whole,
+    // is most of the peak either way (at 100,000 jobs gpuacct's peak is 167 MB, sacct's 163 MB).
+    const bool streamed = !from_slurmdbd && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
+    if (from_slurmdbd) {
+        context.data = builder->finish();
+        builder.reset();
+        if (goodput) context.goodput = goodput->result();
         for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
         // sacct -D: a row per run, each with its own record's GPU figures. The job view
         // (--detail) stays one block per job.
-        if (o.duplicates && kind == ViewKind::jobs && !everything && !o.detail) {
+        if (per_run) {
             context.per_run = true;
-            context.data.jobs.clear();
-            // Each run's diagnoses numbered as its row (runs_from_accounting says why).
-            context.data.diagnoses.clear();
-            for (auto& run : runs_from_accounting(*runs)) {
-                for (auto& d : run.diagnoses) context.data.diagnoses.push_back(std::move(d));
-                if (!run.gpus.empty()) {
-                    auto use = gpu_use_by_job(run.gpus);
-                    context.run_use[{run.job.job_id, run.job.restarts}] = std::move(use.begin()->second);
-                }
-                context.data.jobs.push_back(std::move(run.job));
-            }
+            context.data.jobs = std::move(run_jobs);
+            context.data.diagnoses = std::move(run_diagnoses);
         }
-        // Everything is taken from slurmdbd's rows now: let them go before the view builds
-        // its table, so the two are not held at once (a third of the peak at 100,000 jobs).
-        runs.reset();
         add_running_summaries(o, read, filter, r.now, context.data, err);
         if (!ids.empty()) std::erase_if(context.data.jobs, [&](const Job& job) { return outside(job, period); });
     } else {

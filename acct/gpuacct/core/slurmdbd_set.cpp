@@ -242,16 +242,6 @@ void take_record_nodes(const json& r, Job& job) {
         job.batch_host = r[key::expected][0].get<std::string>();
 }
 
-// Runs of one job together, oldest first (slurmdbd's row index grows with each run).
-std::vector<const slurm::AccountedRun*> in_run_order(std::span<const slurm::AccountedRun> runs) {
-    std::vector<const slurm::AccountedRun*> order;
-    for (const auto& run : runs) order.push_back(&run);
-    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-        return a->job_id != b->job_id ? a->job_id < b->job_id : a->db_index < b->db_index;
-    });
-    return order;
-}
-
 // The record's own run number, else its row's among the job's runs.
 std::int64_t restart_of(const json& r, std::int64_t row) {
     return r.contains(key::restart) && r[key::restart].is_number_integer() ? r[key::restart].get<std::int64_t>() : row;
@@ -259,57 +249,90 @@ std::int64_t restart_of(const json& r, std::int64_t row) {
 
 }  // namespace
 
-SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
-                                   std::vector<std::string>& warnings) {
+// Built in place: the builder refers to the options and the set beside it.
+struct AccountingSetBuilder::State {
+    explicit State(const ReadOptions& o) : options(o) {}
+    ReadOptions options;
     SpoolSet out;
     Builder builder{options, out, {}, {}};
-    const auto order = in_run_order(runs);
+};
+
+AccountingSetBuilder::AccountingSetBuilder(const ReadOptions& options, size_t jobs)
+    : state_(std::make_unique<State>(options)) {
     // Room for every job at once: grown by doubling, moving 100,000 jobs cost a tenth of
     // gpuacct's own time.
-    size_t jobs = 0;
-    for (size_t k = 0; k < order.size(); ++k) jobs += k == 0 || order[k - 1]->job_id != order[k]->job_id;
-    out.jobs.reserve(jobs);
-    for (size_t i = 0; i < order.size();) {
-        size_t end = i;
-        while (end < order.size() && order[end]->job_id == order[i]->job_id) ++end;
-        Job job;
-        const slurm::AccountedRun& last = *order[end - 1];
-        take_fields(job, last);
-        std::vector<json> records;
-        std::int64_t restarts = static_cast<std::int64_t>(end - i - 1);
-        for (size_t k = i; k < end; ++k) {
-            auto r = record_of(*order[k], warnings);
-            if (!r) continue;
-            // The record names its run; a record without one is counted by its row.
-            const std::int64_t restart = restart_of(*r, static_cast<std::int64_t>(k - i));
-            restarts = std::max(restarts, restart);
-            builder.add_run(*r, job.job_id, restart);
-            records.push_back(std::move(*r));
-        }
-        job.restarts = static_cast<int>(restarts);
-        if (!records.empty()) {
-            const json* newest = &records.back();
-            // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
-            add_gpus(*newest, job.job_id, out.summaries);
-            add_node_rows(records, job);
-            take_record_nodes(*newest, job);
-        }
-        out.jobs.push_back(std::move(job));
-        i = end;
+    state_->out.jobs.reserve(jobs);
+}
+
+AccountingSetBuilder::~AccountingSetBuilder() = default;
+
+void AccountingSetBuilder::add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings) {
+    if (runs.empty()) return;
+    SpoolSet& out = state_->out;
+    Job job;
+    const slurm::AccountedRun& last = *runs.back();
+    take_fields(job, last);
+    std::vector<json> records;
+    std::int64_t restarts = static_cast<std::int64_t>(runs.size() - 1);
+    for (size_t k = 0; k < runs.size(); ++k) {
+        auto r = record_of(*runs[k], warnings);
+        if (!r) continue;
+        // The record names its run; a record without one is counted by its row.
+        const std::int64_t restart = restart_of(*r, static_cast<std::int64_t>(k));
+        restarts = std::max(restarts, restart);
+        state_->builder.add_run(*r, job.job_id, restart);
+        records.push_back(std::move(*r));
     }
+    job.restarts = static_cast<int>(restarts);
+    if (!records.empty()) {
+        const json* newest = &records.back();
+        // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
+        add_gpus(*newest, job.job_id, out.summaries);
+        add_node_rows(records, job);
+        take_record_nodes(*newest, job);
+    }
+    out.jobs.push_back(std::move(job));
+}
+
+SpoolSet AccountingSetBuilder::finish() {
+    SpoolSet& out = state_->out;
+    Builder& builder = state_->builder;
     out.nodes.assign(builder.nodes.begin(), builder.nodes.end());
     for (auto& [node, h] : builder.health) out.last_health.push_back(std::move(h));
     std::sort(out.events.begin(), out.events.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
-    return out;
+    return std::move(out);
 }
 
-std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs) {
-    std::vector<RunRow> out;
-    const auto order = in_run_order(runs);
-    std::int64_t row = 0;
-    for (size_t k = 0; k < order.size(); ++k) {
-        const slurm::AccountedRun& run = *order[k];
-        row = k > 0 && order[k - 1]->job_id == run.job_id ? row + 1 : 0;
+namespace {
+
+// Each job's runs of `runs` (any order), oldest first.
+template <class Each>
+void each_job(std::span<const slurm::AccountedRun> runs, Each each) {
+    std::vector<const slurm::AccountedRun*> order;
+    for (const auto& run : runs) order.push_back(&run);
+    slurm::for_each_job_group(
+        order.begin(), order.end(), [](const auto* r) { return r->job_id; }, [](const auto* r) { return r->db_index; },
+        [&](auto first, auto last) { each(std::span<const slurm::AccountedRun* const>(&*first, static_cast<size_t>(last - first))); });
+}
+
+size_t job_count(std::span<const slurm::AccountedRun> runs) {
+    size_t jobs = 0;
+    each_job(runs, [&](auto) { ++jobs; });
+    return jobs;
+}
+
+}  // namespace
+
+SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
+                                   std::vector<std::string>& warnings) {
+    AccountingSetBuilder builder(options, job_count(runs));
+    each_job(runs, [&](auto job) { builder.add_job(job, warnings); });
+    return builder.finish();
+}
+
+void add_run_rows(std::span<const slurm::AccountedRun* const> runs, std::vector<RunRow>& out) {
+    for (size_t row = 0; row < runs.size(); ++row) {
+        const slurm::AccountedRun& run = *runs[row];
         RunRow r;
         take_fields(r.job, run);
         r.job.restarts = static_cast<int>(row);
@@ -319,7 +342,7 @@ std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> ru
             const ReadOptions every;
             SpoolSet of_run;
             Builder builder{every, of_run, {}, {}};
-            builder.add_run(*record, r.job.job_id, row);
+            builder.add_run(*record, r.job.job_id, static_cast<std::int64_t>(row));
             r.diagnoses = std::move(of_run.diagnoses);
             add_gpus(*record, r.job.job_id, r.gpus);
             add_node_rows({*record}, r.job);
@@ -327,28 +350,30 @@ std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> ru
         }
         out.push_back(std::move(r));
     }
+}
+
+std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs) {
+    std::vector<RunRow> out;
+    each_job(runs, [&](auto job) { add_run_rows(job, out); });
     return out;
+}
+
+void add_gpm(const slurm::AccountedRun& newest, std::map<GpmKey, GpmActivity>& out) {
+    std::vector<std::string> ignored;
+    const auto r = record_of(newest, ignored);
+    if (!r || !r->contains(key::nodes) || !(*r)[key::nodes].is_object()) return;
+    for (const auto& [node, part] : (*r)[key::nodes].items()) {
+        if (!part.contains(key::part::gpus) || !part[key::part::gpus].is_array()) continue;
+        for (const auto& g : part[key::part::gpus]) {
+            GpmActivity a{number(g, key::gpu::gpm_sm_avg), number(g, key::gpu::gpm_tensor_avg), number(g, key::gpu::gpm_dram_bw_avg)};
+            if (a.sm || a.tensor || a.dram) out[{newest.job_id, node, static_cast<int>(integer(g, key::gpu::id).value_or(0))}] = a;
+        }
+    }
 }
 
 std::map<GpmKey, GpmActivity> gpm_from_accounting(std::span<const slurm::AccountedRun> runs) {
     std::map<GpmKey, GpmActivity> out;
-    std::map<std::uint32_t, const slurm::AccountedRun*> newest;
-    for (const auto& run : runs) {
-        auto& slot = newest[run.job_id];
-        if (!slot || slot->db_index < run.db_index) slot = &run;
-    }
-    for (const auto& [id, run] : newest) {
-        std::vector<std::string> ignored;
-        const auto r = record_of(*run, ignored);
-        if (!r || !r->contains(key::nodes) || !(*r)[key::nodes].is_object()) continue;
-        for (const auto& [node, part] : (*r)[key::nodes].items()) {
-            if (!part.contains(key::part::gpus) || !part[key::part::gpus].is_array()) continue;
-            for (const auto& g : part[key::part::gpus]) {
-                GpmActivity a{number(g, key::gpu::gpm_sm_avg), number(g, key::gpu::gpm_tensor_avg), number(g, key::gpu::gpm_dram_bw_avg)};
-                if (a.sm || a.tensor || a.dram) out[{id, node, static_cast<int>(integer(g, key::gpu::id).value_or(0))}] = a;
-            }
-        }
-    }
+    each_job(runs, [&](auto job) { add_gpm(*job.back(), out); });
     return out;
 }
 

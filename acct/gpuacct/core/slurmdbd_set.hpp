@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <tuple>
 
@@ -28,6 +29,23 @@ namespace acme::acct {
 SpoolSet spool_set_from_accounting(std::span<const slurm::AccountedRun> runs, const ReadOptions& options,
                                    std::vector<std::string>& warnings);
 
+// The same, built one job at a time (slurm::for_each_accounted_job's order: a job's runs
+// together, oldest first), so slurmdbd's rows need not all be held: `add_job` with each job's
+// runs, then `finish` once. spool_set_from_accounting is this over rows in any order.
+class AccountingSetBuilder {
+public:
+    AccountingSetBuilder(const ReadOptions& options, size_t jobs);
+    ~AccountingSetBuilder();
+    AccountingSetBuilder(const AccountingSetBuilder&) = delete;
+    AccountingSetBuilder& operator=(const AccountingSetBuilder&) = delete;
+    void add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings);
+    SpoolSet finish();
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
 // sacct -D: every run of each job as a row of its own, oldest first within a job. Each run is a
 // Job with Slurm's fields of that run (an earlier run's state is what slurmdbd keeps for it:
 // REQUEUED, as sacct -D prints it), `restarts` its run number: its place among the job's rows in
@@ -41,6 +59,8 @@ struct RunRow {
     std::vector<Diagnosis> diagnoses;
 };
 std::vector<RunRow> runs_from_accounting(std::span<const slurm::AccountedRun> runs);
+// The rows of one job's runs, oldest first, appended to `out`.
+void add_run_rows(std::span<const slurm::AccountedRun* const> runs, std::vector<RunRow>& out);
 
 // The GPM activity (SM, tensor, DRAM bandwidth; percent) of each GPU of the newest recorded
 // run of each job, from the records' per-GPU entries: what the job view (--detail) shows
@@ -51,5 +71,7 @@ struct GpmActivity {
 };
 using GpmKey = std::tuple<std::int64_t, std::string, int>;  // job, node, GPU id
 std::map<GpmKey, GpmActivity> gpm_from_accounting(std::span<const slurm::AccountedRun> runs);
+// The GPM activity of one job's newest run (`newest`), added to `out`.
+void add_gpm(const slurm::AccountedRun& newest, std::map<GpmKey, GpmActivity>& out);
 
 }  // namespace acme::acct
