@@ -14,6 +14,8 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
+	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
+	spank/gputrace/core/job_process.cpp spank/gputrace/core/job_process.hpp \
 	spank/gputrace/core/stall_share.cpp spank/gputrace/core/stall_share.hpp \
 	spank/gputrace/core/live_slowness.cpp spank/gputrace/core/live_slowness.hpp \
 	spank/gputrace/core/spool_writer.cpp spank/gputrace/core/spool_writer.hpp \
@@ -46,7 +48,7 @@ spank_gputrace_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp 
 	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp \
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
-	spank/gputrace/core/sampler_control.cpp \
+	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
 	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
 spank_gputrace_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
@@ -102,6 +104,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
 	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_stall_test.cpp \
 	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
+	tests/unit/telemetry_idle_test.cpp \
 	tests/unit/telemetry_live_slowness_test.cpp \
 	tests/unit/telemetry_heartbeat_dir_test.cpp
 
