@@ -88,7 +88,8 @@ dist_ckptrules_DATA = etc/checkpoints.toml
 
 # The sampler: its own process, one per job per node (never a thread in slurmstepd).
 pkglibexec_PROGRAMS += acme-gpu-sampler
-acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp
+acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp \
+	spank/gputrace/idle_watch.cpp spank/gputrace/idle_watch.hpp spank/gputrace/job_mail.cpp spank/gputrace/job_mail.hpp
 acme_gpu_sampler_LDADD = libgputrace_core.la libfaultguard_core.la libacme.la $(SLURM_LIBS) -lpthread
 # The Grafana dashboard for the sampler's Prometheus series (gputrace(8), GRAFANA).
 grafanadir = $(datadir)/acme-slurm/grafana

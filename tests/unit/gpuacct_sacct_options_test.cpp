@@ -227,6 +227,22 @@ TEST_CASE("the job view of a failed job: a Failure block with the cause, its evi
     CHECK(acct::render_detail(d, {}).find("Failure") == std::string::npos);
 }
 
+TEST_CASE("the job view lists the sampler's held-but-idle alerts and cancel, and nothing without them") {
+    acct::JobDetail d;
+    d.job_id = 4;
+    d.state = "CANCELLED";
+    d.start = T;
+    d.end = T + 600;
+    d.elapsed_s = 600;
+    d.alloc_gpus = 2;
+    CHECK(acct::render_detail(d, {}).find("Held-but-idle") == std::string::npos);
+    d.idle = {{"n1", 1, T + 120, 120, false}, {"n1", 1, T + 300, 300, true}};
+    const auto text = acct::render_detail(d, {});
+    CHECK(text.find("  Held-but-idle GPUs (gputrace idle_alert, idle_cancel)\n") != std::string::npos);
+    CHECK(text.find(" n1 GPU 1: idle 120 s, alerted (idle_alert)\n") != std::string::npos);
+    CHECK(text.find(" n1 GPU 1: idle 300 s, job cancelled (idle_cancel)\n") != std::string::npos);
+}
+
 TEST_CASE("-k/-K: Slurm's time formats and slurmdbd's matching rule") {
     std::string error;
     CHECK(acct::parse_time_limit("90", error) == 90u);
