@@ -93,7 +93,11 @@ acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_
 acme_gpu_sampler_LDADD = libgputrace_core.la libfaultguard_core.la libacme.la $(SLURM_LIBS) -lpthread
 # The Grafana dashboard for the sampler's Prometheus series (gputrace(8), GRAFANA).
 grafanadir = $(datadir)/acme-slurm/grafana
-dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json
+dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json etc/grafana/acme-slurm-cluster-gpus.json
+# Recording and alerting rules for the same series: cluster goodput (held GPUs in use) and idle GPUs.
+prometheusrulesdir = $(datadir)/acme-slurm/prometheus
+dist_prometheusrules_DATA = etc/prometheus/acme-slurm-rules.yml
+EXTRA_DIST += tests/prometheus
 
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
