@@ -188,6 +188,19 @@ private:
     bool logged_ = false;
 };
 
+// The prolog's key=value words of one kind (--stall, --idle), each given to `set`; a bad one is
+// logged, and the setting it named keeps its default.
+template <class Config, class Set>
+void parse_words(const std::vector<std::string>& words, const char* flag, const char* kind, Config& config, Set set) {
+    std::vector<std::string> errors;
+    for (const auto& w : words) {
+        const auto kv = util::split_key_value(w);
+        if (!kv || !set(kv->first, kv->second, config, errors))
+            errors.push_back(fmt::format("{} {}: not {} key=value", flag, util::printable(w), kind));
+    }
+    for (const auto& e : errors) log_line(e);
+}
+
 // The job is gone when no slurmstepd of it runs here and slurmctld agrees.
 bool job_gone(long long job) {
     if (telemetry::job_has_local_stepd(job)) return false;
@@ -249,33 +262,17 @@ int run(const Options& o) {
     // Stall detection (gputrace(8)): the thresholds came from the plugstack through the prolog.
     telemetry::StallConfig stall_config;
     std::optional<telemetry::StallWatch> stall;
-    {
-        std::vector<std::string> errors;
-        for (const auto& w : o.stall_words) {
-            const auto kv = util::split_key_value(w);
-            if (!kv || !telemetry::set_stall_key(kv->first, kv->second, stall_config, errors))
-                errors.push_back(fmt::format("--stall {}: not a stall key=value", util::printable(w)));
-        }
-        for (const auto& e : errors) log_line(e);
-        if (!o.stall_words.empty() && stall_config.enabled)
-            stall.emplace(stall_config,
-                          telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir}, db,
-                          wall_now(), log_line);
-    }
+    parse_words(o.stall_words, "--stall", "a stall", stall_config, telemetry::set_stall_key);
+    if (!o.stall_words.empty() && stall_config.enabled)
+        stall.emplace(stall_config, telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir},
+                      db, wall_now(), log_line);
 
     // Held-but-idle GPUs (gputrace(8) idle_*): mailed through stall_mail's recipient.
     telemetry::IdleConfig idle_config;
     std::optional<telemetry::IdleWatch> idle;
-    if (!o.idle_words.empty()) {
-        std::vector<std::string> errors;
-        for (const auto& w : o.idle_words) {
-            const auto kv = util::split_key_value(w);
-            if (!kv || !telemetry::set_idle_key(kv->first, kv->second, idle_config, errors))
-                errors.push_back(fmt::format("--idle {}: not an idle key=value", util::printable(w)));
-        }
-        for (const auto& e : errors) log_line(e);
-        if (idle_config.on()) idle.emplace(idle_config, stall_config.mail, o.job, o.node, db, log_line);
-    }
+    parse_words(o.idle_words, "--idle", "an idle", idle_config, telemetry::set_idle_key);
+    if (!o.idle_words.empty() && idle_config.on())
+        idle.emplace(idle_config, stall_config.mail, o.job, o.node, db, log_line);
 
     double next_tick = mono_now();
     double next_watch = mono_now() + o.watch_interval;
