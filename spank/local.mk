@@ -14,6 +14,8 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
+	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
+	spank/gputrace/core/job_process.cpp spank/gputrace/core/job_process.hpp \
 	spank/gputrace/core/stall_share.cpp spank/gputrace/core/stall_share.hpp \
 	spank/gputrace/core/live_slowness.cpp spank/gputrace/core/live_slowness.hpp \
 	spank/gputrace/core/spool_writer.cpp spank/gputrace/core/spool_writer.hpp \
@@ -47,7 +49,7 @@ spank_gputrace_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp 
 	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp \
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
-	spank/gputrace/core/sampler_control.cpp \
+	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
 	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
 spank_gputrace_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
@@ -87,11 +89,16 @@ dist_ckptrules_DATA = etc/checkpoints.toml
 
 # The sampler: its own process, one per job per node (never a thread in slurmstepd).
 pkglibexec_PROGRAMS += acme-gpu-sampler
-acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp
+acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp \
+	spank/gputrace/idle_watch.cpp spank/gputrace/idle_watch.hpp spank/gputrace/job_mail.cpp spank/gputrace/job_mail.hpp
 acme_gpu_sampler_LDADD = libgputrace_core.la libfaultguard_core.la libacme.la $(SLURM_LIBS) -lpthread
 # The Grafana dashboard for the sampler's Prometheus series (gputrace(8), GRAFANA).
 grafanadir = $(datadir)/acme-slurm/grafana
-dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json
+dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json etc/grafana/acme-slurm-cluster-gpus.json
+# Recording and alerting rules for the same series: cluster goodput (held GPUs in use) and idle GPUs.
+prometheusrulesdir = $(datadir)/acme-slurm/prometheus
+dist_prometheusrules_DATA = etc/prometheus/acme-slurm-rules.yml
+EXTRA_DIST += tests/prometheus
 
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
@@ -103,6 +110,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
 	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_stall_test.cpp \
 	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
+	tests/unit/telemetry_idle_test.cpp \
 	tests/unit/telemetry_live_slowness_test.cpp \
 	tests/unit/telemetry_heartbeat_dir_test.cpp
 

@@ -130,8 +130,12 @@ std::string render_details(const Context& context, const acct::DetailThresholds&
         // A requeued job's nodes may report from different runs (a spool keeps each node's last
         // run): no scores, rather than one run's nodes scored against another's.
         if (job.restarts == 0) d.slowness = record::straggler_scores(node_work(context, job.job_id));
-        for (const auto& e : context.data.events)
-            if (e.job_id && *e.job_id == job.job_id && e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
+        for (const auto& e : context.data.events) {
+            if (!e.job_id || *e.job_id != job.job_id) continue;
+            if (e.kind == "xid") d.xids.push_back({e.node, e.gpu, e.ts, e.code});
+            if (e.kind == "idle_alert" || e.kind == "idle_cancel")
+                d.idle.push_back({e.node, e.gpu, e.ts, e.code, e.kind == "idle_cancel"});
+        }
         const auto of_job = diagnoses.find(job.job_id);
         add_failure(context, job, of_job == diagnoses.end() ? nullptr : &of_job->second, d);
         if (!out.empty()) out += '\n';

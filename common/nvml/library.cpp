@@ -40,6 +40,7 @@ struct Library::Api {
     nvmlReturn_t (*gpm_free)(nvmlGpmSample_t) = nullptr;
     nvmlReturn_t (*gpm_get)(nvmlDevice_t, nvmlGpmSample_t) = nullptr;
     nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t*) = nullptr;
+    nvmlReturn_t (*compute_processes)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
 };
 
 namespace {
@@ -98,6 +99,8 @@ std::unique_ptr<Library> Library::open(const std::string& path, std::string& err
     bind(h, a.gpm_free, "nvmlGpmSampleFree");
     bind(h, a.gpm_get, "nvmlGpmSampleGet");
     bind(h, a.gpm_metrics, "nvmlGpmMetricsGet");
+    // _v2 and _v3 share the element layout; the unversioned call's is shorter, so not bound.
+    bind(h, a.compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2");
 
     // NO_GPUS: initialise even where the driver sees no GPU, so the caller can say so itself.
     const nvmlReturn_t rc = a.init ? a.init(kInitFlagNoGpus) : a.init_v2();
@@ -247,6 +250,24 @@ std::optional<Event> Library::wait_event(unsigned timeout_ms) {
     for (const auto& d : watched_)
         if (d.handle == data.device) e.minor = d.minor;
     return e;
+}
+
+std::optional<std::vector<unsigned>> Library::processes(nvmlDevice_t device) const {
+    if (!api_->compute_processes) return std::nullopt;
+    // The list can grow between the size query and the read: a few tries with room to spare.
+    std::vector<nvmlProcessInfo_t> infos(8);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        unsigned count = static_cast<unsigned>(infos.size());
+        const nvmlReturn_t rc = api_->compute_processes(device, &count, infos.data());
+        if (rc == NVML_SUCCESS) {
+            std::vector<unsigned> pids;
+            for (unsigned i = 0; i < count && i < infos.size(); ++i) pids.push_back(infos[i].pid);
+            return pids;
+        }
+        if (rc != NVML_ERROR_INSUFFICIENT_SIZE || count > 65536) return std::nullopt;
+        infos.resize(count + 8);
+    }
+    return std::nullopt;
 }
 
 }  // namespace acme::nvml

@@ -49,6 +49,9 @@ public:
     std::vector<Device> devices(std::string& error) const;
 
     Reading read(nvmlDevice_t device) const;
+    // The pids of the compute processes NVML lists on the device; nullopt where the driver cannot
+    // tell (no such call, NOT_SUPPORTED, no permission): unknown, never "none".
+    std::optional<std::vector<unsigned>> processes(nvmlDevice_t device) const;
 
     // The devices this process samples: GPM keeps a previous sample for each, events are
     // registered for them.

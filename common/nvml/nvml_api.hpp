@@ -47,6 +47,15 @@ typedef struct {
 } nvmlEventData_t;
 
 // GPM (Hopper and newer).
+// nvmlDeviceGetComputeRunningProcesses_v2/_v3's element (nvml.h's nvmlProcessInfo_v2_t; _v3
+// takes the same layout): the pid is what the sampler matches to the job.
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 
 typedef struct {

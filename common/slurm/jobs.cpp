@@ -90,6 +90,7 @@ std::optional<JobRecord> load_job(unsigned job_id) {
         r.user = str(j.user_name);
         r.account = str(j.account);
         r.partition = str(j.partition);
+        r.qos = str(j.qos);
         r.comment = str(j.comment);
         r.work_dir = str(j.work_dir);
         r.batch_host = str(j.batch_host);

@@ -17,6 +17,7 @@ struct JobRecord {
     std::uint32_t job_id = 0;
     std::uint32_t array_job_id = 0, array_task_id = 0;
     std::string name, user, account, partition, comment;
+    std::string qos;                // empty where slurmctld did not say
     std::string std_out, std_err;   // expanded by libslurm (slurm_get_job_stdout/stderr)
     std::string work_dir, batch_host, nodes;
     std::string mail_user;          // --mail-user; empty: the job's user

@@ -224,7 +224,9 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
     }
     if (d.category == diagnose::Category::infrastructure) {
         bool evidence_here = false;
-        for (const auto& e : end.gpu_events) evidence_here = evidence_here || e.kind != "ecc_sbe";
+        // The sampler's idle_alert/idle_cancel events say how the job used its GPUs, not that they failed.
+        for (const auto& e : end.gpu_events)
+            evidence_here = evidence_here || (e.kind != "ecc_sbe" && e.kind.rfind("idle_", 0) != 0);
         // A node the stall verdict named is checked like one without evidence (recovery_policy.hpp).
         if (!evidence_here) in.gpucheck_healthy = run_gpucheck(o, in.gpucheck_detail);
     }

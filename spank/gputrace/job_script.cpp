@@ -66,9 +66,13 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
     };
-    if (config.stall.enabled) {
-        // Stall detection: the thresholds, and what the sampler needs to judge and act.
+    // The stall keys also carry stall_mail, which the held-but-idle alert mails through.
+    if (config.stall.enabled || config.idle.on())
         for (const auto& word : stall_words(config.stall)) argv.insert(argv.end(), {"--stall", word});
+    if (config.idle.on())
+        for (const auto& word : idle_words(config.idle)) argv.insert(argv.end(), {"--idle", word});
+    if (config.stall.enabled) {
+        // Stall detection: what the sampler needs to judge and act.
         argv.insert(argv.end(), {"--restart", std::to_string(acme::util::parse_int(getenv_str("SLURM_JOB_RESTART_COUNT")).value_or(0))});
         if (acme::faultguard::job_asked_auto_recover()) argv.push_back("--auto-recover");
         if (const auto ckpt = acme::faultguard::job_ckpt_dir(); !ckpt.empty()) argv.insert(argv.end(), {"--ckpt-dir", ckpt});

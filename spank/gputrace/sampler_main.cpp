@@ -31,6 +31,7 @@
 #include "spank/gputrace/core/spool_writer.hpp"
 #include "spank/gputrace/core/textfile.hpp"
 #include "spank/gputrace/core/textfile_writer.hpp"
+#include "spank/gputrace/idle_watch.hpp"
 #include "spank/gputrace/stall_watch.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/version.hpp"
@@ -58,6 +59,7 @@ struct Options {
     long long uid = -1, gid = -1;
     double interval = 10, watch_interval = 10, call_timeout = 10;
     std::vector<std::string> stall_words;  // --stall: gputrace's stall_* keys; none: no stall watch
+    std::vector<std::string> idle_words;   // --idle: gputrace's idle_* keys; none: no idle watch
     long long restart = 0;
     bool auto_recover = false;
     std::string ckpt_dir;
@@ -145,12 +147,16 @@ public:
                 }
         }
     }
-    // `slowness`: this node's live straggler score (StallWatch::slowness), when there is one.
-    void write(const std::vector<telemetry::Sample>& samples, std::optional<double> slowness) {
+    // `slowness`: this node's live straggler score (StallWatch::slowness), when there is one;
+    // `idle`: the held-but-idle watcher, when the site's policy is on.
+    void write(const std::vector<telemetry::Sample>& samples, std::optional<double> slowness,
+               const telemetry::IdleWatch* idle, double now) {
         for (auto& g : gpus_) {
             g.sample = nullptr;
             for (const auto& s : samples)
                 if (s.gpu == g.device.minor) g.sample = &s;
+            g.idle_seconds = idle ? idle->idle_seconds(g.device.minor, now) : std::nullopt;
+            g.idle_alert = idle && idle->alerted(g.device.minor);
         }
         format_.format(gpus_, text_, slowness);
         std::string error;
@@ -164,7 +170,7 @@ public:
 private:
     static std::vector<telemetry::TextfileGpu> identities(const std::vector<nvml::Library::Device>& devices) {
         std::vector<telemetry::TextfileGpu> out;
-        for (const auto& d : devices) out.push_back({d, nullptr, 0, 0});
+        for (const auto& d : devices) out.push_back({d, nullptr, 0, 0, std::nullopt, false});
         return out;
     }
     // The user label: the name, or the uid where no name resolves (a job from another realm).
@@ -181,6 +187,19 @@ private:
     std::string text_;  // reused: its capacity outlives the ticks
     bool logged_ = false;
 };
+
+// The prolog's key=value words of one kind (--stall, --idle), each given to `set`; a bad one is
+// logged, and the setting it named keeps its default.
+template <class Config, class Set>
+void parse_words(const std::vector<std::string>& words, const char* flag, const char* kind, Config& config, Set set) {
+    std::vector<std::string> errors;
+    for (const auto& w : words) {
+        const auto kv = util::split_key_value(w);
+        if (!kv || !set(kv->first, kv->second, config, errors))
+            errors.push_back(fmt::format("{} {}: not {} key=value", flag, util::printable(w), kind));
+    }
+    for (const auto& e : errors) log_line(e);
+}
 
 // The job is gone when no slurmstepd of it runs here and slurmctld agrees.
 bool job_gone(long long job) {
@@ -243,19 +262,17 @@ int run(const Options& o) {
     // Stall detection (gputrace(8)): the thresholds came from the plugstack through the prolog.
     telemetry::StallConfig stall_config;
     std::optional<telemetry::StallWatch> stall;
-    if (!o.stall_words.empty()) {
-        std::vector<std::string> errors;
-        for (const auto& w : o.stall_words) {
-            const auto kv = util::split_key_value(w);
-            if (!kv || !telemetry::set_stall_key(kv->first, kv->second, stall_config, errors))
-                errors.push_back(fmt::format("--stall {}: not a stall key=value", util::printable(w)));
-        }
-        for (const auto& e : errors) log_line(e);
-        if (stall_config.enabled)
-            stall.emplace(stall_config,
-                          telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir}, db,
-                          wall_now(), log_line);
-    }
+    parse_words(o.stall_words, "--stall", "a stall", stall_config, telemetry::set_stall_key);
+    if (!o.stall_words.empty() && stall_config.enabled)
+        stall.emplace(stall_config, telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir},
+                      db, wall_now(), log_line);
+
+    // Held-but-idle GPUs (gputrace(8) idle_*): mailed through stall_mail's recipient.
+    telemetry::IdleConfig idle_config;
+    std::optional<telemetry::IdleWatch> idle;
+    parse_words(o.idle_words, "--idle", "an idle", idle_config, telemetry::set_idle_key);
+    if (!o.idle_words.empty() && idle_config.on())
+        idle.emplace(idle_config, stall_config.mail, o.job, o.node, db, log_line);
 
     double next_tick = mono_now();
     double next_watch = mono_now() + o.watch_interval;
@@ -267,7 +284,14 @@ int run(const Options& o) {
             auto samples = sampler.sample(wall_now());
             watchdog.disarm();
             writer.write_samples(o.job, samples);
-            if (textfile) textfile->write(samples, stall ? stall->slowness() : std::nullopt);
+            if (idle) {
+                telemetry::IdleWatch::Processes processes;
+                watchdog.arm(o.call_timeout, "a process list");
+                for (const auto& d : selection.devices) processes[d.minor] = nvml->processes(d.handle);
+                watchdog.disarm();
+                idle->on_samples(samples, processes, wall_now());
+            }
+            if (textfile) textfile->write(samples, stall ? stall->slowness() : std::nullopt, idle ? &*idle : nullptr, wall_now());
             if (stall) stall->on_samples(samples, wall_now());
             next_tick += o.interval;
             if (next_tick < now) next_tick = now + o.interval;  // fell behind: skip, never burst
@@ -327,6 +351,7 @@ int main(int argc, char** argv) {
                  "put hpc_job and user on every Prometheus series, not only on acme_job_gpu_info");
     app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(acme::util::number_between(0.1, 3600.0));
     app.add_option("--stall", o.stall_words, "a stall detection key=value (gputrace(8) stall_*); repeatable");
+    app.add_option("--idle", o.idle_words, "a held-but-idle GPU key=value (gputrace(8) idle_*); repeatable");
     app.add_option("--restart", o.restart, "Slurm's restart count of this run");
     app.add_flag("--auto-recover", o.auto_recover, "the job asked --auto-recover: act on a stall verdict");
     app.add_option("--ckpt-dir", o.ckpt_dir, "the job's --ckpt-dir: a checkpoint being written is progress");

@@ -1,7 +1,6 @@
 #include "spank/gputrace/stall_watch.hpp"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 
@@ -12,8 +11,8 @@
 #include "common/store/spool_stalls.hpp"
 #include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"
-#include "common/util/spawn.hpp"
 #include "spank/gputrace/core/live_slowness.hpp"
+#include "spank/gputrace/job_mail.hpp"
 #include "common/recovery/recovery_policy.hpp"
 #include "common/recovery/xid_actions.hpp"
 
@@ -111,28 +110,14 @@ void StallWatch::look(double now) {
     if (!job_.auto_recover && !c_.mail.empty() && !mailed_ && actor(v, nodes_, job_.node) == job_.node) mail(v, now);
 }
 
-// stall_mail: the user and admin learn of a verdict nothing acts on, through the site's own
-// MailProg as slurmctld mails (root, a fixed argv, no shell, no body), bounded in time; once
-// per run, from the one node that would act.
+// stall_mail: the user and admin learn of a verdict nothing acts on (job_mail.hpp); once per
+// run, from the one node that would act.
 void StallWatch::mail(const Verdict& v, double now) {
     mailed_ = true;
-    std::string recipient = c_.mail;
-    if (recipient == "user") recipient = mail_address_ok(mail_user_) ? mail_user_ : job_user_;
-    if (!mail_address_ok(recipient)) {
-        log_(fmt::format("job {}: stall_mail: no address to mail (user \"{}\")", job_.job, util::printable(job_user_)));
-        return;
-    }
-    std::string error;
-    const std::string prog = slurm::mail_prog(error);
-    if (prog.empty()) {
-        log_(fmt::format("job {}: stall_mail: {}; not mailed", job_.job, error));
-        return;
-    }
-    const auto r = util::run_bounded(stall_mail_argv(prog, recipient, job_.job, job_name_, v, now),
-                                     {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", fmt::format("SLURM_JOB_ID={}", job_.job)}, "", 10);
-    const bool ok = r.started && !r.timed_out && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0;
-    log_(fmt::format("job {}: stall_mail: {} {}{}", job_.job, ok ? "mailed" : "mail failed for", recipient,
-                     ok ? "" : r.timed_out ? " (MailProg timed out)" : " (MailProg failed)"));
+    log_(send_job_mail({job_.job, c_.mail, mail_user_, job_user_}, "stall_mail",
+                       [&](const std::string& prog, const std::string& recipient) {
+                           return stall_mail_argv(prog, recipient, job_.job, job_name_, v, now);
+                       }));
 }
 
 std::vector<NodeState> StallWatch::shared_states(const std::vector<NodeState>& states) const {

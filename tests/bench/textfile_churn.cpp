@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
             r.ecc_uncorrected = 0;
             const telemetry::Sample sample{g, 1764648000.0, r};
             const std::vector<telemetry::TextfileGpu> one = {
-                {{g, nullptr, "NVIDIA H100 80GB HBM3", "GPU-" + std::to_string(g)}, &sample, 0, 0}};
+                {{g, nullptr, "NVIDIA H100 80GB HBM3", "GPU-" + std::to_string(g)}, &sample, 0, 0, std::nullopt, false}};
             const std::string text = telemetry::format_textfile({"n1", id, "alice", job_labels}, one);
             auto writer = std::make_unique<telemetry::TextfileWriter>(dir, id);
             std::string error;

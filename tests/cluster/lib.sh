@@ -152,6 +152,30 @@ small_stall_windows() { # extra key=value words...
   cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
   sed -i "/gputrace.so/ s|\$| stall_warmup=2 stall_probe=0.5 stall_grace=2 stall_margin=3 $*|" "$conf"
 }
+# Adds key=value words to gputrace's plugstack line for this test's jobs (Slurm re-reads
+# plugstack.conf at each job launch); restored with restore_plugstack, as small_stall_windows.
+gputrace_keys() { # key=value words...
+  local conf=$ACME_MINICLUSTER_DIR/etc/plugstack.conf
+  [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] || cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
+  cp "$ACME_TEST_TMP/plugstack.conf.orig" "$conf"
+  sed -i "/gputrace.so/ s|\$| $*|" "$conf"
+}
+# slurm.conf's MailProg at the test double of mail(1) (tests/fakes/mail-prog) for this test:
+# slurmctld re-reads slurm.conf at scontrol reconfigure, and the sampler asks slurmctld for it
+# when it mails. The mails sent are the lines of $ACME_TEST_TMP/mail/sent. Restored (and re-read)
+# on the way out.
+use_mail_prog() {
+  local conf=${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}
+  mkdir -p "$ACME_TEST_TMP/mail"
+  cp "$ACME_SRC_DIR/tests/fakes/mail-prog" "$ACME_TEST_TMP/mail/mail"
+  cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
+  on_exit 'cp "$ACME_TEST_TMP/slurm.conf.orig" "${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}" && scontrol reconfigure >/dev/null 2>&1'
+  sed -i '/^MailProg=/d' "$conf"
+  echo "MailProg=$ACME_TEST_TMP/mail/mail" >>"$conf"
+  scontrol reconfigure || fail "scontrol reconfigure (MailProg) failed"
+  assert_eq "$ACME_TEST_TMP/mail/mail" "$(scontrol show config | sed -n 's/^MailProg *= *//p')" "slurmctld's MailProg"
+  scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+}
 restore_plugstack() {
   [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] && cp "$ACME_TEST_TMP/plugstack.conf.orig" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf"
 }

@@ -118,7 +118,8 @@ assert_ships acme-slurm-plugins "$plugindir/gputrace.so" "$plugindir/faultguard.
   /usr/libexec/acme-slurm/evalsched-stage.sh \
   /etc/slurm/plugstack.conf.d/acme.conf /etc/slurm/acme/checkpoints.toml "${rules[@]}" \
   /usr/share/man/man8/gputrace.8.gz /usr/share/man/man8/faultguard.8.gz /usr/share/man/man5/acme-record.5.gz /var/spool/acme \
-  /usr/share/acme-slurm/grafana/acme-slurm-job-gpus.json
+  /usr/share/acme-slurm/grafana/acme-slurm-job-gpus.json /usr/share/acme-slurm/grafana/acme-slurm-cluster-gpus.json \
+  /usr/share/acme-slurm/prometheus/acme-slurm-rules.yml
 assert_ships acme-slurm-tools /usr/bin/gpuacct /usr/bin/faultdiag /usr/bin/evalsched /usr/bin/evalsched-sim \
   /usr/share/man/man1/gpuacct.1.gz /usr/share/man/man1/faultdiag.1.gz /usr/share/man/man1/evalsched.1.gz \
   /usr/share/man/man1/evalsched-sim.1.gz /usr/share/man/man5/evalsched-suite.5.gz

@@ -19,19 +19,8 @@ for g in 0 1 2 3; do
 done
 use_scenario <<<"$text"
 small_stall_windows stall_spin_window=4 stall_idle_window=4 stall_grace=4 stall_mail=user
-# MailProg for this test only: slurmctld re-reads slurm.conf at scontrol reconfigure, and the
-# sampler asks slurmctld for it at a verdict. Restored (and re-read) on the way out.
-conf=${SLURM_CONF:-$ACME_MINICLUSTER_DIR/etc/slurm.conf}
-mkdir -p "$ACME_TEST_TMP/mail"
-cp "$ACME_SRC_DIR/tests/fakes/mail-prog" "$ACME_TEST_TMP/mail/mail"
-cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
-restore_mailprog() { cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf" && scontrol reconfigure >/dev/null 2>&1; }
-on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack; restore_mailprog'
-sed -i '/^MailProg=/d' "$conf"
-echo "MailProg=$ACME_TEST_TMP/mail/mail" >>"$conf"
-scontrol reconfigure || fail "scontrol reconfigure (MailProg) failed"
-assert_eq "$ACME_TEST_TMP/mail/mail" "$(scontrol show config | sed -n 's/^MailProg *= *//p')" "slurmctld's MailProg"
-scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack'
+use_mail_prog
 
 train='for s in 1 2 3 4 5 6 7 8; do echo "step $s"; sleep 0.5; done'
 # One line of Python in a real trainer: pathlib.Path(os.environ["ACME_HEARTBEAT_FILE"]).touch(), here

@@ -1,5 +1,5 @@
 // libFuzzer: gputrace's parsers of admin and user input: plugstack arguments (words split on
-// blanks, as Slurm splits them, stall_* keys included), --gpu-telemetry values, Slurm GPU id
+// blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
 // lists, and the stall share's node-state lines (stall.hpp).
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spank/gputrace/core/gputrace_config.hpp"
+#include "spank/gputrace/core/idle.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
 
@@ -25,6 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Whatever the input, the configuration stays usable.
     if (result.config.min_interval > result.config.max_interval) __builtin_trap();
     if (result.config.interval < result.config.min_interval || result.config.interval > result.config.max_interval)
+        __builtin_trap();
+    // The idle limits stay in range, and the words handed to the sampler parse back to the same policy.
+    const auto& idle = result.config.idle;
+    if (idle.alert < 0 || idle.alert > 7 * 86400.0 || idle.cancel < 0 || idle.cancel > 7 * 86400.0) __builtin_trap();
+    acme::telemetry::IdleConfig back;
+    std::vector<std::string> back_errors;
+    for (const auto& w : acme::telemetry::idle_words(idle)) {
+        const auto kv = acme::util::split_key_value(w);
+        if (!kv || !acme::telemetry::set_idle_key(kv->first, kv->second, back, back_errors)) __builtin_trap();
+    }
+    if (!back_errors.empty() || back.exempt_qos != idle.exempt_qos || back.exempt_partitions != idle.exempt_partitions)
         __builtin_trap();
     std::string error;
     const auto request = acme::telemetry::parse_telemetry_value(text, result.config, "--gpu-telemetry", error);

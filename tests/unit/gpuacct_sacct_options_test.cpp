@@ -61,6 +61,18 @@ struct Spools {
     }
 };
 
+// A job that ran `elapsed` seconds from T on `gpus` GPUs and ended in `state`.
+acme::acct::JobDetail ended_job(std::int64_t id, const char* state, double elapsed, int gpus) {
+    acme::acct::JobDetail d;
+    d.job_id = id;
+    d.state = state;
+    d.start = T;
+    d.end = T + elapsed;
+    d.elapsed_s = elapsed;
+    d.alloc_gpus = gpus;
+    return d;
+}
+
 }  // namespace
 
 TEST_CASE("-N and --name select jobs as sacct does: any node of the list (ranges too), exact names") {
@@ -202,13 +214,7 @@ TEST_CASE("efficiency notes: memory far below the GPU's, short use of the time l
 }
 
 TEST_CASE("the job view of a failed job: a Failure block with the cause, its evidence lines and the recovery taken") {
-    acct::JobDetail d;
-    d.job_id = 3;
-    d.state = "FAILED";
-    d.start = T;
-    d.end = T + 20;
-    d.elapsed_s = 20;
-    d.alloc_gpus = 1;
+    auto d = ended_job(3, "FAILED", 20, 1);
     d.failure = acct::DetailFailure{"n1", "script", "out_of_memory", "fix_code", "torch-oom", 0.95, 0,
                                     {"line 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}};
     auto text = acct::render_detail(d, {});
@@ -225,6 +231,16 @@ TEST_CASE("the job view of a failed job: a Failure block with the cause, its evi
     d.failure.reset();
     d.recovery.clear();
     CHECK(acct::render_detail(d, {}).find("Failure") == std::string::npos);
+}
+
+TEST_CASE("the job view lists the sampler's held-but-idle alerts and cancel, and nothing without them") {
+    auto d = ended_job(4, "CANCELLED", 600, 2);
+    CHECK(acct::render_detail(d, {}).find("Held-but-idle") == std::string::npos);
+    d.idle = {{"n1", 1, T + 120, 120, false}, {"n1", 1, T + 300, 300, true}};
+    const auto text = acct::render_detail(d, {});
+    CHECK(text.find("  Held-but-idle GPUs (gputrace idle_alert, idle_cancel)\n") != std::string::npos);
+    CHECK(text.find(" n1 GPU 1: idle 120 s, alerted (idle_alert)\n") != std::string::npos);
+    CHECK(text.find(" n1 GPU 1: idle 300 s, job cancelled (idle_cancel)\n") != std::string::npos);
 }
 
 TEST_CASE("-k/-K: Slurm's time formats and slurmdbd's matching rule") {

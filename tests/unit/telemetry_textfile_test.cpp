@@ -109,7 +109,7 @@ Sample full_sample(int minor) {
 TEST_CASE("textfile: a sampled GPU gets every DCGM metric, labelled by node and GPU, and the job on one info series") {
     const Sample s = full_sample(2);
     const std::vector<TextfileGpu> gpus = {
-        {{2, nullptr, "NVIDIA H100 80GB HBM3", "GPU-aaaa"}, &s, 2, 79},
+        {{2, nullptr, "NVIDIA H100 80GB HBM3", "GPU-aaaa"}, &s, 2, 79, std::nullopt, false},
     };
     const auto p = parse(format_textfile({"node-a1", 4242, "alice"}, gpus));
     CHECK(p.bad_lines.empty());
@@ -183,8 +183,8 @@ TEST_CASE("textfile: absent readings are left out, never written as 0, and HELP 
     const Sample a{0, 100.0, r};
     const Sample b = full_sample(1);
     const std::vector<TextfileGpu> gpus = {
-        {{0, nullptr, "Tesla T4", "GPU-0000"}, &a, 0, 0},
-        {{1, nullptr, "Tesla T4", "GPU-1111"}, &b, 0, 0},
+        {{0, nullptr, "Tesla T4", "GPU-0000"}, &a, 0, 0, std::nullopt, false},
+        {{1, nullptr, "Tesla T4", "GPU-1111"}, &b, 0, 0, std::nullopt, false},
     };
     const auto text = format_textfile({"n1", 7, "bob"}, gpus);
     const auto p = parse(text);
@@ -206,7 +206,7 @@ TEST_CASE("textfile: absent readings are left out, never written as 0, and HELP 
 }
 
 TEST_CASE("textfile: a GPU not sampled yet shows only its XID series; label values are escaped") {
-    const std::vector<TextfileGpu> gpus = {{{3, nullptr, "Odd \"model\"\\x\nline", "GPU-3"}, nullptr, 1, 48}};
+    const std::vector<TextfileGpu> gpus = {{{3, nullptr, "Odd \"model\"\\x\nline", "GPU-3"}, nullptr, 1, 48, std::nullopt, false}};
     const auto text = format_textfile({"n1", 5, "us\"er"}, gpus);
     CHECK(text.find("modelName=\"Odd \\\"model\\\"\\\\x\\nline\"") != std::string::npos);
     const auto p = parse(text);
@@ -227,8 +227,8 @@ TEST_CASE("textfile: the exact bytes of a small job's file") {
     r.power_mw = 70125;
     r.energy_mj = 9876543210LL;
     const Sample a{0, 1764648000.25, r};
-    const std::vector<TextfileGpu> gpus = {{{0, nullptr, "Tesla \"T4\"", "GPU-0"}, &a, 1, 13},
-                                           {{5, nullptr, "Tesla T4", "GPU-5"}, nullptr, 0, 0}};
+    const std::vector<TextfileGpu> gpus = {{{0, nullptr, "Tesla \"T4\"", "GPU-0"}, &a, 1, 13, std::nullopt, false},
+                                           {{5, nullptr, "Tesla T4", "GPU-5"}, nullptr, 0, 0, std::nullopt, false}};
     const std::string l0 = R"({gpu="0",UUID="GPU-0",device="nvidia0",modelName="Tesla \"T4\"",Hostname="n1"})";
     const std::string l5 = R"({gpu="5",UUID="GPU-5",device="nvidia5",modelName="Tesla T4",Hostname="n1"})";
     const std::string expected =
@@ -279,8 +279,8 @@ TEST_CASE("textfile: the exact bytes of a small job's file") {
 
 TEST_CASE("textfile: one format reused across ticks writes what a fresh one would, tick by tick") {
     const TextfileJob job{"node-b2", 31337, "dave"};
-    std::vector<TextfileGpu> gpus = {{{1, nullptr, "NVIDIA A100", "GPU-1"}, nullptr, 0, 0},
-                                     {{4, nullptr, "NVIDIA A100", "GPU-4"}, nullptr, 0, 0}};
+    std::vector<TextfileGpu> gpus = {{{1, nullptr, "NVIDIA A100", "GPU-1"}, nullptr, 0, 0, std::nullopt, false},
+                                     {{4, nullptr, "NVIDIA A100", "GPU-4"}, nullptr, 0, 0, std::nullopt, false}};
     const TextfileFormat format(job, gpus);
     std::string text;
     format.format(gpus, text);  // not sampled yet: the XID series and the job info only
@@ -434,7 +434,7 @@ TEST_CASE("textfile: the epilog's cleanup removes a crashed sampler's file, and 
 TEST_CASE("textfile: the node's live straggler score is one series with the node's and job's labels, only when known") {
     const TextfileJob job{"n2", 4711, "erin"};
     Sample s = full_sample(0);
-    std::vector<TextfileGpu> gpus = {{{0, nullptr, "NVIDIA H100", "GPU-0"}, &s, 0, 0}};
+    std::vector<TextfileGpu> gpus = {{{0, nullptr, "NVIDIA H100", "GPU-0"}, &s, 0, 0, std::nullopt, false}};
     const TextfileFormat format(job, gpus);
     std::string text;
     format.format(gpus, text);
@@ -455,4 +455,22 @@ TEST_CASE("textfile: the node's live straggler score is one series with the node
     CHECK(found == 1);
     // HELP never names the job or the node (node_exporter needs it identical across files).
     CHECK(format_textfile({"n9", 1, "x"}, gpus, 1.0).find(p.help.at("acme_job_node_slowness")) != std::string::npos);
+}
+
+TEST_CASE("textfile: the held-but-idle series, per GPU, only where the idle policy follows the job") {
+    const Sample s = full_sample(0);
+    std::vector<TextfileGpu> gpus = {{{0, nullptr, "NVIDIA H100", "GPU-0"}, &s, 0, 0, std::nullopt, false},
+                                     {{1, nullptr, "NVIDIA H100", "GPU-1"}, &s, 0, 0, std::nullopt, false}};
+    const TextfileJob job{"n1", 42, "alice", false};
+    CHECK(format_textfile(job, gpus).find("acme_gpu_idle") == std::string::npos);
+    gpus[0].idle_seconds = 0;
+    gpus[1].idle_seconds = 1900;
+    gpus[1].idle_alert = true;
+    const auto text = format_textfile(job, gpus);
+    CHECK(text.find("# TYPE acme_gpu_idle_seconds gauge\n") != std::string::npos);
+    CHECK(text.find(R"(acme_gpu_idle_seconds{gpu="0",UUID="GPU-0",device="nvidia0",modelName="NVIDIA H100",Hostname="n1"} 0)" "\n") != std::string::npos);
+    CHECK(text.find(R"(acme_gpu_idle_seconds{gpu="1",UUID="GPU-1",device="nvidia1",modelName="NVIDIA H100",Hostname="n1"} 1900)" "\n") != std::string::npos);
+    CHECK(text.find(R"(acme_gpu_idle_alert{gpu="0",UUID="GPU-0",device="nvidia0",modelName="NVIDIA H100",Hostname="n1"} 0)" "\n") != std::string::npos);
+    CHECK(text.find(R"(acme_gpu_idle_alert{gpu="1",UUID="GPU-1",device="nvidia1",modelName="NVIDIA H100",Hostname="n1"} 1)" "\n") != std::string::npos);
+    CHECK(text.find("acme_gpu_idle_seconds{gpu=\"1\",UUID=\"GPU-1\",device=\"nvidia1\",modelName=\"NVIDIA H100\",Hostname=\"n1\",hpc_job") == std::string::npos);
 }

@@ -320,6 +320,12 @@ std::string render_detail(const JobDetail& job, const DetailThresholds& t) {
         for (const auto& x : job.xids)
             out += fmt::format("    {} {} GPU {}: XID {}\n", format_sacct_time(x.ts), x.node, x.gpu, x.code);
     }
+    if (!job.idle.empty()) {
+        out += "  Held-but-idle GPUs (gputrace idle_alert, idle_cancel)\n";
+        for (const auto& i : job.idle)
+            out += fmt::format("    {} {} GPU {}: idle {} s, {}\n", format_sacct_time(i.ts), i.node, i.gpu, i.idle_s,
+                               i.cancel ? "job cancelled (idle_cancel)" : "alerted (idle_alert)");
+    }
     const auto notes = efficiency_notes(job, t);
     out += "\n" + heading("Notes") + "\n" + rule + "\n";
     if (notes.empty()) out += job.start > 0 && job.elapsed_s < t.min_elapsed_s ? "  * The job ran too briefly to judge.\n" : "  * Nothing stands out.\n";

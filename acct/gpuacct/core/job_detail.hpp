@@ -71,6 +71,16 @@ struct JobDetail {
     int alloc_gpus = 0;
     std::vector<DetailGpu> gpus;  // node order, then GPU id
     std::vector<DetailXid> xids;
+    // The sampler's held-but-idle events (gputrace(8), IDLE GPUS): kind idle_alert or idle_cancel,
+    // code the seconds the GPU had idled; ts order.
+    struct Idle {
+        std::string node;
+        int gpu = 0;
+        double ts = 0;
+        std::int64_t idle_s = 0;
+        bool cancel = false;
+    };
+    std::vector<Idle> idle;
     std::string telemetry_error;
     std::vector<DetailStall> stalls;     // one per run that had a verdict, oldest first
     std::vector<record::NodeSlowness> slowness;  // multi-node jobs: straggler_scores, node order

@@ -87,10 +87,11 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
             else
                 set_path(key, value, c.sampler, result.errors);
         } else if (set_stall_key(key, value, c.stall, result.errors)) {
+        } else if (set_idle_key(key, value, c.idle, result.errors)) {
         } else {
             result.errors.push_back(fmt::format(
                 "gputrace: unknown plugstack argument \"{}\" (known: default, interval, min_interval, max_interval, "
-                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir, textfile_job_labels, stall, stall_*, heartbeat_dir)",
+                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir, textfile_job_labels, stall, stall_*, heartbeat_dir, idle_*)",
                 util::printable(key)));
         }
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/util/install_paths.hpp"
+#include "spank/gputrace/core/idle.hpp"
 #include "spank/gputrace/core/stall.hpp"
 
 namespace acme::telemetry {
@@ -30,6 +31,7 @@ struct GputraceConfig {
     // hpc_job and user on every GPU series too, not only on acme_job_gpu_info (textfile.hpp).
     bool textfile_job_labels = false;
     StallConfig stall;                 // stall detection (stall.hpp, gputrace(8): stall_* keys)
+    IdleConfig idle;                   // held-but-idle GPUs (idle.hpp, gputrace(8): idle_* keys)
 };
 
 struct ConfigResult {

@@ -432,12 +432,16 @@ bool mail_address_ok(std::string_view a) {
     }
 }
 
-std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,
-                                         std::string_view job_name, const Verdict& v, double now) {
+std::string mail_job_name(std::string_view job_name) {
     std::string name;
     for (const char ch : job_name.substr(0, 64)) name += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
+    return name.empty() ? "-" : name;
+}
+
+std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,
+                                         std::string_view job_name, const Verdict& v, double now) {
     const std::string subject =
-        fmt::format("Slurm Job_id={} Name={} Stalled, no progress for {:.0f} s, {}", job_id, name.empty() ? "-" : name,
+        fmt::format("Slurm Job_id={} Name={} Stalled, no progress for {:.0f} s, {}", job_id, mail_job_name(job_name),
                     std::max(0.0, now - v.since), v.named.empty() ? std::string("no node named") : "node " + v.named + " named");
     return {mail_prog, "-s", subject, recipient};
 }

@@ -141,6 +141,8 @@ std::optional<std::string> progress_since(const std::vector<NodeState>& nodes, d
 // An address stall_mail (or a job's --mail-user) may name: letters, digits, ._%+-@, no leading
 // '-' (it becomes one argv word of MailProg), at most 254 characters.
 bool mail_address_ok(std::string_view a);
+// The job's name as a mail subject carries it: printable, at most 64 characters, "-" when empty.
+std::string mail_job_name(std::string_view job_name);
 // MailProg's argv for a verdict, as slurmctld mails (`MailProg -s SUBJECT RECIPIENT`, no body):
 // "Slurm Job_id=12 Name=train Stalled, no progress for 300 s, node n2 named".
 std::vector<std::string> stall_mail_argv(const std::string& mail_prog, const std::string& recipient, long long job_id,

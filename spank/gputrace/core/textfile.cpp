@@ -89,6 +89,16 @@ const std::vector<Metric>& metrics() {
          reading([](const nvml::Reading& r) { return as_double(r.ecc_corrected); })},
         {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
          reading([](const nvml::Reading& r) { return as_double(r.ecc_uncorrected); })},
+        // Held-but-idle GPUs (gputrace(8) idle_*): per GPU, so bounded by the node's GPUs; the
+        // job is on acme_job_gpu_info.
+        {"acme_gpu_idle_seconds", "gauge",
+         "Seconds the GPU has been held by its job but idle (utilization at or below idle_util, or no process of the job); 0: in use.",
+         [](const TextfileGpu& g) { return g.idle_seconds; }},
+        {"acme_gpu_idle_alert", "gauge", "1 while the GPU's idle spell has passed gputrace's idle_alert; 0 otherwise.",
+         [](const TextfileGpu& g) -> std::optional<double> {
+             if (!g.idle_seconds) return std::nullopt;
+             return g.idle_alert ? 1.0 : 0.0;
+         }},
         {"acme_gpu_sample_timestamp_seconds", "gauge", "Unix time of the GPU sample these values come from.",
          [](const TextfileGpu& g) -> std::optional<double> {
              if (!g.sample) return std::nullopt;

@@ -24,6 +24,10 @@ struct TextfileGpu {
     const Sample* sample = nullptr;  // the latest; null: identity-only (no readings written)
     long long xid_count = 0;
     long long last_xid = 0;  // 0: none seen
+    // Held-but-idle (idle.hpp): seconds of the current idle spell (0: in use) and whether it
+    // passed idle_alert; absent where the site's idle policy is off or the job is exempt.
+    std::optional<double> idle_seconds;
+    bool idle_alert = false;
 };
 
 struct TextfileJob {

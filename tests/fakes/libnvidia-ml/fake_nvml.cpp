@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,9 @@ struct FakeGpu {
     double sm_clock_mhz = 1980;
     double ecc_corrected = 0, ecc_uncorrected = 0, retired_pending = 0, remap_pending = 0, remap_failure = 0;
     double lost_at = -1;  // seconds; from then on calls return GPU_IS_LOST
+    // processes = [pid, ...]: the compute processes NVML lists on the GPU ([]: none); absent:
+    // the call answers NOT_SUPPORTED, as on a driver that cannot tell.
+    std::optional<std::vector<unsigned>> processes;
     unsigned long long registered = 0;
 };
 
@@ -139,6 +143,11 @@ void load_scenario() {
             g.remap_pending = (*t)["remap_pending"].value_or(0.0);
             g.remap_failure = (*t)["remap_failure"].value_or(0.0);
             g.lost_at = (*t)["lost_at"].value_or(-1.0);
+            if (const auto* procs = (*t)["processes"].as_array()) {
+                g.processes.emplace();
+                for (const auto& p : *procs)
+                    if (auto pid = p.value<long long>()) g.processes->push_back(static_cast<unsigned>(*pid));
+            }
             scenario.gpus.push_back(g);
             ++index;
         }
@@ -269,6 +278,23 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice
     if (auto rc = check(d, g)) return rc;
     if (len == 0) return NVML_ERROR_INSUFFICIENT_SIZE;
     snprintf(buf, len, "%s", g->uuid.c_str());
+    return NVML_SUCCESS;
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* count,
+                                                                                           nvmlProcessInfo_t* infos) {
+    std::lock_guard lock(mu);
+    FakeGpu* g;
+    if (auto rc = check(d, g)) return rc;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!g->processes) return NVML_ERROR_NOT_SUPPORTED;
+    const auto n = static_cast<unsigned>(g->processes->size());
+    if (*count < n || (n > 0 && !infos)) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    *count = n;
+    for (unsigned i = 0; i < n; ++i) infos[i] = {(*g->processes)[i], 1ULL << 30, 0xFFFFFFFF, 0xFFFFFFFF};
     return NVML_SUCCESS;
 }
 
