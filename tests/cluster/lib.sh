@@ -152,6 +152,17 @@ small_stall_windows() { # extra key=value words...
   cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
   sed -i "/gputrace.so/ s|\$| stall_warmup=2 stall_probe=0.5 stall_grace=2 stall_margin=3 $*|" "$conf"
 }
+# A trainer's job script: one Python process steps once a second 15 times (a log line and a
+# heartbeat touch each, as a trainer does), then runs PAUSE (Python statements), then AFTER more
+# steps, then prints "done".
+trainer_steps() { # pause_python after_steps
+  echo "python3 -c \"import os, pathlib, sys, time
+hb = pathlib.Path(os.environ['ACME_HEARTBEAT_FILE'])
+def steps(n):
+    for i in range(n):
+        print('step', i, flush=True); hb.touch(); time.sleep(1)
+steps(15); $1; steps($2); print('done', flush=True)\""
+}
 restore_plugstack() {
   [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] && cp "$ACME_TEST_TMP/plugstack.conf.orig" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf"
 }

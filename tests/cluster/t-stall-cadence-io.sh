@@ -16,20 +16,12 @@ small_stall_windows stall_spin_window=600 stall_idle_window=600 stall_cadence_k=
 on_exit 'restore_plugstack'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
-# steps_then PAUSE AFTER: 15 steps a second, then PAUSE (Python), then AFTER more steps.
-steps_then() {
-  echo "python3 -c \"import os, pathlib, sys, time
-hb = pathlib.Path(os.environ['ACME_HEARTBEAT_FILE'])
-def steps(n):
-    for i in range(n):
-        print('step', i, flush=True); hb.touch(); time.sleep(1)
-steps(15); $1; steps($2); print('done', flush=True)\""
-}
+# 15 steps a second, the pause, more steps (trainer_steps, lib.sh).
 save="f = open('$ACME_TEST_TMP/save.bin', 'wb')
 for i in range(100): f.write(b'x' * 1048576); f.flush(); os.fsync(f.fileno()); time.sleep(0.2)
 f.close()"
-saver=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/save.out" --wrap "$(steps_then "$save" 5)")
-hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(steps_then "time.sleep(40)" 0)")
+saver=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/save.out" --wrap "$(trainer_steps "$save" 5)")
+hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(trainer_steps "time.sleep(40)" 0)")
 
 for id in "$saver" "$hang"; do
   assert_eq COMPLETED "$(wait_job "$id" 150)" "job $id's end"

@@ -17,17 +17,9 @@ small_stall_windows stall_spin_window=600 stall_idle_window=600 stall_cadence_k=
 on_exit 'restore_plugstack'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
-# steps_then PAUSE AFTER: 15 steps a second, PAUSE s with nothing moving, AFTER more steps.
-steps_then() {
-  echo "python3 -c \"import os, pathlib, sys, time
-hb = pathlib.Path(os.environ['ACME_HEARTBEAT_FILE'])
-def steps(n):
-    for i in range(n):
-        print('step', i, flush=True); hb.touch(); time.sleep(1)
-steps(15); time.sleep($1); steps($2); print('done', flush=True)\""
-}
-hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(steps_then 40 0)")
-pause=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/pause.out" --wrap "$(steps_then 6 5)")
+# 15 steps a second, a pause with nothing moving, more steps (trainer_steps, lib.sh).
+hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(trainer_steps "time.sleep(40)" 0)")
+pause=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/pause.out" --wrap "$(trainer_steps "time.sleep(6)" 5)")
 
 for id in "$hang" "$pause"; do
   assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id's end"
