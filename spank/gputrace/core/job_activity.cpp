@@ -186,9 +186,8 @@ Activity JobProcesses::look() {
         return {};
     }
     static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    Activity a = last_ ? activity_between(*last_, *now, ticks) : Activity{true, 0, 0, false};
-    a.seen = true;
-    for (const auto& p : *now) a.disk_wait = a.disk_wait || p.disk_wait;
+    // Without a baseline the span's activity is unknown, not none: unseen for this look.
+    Activity a = last_ ? activity_between(*last_, *now, ticks) : Activity{};
     last_ = std::move(now);
     return a;
 }

@@ -62,7 +62,8 @@ Activity activity_between(const std::vector<ProcSample>& before, const std::vect
 class JobProcesses {
 public:
     explicit JobProcesses(long long job, std::string proc_root = "/proc");
-    // The first look has no baseline: seen (when found) with nothing counted.
+    // A look with no baseline (the first, or the first after one that found nothing) is unseen:
+    // what moved in its span is unknown.
     Activity look();
 
 private:
