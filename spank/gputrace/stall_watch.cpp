@@ -19,7 +19,8 @@
 namespace acme::telemetry {
 
 StallWatch::StallWatch(const StallConfig& c, StallJob job, store::Database& db, double job_start, Log log)
-    : c_(c), job_(std::move(job)), db_(db), job_start_(job_start), log_(log), tracker_(c, job_.node, job_start) {
+    : c_(c), job_(std::move(job)), db_(db), job_start_(job_start), log_(log), tracker_(c, job_.node, job_start),
+      processes_(job_.job) {
     if (!c_.share.empty()) {
         share_ = std::make_unique<StallShare>(c_.share);
         if (!share_->ok()) {
@@ -64,6 +65,9 @@ void StallWatch::look(double now) {
         tracker_.on_probe(probe_as_user(paths_, static_cast<uid_t>(job_.uid), static_cast<gid_t>(job_.gid),
                                         std::clamp(c_.probe, 1.0, 5.0)),
                           now);
+    // Cheap (a /proc walk), and without it the paced window keeps its floor (cadence.hpp).
+    if (c_.cadence.k > 0 && c_.cadence.activity) tracker_.on_activity(processes_.look(), last_look_ > 0 ? now - last_look_ : 0, now);
+    last_look_ = now;
     tracker_.close_work_window();
     std::vector<NodeState> states;
     if (share_) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/store/database.hpp"
+#include "spank/gputrace/core/job_activity.hpp"
 #include "spank/gputrace/core/progress_probe.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "spank/gputrace/core/stall_share.hpp"
@@ -54,6 +55,8 @@ private:
     NodeTracker tracker_;
     std::unique_ptr<StallShare> share_;
     ProbePaths paths_;
+    JobProcesses processes_;  // the job's processes here: their I/O and CPU between looks
+    double last_look_ = 0;
     std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
     bool job_known_ = false;
     std::string job_name_, job_user_, mail_user_;  // from slurmctld, for stall_mail

@@ -176,6 +176,17 @@ use_mail_prog() {
   assert_eq "$ACME_TEST_TMP/mail/mail" "$(scontrol show config | sed -n 's/^MailProg *= *//p')" "slurmctld's MailProg"
   scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 }
+# A trainer's job script: one Python process steps once a second 15 times (a log line and a
+# heartbeat touch each, as a trainer does), then runs PAUSE (Python statements), then AFTER more
+# steps, then prints "done".
+trainer_steps() { # pause_python after_steps
+  echo "python3 -c \"import os, pathlib, sys, time
+hb = pathlib.Path(os.environ['ACME_HEARTBEAT_FILE'])
+def steps(n):
+    for i in range(n):
+        print('step', i, flush=True); hb.touch(); time.sleep(1)
+steps(15); $1; steps($2); print('done', flush=True)\""
+}
 restore_plugstack() {
   [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] && cp "$ACME_TEST_TMP/plugstack.conf.orig" "$ACME_MINICLUSTER_DIR/etc/plugstack.conf"
 }

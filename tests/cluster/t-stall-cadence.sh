@@ -5,27 +5,21 @@
 # trainer's), their GPUs idle. The first then hangs for 40 s: the sampler learned its pace, so it
 # records a verdict that says so, which the fixed 600 s window could never give in the job's
 # life. The second pauses 6 s after learning (a checkpoint saved where the sampler cannot see),
-# under the floor, then trains on: no verdict.
+# under the floor, then trains on: no verdict. The sampler does not read the jobs' processes here
+# (stall_cadence_activity=off): this is the floor's case; t-stall-cadence-io.sh reads them.
 . "$(dirname "$0")/lib.sh"
 gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$@"; }
 
 chmod 777 "$ACME_TEST_TMP"
 use_uniform_scenario 0
-small_stall_windows stall_spin_window=600 stall_idle_window=600 stall_cadence_k=3 stall_cadence_floor=12 stall_cadence_steps=10
+small_stall_windows stall_spin_window=600 stall_idle_window=600 stall_cadence_k=3 stall_cadence_floor=12 stall_cadence_steps=10 \
+  stall_cadence_activity=off
 on_exit 'restore_plugstack'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
-# steps_then PAUSE AFTER: 15 steps a second, PAUSE s with nothing moving, AFTER more steps.
-steps_then() {
-  echo "python3 -c \"import os, pathlib, sys, time
-hb = pathlib.Path(os.environ['ACME_HEARTBEAT_FILE'])
-def steps(n):
-    for i in range(n):
-        print('step', i, flush=True); hb.touch(); time.sleep(1)
-steps(15); time.sleep($1); steps($2); print('done', flush=True)\""
-}
-hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(steps_then 40 0)")
-pause=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/pause.out" --wrap "$(steps_then 6 5)")
+# 15 steps a second, a pause with nothing moving, more steps (trainer_steps, lib.sh).
+hang=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/hang.out" --wrap "$(trainer_steps "time.sleep(40)" 0)")
+pause=$(submit -N1 --gres=gpu:1 --gpu-telemetry=0.5 -o "$ACME_TEST_TMP/pause.out" --wrap "$(trainer_steps "time.sleep(6)" 5)")
 
 for id in "$hang" "$pause"; do
   assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id's end"

@@ -1,6 +1,7 @@
 // libFuzzer: gputrace's parsers of admin and user input: plugstack arguments (words split on
 // blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
-// lists, and the stall share's node-state lines (stall.hpp).
+// lists, the stall share's node-state lines (stall.hpp), and /proc's stat and io files as the
+// stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "spank/gputrace/core/gputrace_config.hpp"
 #include "spank/gputrace/core/idle.hpp"
+#include "spank/gputrace/core/job_activity.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
 
@@ -48,8 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A state line that parses formats back to a line that parses to the same node.
     if (const auto state = acme::telemetry::parse_state(text)) {
         const auto again = acme::telemetry::parse_state(acme::telemetry::format_state(*state));
-        if (!again || again->node != state->node || again->pattern != state->pattern || again->steps != state->steps)
+        if (!again || again->node != state->node || again->pattern != state->pattern || again->steps != state->steps ||
+            again->activity_seen != state->activity_seen)
             __builtin_trap();
     }
+    if (const auto stat = acme::telemetry::parse_proc_stat(text); stat && stat->comm.size() > text.size()) __builtin_trap();
+    (void)acme::telemetry::parse_proc_io(text);
     return 0;
 }

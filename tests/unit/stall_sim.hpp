@@ -25,6 +25,20 @@ struct SimJob {
     std::vector<std::pair<double, double>> ckpt_writes;
     double end = 0;  // the simulation stops here (or at the first verdict)
     bool hang_spins = true;
+    // What the job's processes do, as the sampler reads them at each look (job_activity.hpp).
+    // Off: the sampler cannot read them (no stepd found, /proc hidden): the floor guards.
+    bool processes_seen = false;
+    struct Span {
+        double from, to, rate;  // s, and bytes/s (io) or cores (cpu)
+    };
+    std::vector<Span> io{};      // read or written (a checkpoint save, a data-loader wait's reads)
+    std::vector<Span> cpu{};     // host CPU (an upload, a recompilation, the trainer's loop)
+    std::vector<std::pair<double, double>> disk_wait{};  // a process asleep on the disk (fsync on NFS)
+    std::vector<std::pair<double, double>> gpu_busy{};   // GPUs busy with no step (an evaluation pass)
+    double step_io = 0;  // bytes the data loader reads in each step's second (the next batch)
+    // From the hang on, what a hung job still moves: a monitor's /proc reads (bytes/s) and a
+    // host thread spin-waiting on the hung collective (cores).
+    double hang_io = 0, hang_cpu = 0;
 };
 
 struct SimResult {
@@ -46,7 +60,9 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
     SimResult r;
     std::size_t next = 0;  // the first step not yet taken
     long long log = 0, ckpt = 0;
-    double heartbeat = -1, next_look = c.probe;
+    double heartbeat = -1, next_look = c.probe, last_look = 0;
+    double io = 0, cpu = 0;  // since the last look
+    const auto in = [](double t, double from, double to) { return t > from && t <= to; };
     for (double t = 1; t <= job.end; t += 1) {
         bool stepped = false;
         while (next < job.steps.size() && job.steps[next] <= t && job.steps[next] < job.hang) {
@@ -54,7 +70,13 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             ++log;
             stepped = true;
         }
-        if (stepped) node.on_samples(sim_gpus(95, 300, 40), t);
+        if (stepped && t < job.hang) io += job.step_io;
+        for (const auto& s : job.io) io += in(t, s.from, s.to) && t < job.hang ? s.rate : 0;
+        for (const auto& s : job.cpu) cpu += in(t, s.from, s.to) && t < job.hang ? s.rate : 0;
+        if (t >= job.hang) io += job.hang_io, cpu += job.hang_cpu;
+        bool eval = false;
+        for (const auto& [from, to] : job.gpu_busy) eval = eval || (in(t, from, to) && t < job.hang);
+        if (stepped || eval) node.on_samples(sim_gpus(95, 300, 40), t);
         else if (t >= job.hang && job.hang_spins) node.on_samples(sim_gpus(97, 80, 1), t);
         else node.on_samples(sim_gpus(0, 60, 0), t);
         for (const auto& [from, to] : job.ckpt_writes)
@@ -69,6 +91,13 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             p.ckpt_mtime = 0;
         }
         node.on_probe(p, t);
+        if (job.processes_seen) {
+            telemetry::Activity a{true, io, cpu, false};
+            for (const auto& [from, to] : job.disk_wait) a.disk_wait = a.disk_wait || (t >= from && t <= to && t < job.hang);
+            node.on_activity(a, t - last_look, t);
+        }
+        io = cpu = 0;
+        last_look = t;
         if (heartbeat >= 0) r.last_step = heartbeat;
         auto v = telemetry::judge({node.state()}, {}, 0, t, c, false);
         if (v.stalled) {

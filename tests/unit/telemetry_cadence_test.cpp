@@ -109,10 +109,18 @@ TEST_CASE("a long pause while the pace is being learned raises the longest step 
 TEST_CASE("the warm-up is not the job's pace: 500 s of loading, then 2 s steps, learns 2 s") {
     const auto c = site_keys();
     NodeTracker n(c, "n1", 0);
-    n.on_samples(acme::test::sim_gpus(95, 300, 40), 500);
-    for (double t = 502; t <= 700; t += 2) n.on_samples(acme::test::sim_gpus(95, 300, 40), t);
+    long long log = 0;
+    for (double t = 500; t <= 700; t += 2) {
+        n.on_samples(acme::test::sim_gpus(95, 300, 40), t);
+        n.on_probe({++log, std::nullopt, std::nullopt, std::nullopt}, t);
+    }
     CHECK(n.state().step == doctest::Approx(2));
-    CHECK(n.state().steps == 50);  // the gaps from 600 s on; the one into 600 s began in the warm-up
+    CHECK(n.state().steps == 50);  // the steps from 600 s on; the one into 600 s began in the warm-up
+    // Busy GPU samples are signs, not steps: a second of them is no step of the job.
+    NodeTracker busy(c, "n1", 0);
+    for (double t = 500; t <= 700; t += 1) busy.on_samples(acme::test::sim_gpus(95, 300, 40), t);
+    CHECK(busy.state().steps == 0);
+    CHECK(busy.state().step == 0);
 }
 
 TEST_CASE("too few steps seen, or k = 0: the fixed window, and the evidence says so") {

@@ -6,13 +6,14 @@
 
 namespace acme::telemetry {
 
-void Cadence::observe(double progress, double learn_from) {
-    if (progress <= last_) return;
-    if (last_ >= learn_from) {
-        longest_ = std::max(longest_, progress - last_);
-        ++gaps_;
+void Cadence::observe(double sign, double step, double learn_from) {
+    if (step > last_step_) {
+        if (last_step_ >= learn_from) ++gaps_;
+        last_step_ = step;
     }
-    last_ = progress;
+    if (sign <= last_) return;
+    if (last_ >= learn_from) longest_ = std::max(longest_, sign - last_);
+    last_ = sign;
 }
 
 double Cadence::trusted_step(const CadenceConfig& c) const {
@@ -20,22 +21,24 @@ double Cadence::trusted_step(const CadenceConfig& c) const {
 }
 
 StallWindow stall_window(double ceiling, std::string_view ceiling_name, double step, long long steps,
-                         const CadenceConfig& c) {
+                         const CadenceConfig& c, bool activity_seen) {
     const std::string fixed = fmt::format("the fixed {} window", ceiling_name);
-    if (step <= 0 || c.k <= 0) return {ceiling, fixed};
+    if (step <= 0 || c.k <= 0) return {ceiling, false, fixed};
     const std::string pace =
         fmt::format("{:g}x the job's longest step of {:.0f} s seen over {} steps", c.k, step, steps);
     const double paced = c.k * step;
-    if (paced >= ceiling) return {ceiling, fmt::format("{}; {} is longer", fixed, pace)};
+    if (paced >= ceiling) return {ceiling, false, fmt::format("{}; {} is longer", fixed, pace)};
+    // No floor: a save or an evaluation the job has not shown yet moves bytes, CPU or the GPUs.
+    if (activity_seen) return {std::max(paced, step), true, pace + ", its processes idle too"};
     // The floor is the pause on top of a step: a save starts after a step's last sign, and the
     // next sign comes a step after it ends.
     const double floored = step + c.floor;
     if (paced < floored) {
         // A floor past the ceiling (windows scaled down for a test) leaves the ceiling.
-        if (floored >= ceiling) return {ceiling, fmt::format("{}; {} is shorter", fixed, pace)};
-        return {floored, fmt::format("a step and the {:g} s floor; {} is shorter", c.floor, pace)};
+        if (floored >= ceiling) return {ceiling, false, fmt::format("{}; {} is shorter", fixed, pace)};
+        return {floored, true, fmt::format("a step and the {:g} s floor; {} is shorter", c.floor, pace)};
     }
-    return {paced, pace};
+    return {paced, true, pace};
 }
 
 }  // namespace acme::telemetry

@@ -5,7 +5,13 @@
 // enough of them the verdict comes after k times that gap instead: never sooner than that gap and
 // a floor more (a checkpoint save or evaluation pass the job has not shown yet must not look like
 // a hang: a verdict can requeue the job, so a late verdict is cheaper than a false one) and never
-// later than the fixed window. Pure functions of the times they are given, so simulated clocks test
+// later than the fixed window.
+// What tells a long healthy pause from a hang is what the job's processes do in it (job_activity.hpp):
+// a checkpoint save writes, a data-loader wait reads or waits on the disk, host-side work (an
+// upload, a recompilation) burns CPU while the GPUs idle; a hung collective spins the GPUs and
+// moves no bytes, a deadlock sleeps. Where the sampler reads the job's processes, the paced window
+// counts only the quiet in which nothing of that moved either, and needs no floor; where it
+// cannot, the floor stands in for the unseen pause. Pure functions of the times they are given, so simulated clocks test
 // them (tests/unit/telemetry_cadence_test.cpp) and bench them (tests/bench/stall_cadence_bench.cpp).
 #pragma once
 
@@ -23,36 +29,53 @@ struct CadenceConfig {
     // window as it is unless a site lowers it.
     double floor = 600;
     long long steps = 20;  // gaps seen after the warm-up before the cadence is trusted
+    // What counts as the job's processes doing something (job_activity.hpp), per second of a
+    // look: bytes read or written (a save writes MB/s; a monitoring thread's /proc reads or a
+    // rendezvous keep-alive stay far below), and CPU seconds while no GPU of the node spins (a
+    // host thread spin-waits on a hung collective, so CPU means nothing then; a deadlock sleeps).
+    double io = 65536;
+    double cpu = 0.25;
+    // Off: the job's processes are not read (a site that may not look, a sampler without root):
+    // the floor guards every paced window.
+    bool activity = true;
 };
 
 // One node's gaps between signs of progress. A gap counts only when it starts after the job's
 // warm-up (loading and compiling are not the job's pace). The longest gap only grows: a long
 // checkpoint pause, once the job came out of it, is part of the job's pace for the rest of the run.
+// The pace is trusted after enough of the job's own steps (its log, heartbeat or checkpoint moving),
+// not after enough signs of any kind: a second of busy GPU samples in an evaluation pass, or a
+// look at a data-loader wait's reads, is not a step, and twenty of them show none of the job's
+// quiet between steps.
 class Cadence {
 public:
-    explicit Cadence(double job_start) : last_(job_start) {}
-    // `progress`: the node's newest sign of progress (a time; older or equal ones are ignored);
+    explicit Cadence(double job_start) : last_(job_start), last_step_(job_start) {}
+    // `sign`: the node's newest sign of progress or of its processes' activity (a time; older or
+    // equal ones are ignored); `step`: its newest step (log, heartbeat, checkpoint);
     // `learn_from`: when the warm-up ends.
-    void observe(double progress, double learn_from);
+    void observe(double sign, double step, double learn_from);
     double longest() const { return longest_; }
-    long long gaps() const { return gaps_; }
+    long long gaps() const { return gaps_; }  // steps seen after the warm-up
     // The longest gap when enough gaps were seen to trust it; 0: no cadence (the fixed windows).
     double trusted_step(const CadenceConfig& c) const;
 
 private:
-    double last_;
+    double last_, last_step_;
     double longest_ = 0;
     long long gaps_ = 0;
 };
 
 struct StallWindow {
     double seconds = 0;
+    bool paced = false;  // k x the step: counted over the quiet in which the processes were idle too
     std::string why;  // for the verdict's evidence: "3x the job's longest step of 10 s seen over 40 steps"
 };
 
 // The quiet a verdict needs: `ceiling` (the fixed window, named `ceiling_name`: "spin", "idle")
 // without a cadence (`step` 0), else k x step within [step + floor, ceiling]; `steps`: gaps seen.
+// `activity_seen`: the job's processes are read on every node, so a pause that does something is
+// seen as such and no floor is needed (k x step, at least a step, within the ceiling).
 StallWindow stall_window(double ceiling, std::string_view ceiling_name, double step, long long steps,
-                         const CadenceConfig& c);
+                         const CadenceConfig& c, bool activity_seen = false);
 
 }  // namespace acme::telemetry

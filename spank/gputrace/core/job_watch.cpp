@@ -12,8 +12,6 @@
 
 namespace acme::telemetry {
 
-namespace {
-
 // Any process may title itself "slurmstepd: [JOB." (a user's, to keep its job looking alive);
 // slurmstepd runs as root. The real uid from status, not the owner of /proc/PID, which a
 // process made non-dumpable shows as root.
@@ -31,8 +29,6 @@ bool real_uid_is_root(const std::string& status_path) {
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
     return i + 1 < text.size() && text[i] == '0' && (text[i + 1] == '\t' || text[i + 1] == ' ');
 }
-
-}  // namespace
 
 bool job_has_local_stepd(long long job_id, const std::string& proc_root) {
     std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(proc_root.c_str()), closedir);

@@ -10,4 +10,8 @@ namespace acme::telemetry {
 
 bool job_has_local_stepd(long long job_id, const std::string& proc_root = "/proc");
 
+// Whether /proc/PID/status (`status_path`) shows a real uid of root: a slurmstepd, not a user's
+// process titled like one (job_activity.hpp finds the job's processes under its stepds).
+bool real_uid_is_root(const std::string& status_path);
+
 }  // namespace acme::telemetry

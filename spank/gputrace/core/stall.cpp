@@ -72,6 +72,15 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0, 100, c.cadence.k, errors);
     } else if (key == "stall_cadence_floor") {
         set_number(key, value, 0, 86400 * 7, c.cadence.floor, errors);
+    } else if (key == "stall_cadence_io") {
+        set_number(key, value, 0, 1e12, c.cadence.io, errors);
+    } else if (key == "stall_cadence_cpu") {
+        set_number(key, value, 0, 4096, c.cadence.cpu, errors);
+    } else if (key == "stall_cadence_activity") {
+        const auto b = util::parse_bool(value);
+        if (b) c.cadence.activity = *b;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall_cadence_activity={}: want on or off",
+                                          util::printable(value)));
     } else if (key == "stall_cadence_steps") {
         const auto v = util::parse_int(value);
         if (v && *v >= 1 && *v <= 100000) c.cadence.steps = *v;
@@ -119,6 +128,9 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_cadence_k={}", c.cadence.k),
         fmt::format("stall_cadence_floor={}", c.cadence.floor),
         fmt::format("stall_cadence_steps={}", c.cadence.steps),
+        fmt::format("stall_cadence_io={}", c.cadence.io),
+        fmt::format("stall_cadence_cpu={}", c.cadence.cpu),
+        fmt::format("stall_cadence_activity={}", c.cadence.activity ? "on" : "off"),
         fmt::format("stall_probe={}", c.probe),
         fmt::format("stall_grace={}", c.grace),
         fmt::format("stall_signal={}", c.signal == 15 ? "TERM" : "USR1"),
@@ -155,13 +167,15 @@ std::optional<Pattern> parse_pattern(std::string_view text) {
 
 // The work rates are two trailing fields ("-": absent), added after v1's first release, and the
 // learned step and its count two more: a line without them (an older sampler's) still parses, as
-// a node without a work rate or a pace.
+// a node without a work rate or a pace; the processes' activity, two more after those (absent:
+// not seen).
 std::string format_state(const NodeState& s) {
     const auto rate = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
-    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {} {:.3f} {}",
+    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {} {:.3f} {} {} {:.3f}",
                        s.node, s.ts, to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at,
                        s.ckpt_changed_at, s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w,
-                       s.mem_util, rate(s.work_util), rate(s.work_sm), s.step, s.steps);
+                       s.mem_util, rate(s.work_util), rate(s.work_sm), s.step, s.steps,
+                       s.activity_seen ? 1 : 0, s.activity_at);
 }
 
 std::optional<NodeState> parse_state(std::string_view line) {
@@ -174,7 +188,7 @@ std::optional<NodeState> parse_state(std::string_view line) {
             f.push_back(line.substr(start, i - start));
             start = i + 1;
         }
-    if ((f.size() != 14 && f.size() != 16 && f.size() != 18) || f[0] != "acme-stall-v1" || !plain_node(f[1]))
+    if ((f.size() != 14 && f.size() != 16 && f.size() != 18 && f.size() != 20) || f[0] != "acme-stall-v1" || !plain_node(f[1]))
         return std::nullopt;
     NodeState s;
     s.node = std::string(f[1]);
@@ -207,12 +221,18 @@ std::optional<NodeState> parse_state(std::string_view line) {
         if (!v || *v < 0 || *v > 100) return std::nullopt;
         *rates[i] = *v;
     }
-    if (f.size() == 18) {
+    if (f.size() >= 18) {
         const auto step = util::parse_double(f[16]);
         const auto steps = util::parse_int(f[17]);
         if (!step || !(*step >= 0 && *step <= 86400 * 365) || !steps || *steps < 0) return std::nullopt;
         s.step = *step;
         s.steps = *steps;
+    }
+    if (f.size() == 20) {
+        const auto at = util::parse_double(f[19]);
+        if ((f[18] != "0" && f[18] != "1") || !at || !(*at >= 0 && *at < 1e11)) return std::nullopt;
+        s.activity_seen = f[18] == "1";
+        s.activity_at = *at;
     }
     return s;
 }
@@ -225,6 +245,7 @@ NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_star
 
 void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
     Pattern node = samples.empty() ? Pattern::unknown : Pattern::idle;
+    bool all_spin = !samples.empty();
     double util = 0, power = 0, mem = 0;
     for (const auto& s : samples) {
         const auto& r = s.reading;
@@ -251,6 +272,7 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
         else if (*r.util_gpu >= c_.spin_util && mw >= 0 && peak->second > 0 && mw <= c_.spin_power * peak->second &&
                  r.util_mem && *r.util_mem <= c_.spin_mem)
             gpu = Pattern::spin;
+        all_spin = all_spin && gpu == Pattern::spin;
         if (node == Pattern::unknown) continue;
         if (gpu == Pattern::busy) node = Pattern::busy;
         else if (gpu == Pattern::spin && node != Pattern::busy) node = Pattern::spin;
@@ -261,6 +283,7 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
         s_.power_w = power / n;
         s_.mem_util = mem / n;
     }
+    all_spin_ = all_spin;
     if (node != s_.pattern) s_.pattern_since = now;
     s_.pattern = node;
     if (node == Pattern::busy) s_.active_at = now;
@@ -275,7 +298,10 @@ void NodeTracker::on_probe(const Probe& p, double now) {
         s_.log_seen = true;
     }
     if (p.heartbeat_mtime) {
-        if (!heartbeat_ || *heartbeat_ != *p.heartbeat_mtime) s_.active_at = std::max(s_.active_at, std::min(now, *p.heartbeat_mtime));
+        if (!heartbeat_ || *heartbeat_ != *p.heartbeat_mtime) {
+            s_.active_at = std::max(s_.active_at, std::min(now, *p.heartbeat_mtime));
+            step_at_ = std::max(step_at_, std::min(now, *p.heartbeat_mtime));
+        }
         heartbeat_ = p.heartbeat_mtime;
         s_.heartbeat_seen = true;
     }
@@ -289,8 +315,19 @@ void NodeTracker::on_probe(const Probe& p, double now) {
     learn();
 }
 
+void NodeTracker::on_activity(const Activity& a, double span, double now) {
+    s_.activity_seen = a.seen;
+    if (a.seen && span > 0 &&
+        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu)))
+        s_.activity_at = now;
+    s_.ts = now;
+    learn();
+}
+
 void NodeTracker::learn() {
-    cadence_.observe(std::max({s_.active_at, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_);
+    // The pace is the job's longest quiet: no progress, and (where seen) its processes idle.
+    cadence_.observe(std::max({s_.active_at, s_.log_changed_at, s_.ckpt_changed_at, s_.activity_at}),
+                     std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_);
     // The log and the checkpoint are seen to grow at a look, so no step is known finer than the
     // looks: a shorter one would be the sampler's pace, not the job's.
     const double step = cadence_.trusted_step(c_.cadence);
@@ -325,7 +362,8 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
         for (const auto& n : nodes) seen.push_back(&n);
     }
     double progress = job_start;
-    bool any_spin = false, log_seen = false, heartbeat_seen = false;
+    bool any_spin = false, log_seen = false, heartbeat_seen = false, activity_seen = true;
+    double activity = 0;
     // The job's pace: the longest step any node learned. Every node sees no more progress than
     // the job as a whole, so any node's longest step is at least the job's: the longest is safe.
     const NodeState* paced = nullptr;
@@ -336,12 +374,19 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
         heartbeat_seen = heartbeat_seen || n->heartbeat_seen;
         progress = std::max({progress, n->active_at, n->log_changed_at, n->ckpt_changed_at});
         if (n->step > 0 && (!paced || n->step > paced->step)) paced = n;
+        activity_seen = activity_seen && n->activity_seen;
+        activity = std::max(activity, n->activity_at);
     }
     // The GPUs alone never decide: a job whose log and heartbeat cannot be seen is not judged.
     if (!log_seen && !heartbeat_seen) return v;
     const auto window = stall_window(any_spin ? c.spin_window : c.idle_window, any_spin ? "spin" : "idle",
-                                     paced ? paced->step : 0, paced ? paced->steps : 0, c.cadence);
-    if (now - progress < window.seconds) return v;
+                                     paced ? paced->step : 0, paced ? paced->steps : 0, c.cadence, activity_seen);
+    // The fixed window counts from the last progress; the paced one from the last time anything
+    // of the job moved (its processes' I/O or CPU too): a save that writes is no hang.
+    const double fixed = any_spin ? c.spin_window : c.idle_window;
+    const double quiet = now - (window.paced ? std::max(progress, activity) : progress);
+    if (quiet < window.seconds && now - progress < fixed) return v;
+    const bool ceiling = quiet < window.seconds;  // the paced window not reached: the fixed one was
     v.stalled = true;
     v.since = progress;
 
@@ -389,7 +434,10 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     signals += heartbeat_seen ? ", heartbeat stopped" : ", no heartbeat";
     std::string nodes_text;
     for (const auto* n : seen) nodes_text += (nodes_text.empty() ? "" : "; ") + describe(*n, now);
-    v.evidence = fmt::format("no progress for {:.0f} s, {} ({}); {}{}", now - progress, window.why, signals, nodes_text,
+    const std::string window_why = ceiling ? fmt::format("the fixed {} window; its processes still moved {:.0f} s ago",
+                                                         any_spin ? "spin" : "idle", now - activity)
+                                           : window.why;
+    v.evidence = fmt::format("no progress for {:.0f} s, {} ({}); {}{}", now - progress, window_why, signals, nodes_text,
                              named ? fmt::format("; {} named: {}", named->node, why) : std::string("; no node stood out"));
     return v;
 }

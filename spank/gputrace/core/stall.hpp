@@ -13,6 +13,7 @@
 
 #include "common/util/install_paths.hpp"
 #include "spank/gputrace/core/cadence.hpp"
+#include "spank/gputrace/core/job_activity.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 
 namespace acme::telemetry {
@@ -84,6 +85,11 @@ struct NodeState {
     // trust it (cadence.hpp); 0: no pace learned. `steps`: the gaps seen. Two more trailing fields.
     double step = 0;
     long long steps = 0;
+    // Whether this node reads the job's processes (job_activity.hpp), and the last look at which
+    // they did something (I/O, a disk wait, CPU while no GPU spins; 0: never). Two more trailing
+    // fields; a line without them reads as a node that cannot see them.
+    bool activity_seen = false;
+    double activity_at = 0;
 };
 std::string format_state(const NodeState& s);
 // nullopt on anything but a line format_state wrote (the share is root's, but a file system
@@ -97,6 +103,8 @@ public:
     void on_samples(const std::vector<Sample>& samples, double now);
     void on_probe(const Probe& p, double now);
     void on_xid(long long code);
+    // What the job's processes here did over the `span` s since the previous look.
+    void on_activity(const Activity& a, double span, double now);
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
@@ -111,6 +119,8 @@ private:
     std::vector<std::pair<int, double>> peak_power_;  // (gpu, mW) over the job so far
     std::optional<long long> log_size_, ckpt_bytes_;
     std::optional<double> heartbeat_, ckpt_mtime_;
+    double step_at_ = 0;     // the last heartbeat touch seen (a step; active_at also moves with busy GPUs)
+    bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     double util_sum_ = 0, sm_sum_ = 0;
     long long util_n_ = 0, sm_n_ = 0;
 };

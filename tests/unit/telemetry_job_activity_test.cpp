@@ -1,0 +1,266 @@
+// What the job's processes do between two looks (job_activity.hpp), and the decision it feeds:
+// a paced verdict only when the job has a learned pace and nothing of it moved (no progress, no
+// I/O, no disk wait, no CPU while its GPUs idle) for k x its longest quiet (cadence.hpp).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "spank/gputrace/core/cadence.hpp"
+#include "spank/gputrace/core/job_activity.hpp"
+#include "spank/gputrace/core/stall.hpp"
+#include "tests/unit/stall_sim.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace acme::telemetry;
+using acme::test::regular_steps;
+using acme::test::SimJob;
+using acme::test::simulate;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string stat_line(int pid, const std::string& comm, char state, int ppid, unsigned long long cpu, unsigned long long start) {
+    return fmt::format("{} ({}) {} {} {} 0 0 -1 4194560 100 0 0 0 {} 0 0 0 20 0 1 0 {} 1000 100\n", pid, comm, state,
+                       ppid, pid, cpu, start);
+}
+
+std::string io_text(unsigned long long rchar, unsigned long long wchar, unsigned long long rb, unsigned long long wb) {
+    return fmt::format("rchar: {}\nwchar: {}\nsyscr: 5\nsyscw: 5\nread_bytes: {}\nwrite_bytes: {}\ncancelled_write_bytes: 0\n",
+                       rchar, wchar, rb, wb);
+}
+
+// A process in a fake /proc tree.
+void process(const acme::test::TempDir& proc, int pid, int ppid, const std::string& comm, const std::string& cmdline,
+             int uid, unsigned long long cpu, unsigned long long io_bytes, char state = 'S') {
+    const auto dir = proc.path() / std::to_string(pid);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "stat") << stat_line(pid, comm, state, ppid, cpu, 1000 + static_cast<unsigned long long>(pid));
+    std::ofstream(dir / "cmdline") << cmdline << '\0';
+    std::ofstream(dir / "status") << "Name:\t" << comm << "\nUid:\t" << uid << "\t" << uid << "\t" << uid << "\t" << uid << "\n";
+    std::ofstream(dir / "io") << io_text(io_bytes, 0, 0, 0);
+}
+
+// Shipped keys, a look every 2 s.
+StallConfig keys() {
+    StallConfig c;
+    c.probe = 2;
+    return c;
+}
+
+// A 2 s job, its processes seen, learned by 1000 s; `pause` from 1000 s to 1090 s, then it trains
+// until 1400 s and hangs (GPUs spinning).
+SimJob paused_job(bool seen) {
+    SimJob job;
+    job.steps = regular_steps(1, 1000, 2);
+    for (const double t : regular_steps(1090, 1400, 2)) job.steps.push_back(t);
+    job.hang = 1400;
+    job.end = 1800;
+    job.processes_seen = seen;
+    job.step_io = 4e6;
+    return job;
+}
+
+}  // namespace
+
+TEST_CASE("/proc/PID/stat: the fields after the command name's last ')', whatever the name holds") {
+    const auto s = parse_proc_stat(stat_line(7, "py) S 1 (x", 'D', 42, 30, 555));
+    REQUIRE(s);
+    CHECK(s->comm == "py) S 1 (x");
+    CHECK(s->state == 'D');
+    CHECK(s->ppid == 42);
+    CHECK(s->cpu_ticks == 30);
+    CHECK(s->start == 555);
+    CHECK_FALSE(parse_proc_stat("7 (x) S 1"));
+    CHECK_FALSE(parse_proc_stat("7 x S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"));
+    CHECK_FALSE(parse_proc_stat(""));
+}
+
+TEST_CASE("/proc/PID/io: the call and the storage counts, or nothing when a field is missing or bad") {
+    const auto io = parse_proc_io(io_text(10, 20, 300, 400));
+    REQUIRE(io);
+    CHECK(io->calls == 30);
+    CHECK(io->storage == 700);
+    CHECK_FALSE(parse_proc_io("rchar: 1\nwchar: 2\n"));
+    CHECK_FALSE(parse_proc_io("rchar: 1\nwchar: x\nread_bytes: 1\nwrite_bytes: 1\n"));
+}
+
+TEST_CASE("activity between two looks: each process's growth; a new one whole, a reused pid as new, a gone one nothing") {
+    ProcSample a{10, 1, {1000, 50}, 100, false}, b{11, 1, {0, 0}, 0, false}, gone{12, 1, {9000000000ULL, 9000000000ULL}, 900, false};
+    const std::vector<ProcSample> before = {a, b, gone};
+    ProcSample a2 = a, b_reused{11, 2, {300, 0}, 50, false}, fresh{13, 5, {0, 2000}, 100, true};
+    a2.io = {1500, 5000};  // 500 through calls, 4950 to storage (an mmap write): the larger counts
+    a2.cpu_ticks = 300;
+    const auto act = activity_between(before, {a2, b_reused, fresh}, 100);
+    CHECK(act.seen);
+    CHECK(act.io_bytes == doctest::Approx(4950 + 0 + 2000));
+    CHECK(act.cpu_s == doctest::Approx((200 + 50 + 100) / 100.0));
+    CHECK(act.disk_wait);
+    CHECK_FALSE(activity_between(before, {}, 100).seen);
+}
+
+TEST_CASE("the job's processes: the descendants of root's slurmstepds of the job, not the stepds, not a user's look-alike") {
+    acme::test::TempDir proc;
+    process(proc, 100, 1, "slurmstepd", "slurmstepd: [42.batch]", 0, 5, 0);
+    process(proc, 101, 100, "python", "python train.py", 1000, 10, 1000);
+    process(proc, 102, 101, "pt_data_worker", "python train.py", 1000, 10, 1000);
+    process(proc, 200, 1, "python", "python other.py", 1000, 10, 1000);
+    process(proc, 300, 1, "slurmstepd", "slurmstepd: [42.0]", 1000, 5, 0);  // a user's, titled like one
+    process(proc, 301, 300, "dd", "dd", 1000, 10, 1000);
+    JobProcesses job(42, proc.path().string());
+    CHECK_FALSE(job.look().seen);  // no baseline yet: what moved is unknown
+    process(proc, 100, 1, "slurmstepd", "slurmstepd: [42.batch]", 0, 500, 9e6);
+    process(proc, 101, 100, "python", "python train.py", 1000, 10, 1500);
+    process(proc, 102, 101, "pt_data_worker", "python train.py", 1000, 30, 3000, 'D');
+    process(proc, 200, 1, "python", "python other.py", 1000, 900, 9e6);
+    process(proc, 301, 300, "dd", "dd", 1000, 900, 9e6);
+    const auto second = job.look();
+    CHECK(second.seen);
+    CHECK(second.io_bytes == 500 + 2000);
+    CHECK(second.cpu_s == doctest::Approx(20 / static_cast<double>(sysconf(_SC_CLK_TCK))));
+    CHECK(second.disk_wait);
+    CHECK_FALSE(JobProcesses(43, proc.path().string()).look().seen);  // no stepd of job 43: not seen
+}
+
+TEST_CASE("stall_window: where the processes are seen, k x the step with no floor, still under the ceiling") {
+    const CadenceConfig shipped;
+    const auto w = stall_window(300, "spin", 2, 40, shipped, true);
+    CHECK(w.seconds == 6);
+    CHECK(w.paced);
+    CHECK(w.why == "3x the job's longest step of 2 s seen over 40 steps, its processes idle too");
+    CHECK(stall_window(300, "spin", 2, 40, shipped, false).seconds == 300);  // unseen: the 600 s floor
+    CHECK(stall_window(300, "spin", 150, 40, shipped, true).seconds == 300);
+    CHECK_FALSE(stall_window(300, "spin", 150, 40, shipped, true).paced);
+}
+
+TEST_CASE("a 2 s job's first 90 s checkpoint save that writes is no stall; its hang after is called within a few steps") {
+    const auto c = keys();
+    auto job = paused_job(true);
+    job.io.push_back({1000, 1080, 2e8});
+    job.disk_wait.emplace_back(1080, 1090);  // the fsync at its end: asleep on the disk, no bytes counted
+    const auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    INFO(r.verdict.evidence);
+    CHECK(*r.verdict_at > 1400);
+    CHECK(*r.verdict_at - 1400 <= 5 * 2);
+    CHECK(has(r.verdict.evidence, ", 3x the job's longest step of 2 s seen over "));
+    CHECK(has(r.verdict.evidence, " steps, its processes idle too (log quiet, heartbeat stopped); n1 spin"));
+}
+
+TEST_CASE("the same save where the processes are not seen: the floor spares it; at floor 0 it is a false verdict") {
+    auto c = keys();
+    auto job = paused_job(false);
+    job.io.push_back({1000, 1090, 2e8});
+    auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    CHECK(*r.verdict_at - r.last_step >= c.spin_window);  // the floor, past the 300 s spin window
+    c.cadence.floor = 0;
+    r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    CHECK(*r.verdict_at < 1090);
+}
+
+TEST_CASE("seen but doing nothing in its pause, the save is called: the signal, not a floor, spares it") {
+    auto job = paused_job(true);
+    const auto r = simulate(keys(), job);
+    REQUIRE(r.verdict_at);
+    CHECK(*r.verdict_at < 1090);
+}
+
+TEST_CASE("host-only work with the GPUs idle (an upload, a recompilation) is no stall; a spin hang's CPU is not work") {
+    const auto c = keys();
+    auto job = paused_job(true);
+    job.cpu.push_back({1000, 1090, 1});
+    const auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    CHECK(*r.verdict_at > 1400);
+    // The hung collective: the GPUs spin and a host thread spin-waits on them; still called.
+    job.hang_cpu = 1;
+    const auto spin = simulate(c, job);
+    REQUIRE(spin.verdict_at);
+    CHECK(*spin.verdict_at - 1400 <= 5 * 2);
+    // A deadlock (GPUs idle) that still burns a core is not called at the pace: the fixed idle window.
+    job.hang_spins = false;
+    job.end = 1400 + 2000;
+    const auto busy_host = simulate(c, job);
+    REQUIRE(busy_host.verdict_at);
+    INFO(busy_host.verdict.evidence);
+    CHECK(*busy_host.verdict_at - busy_host.last_step >= c.idle_window);
+    CHECK(has(busy_host.verdict.evidence, ", the fixed idle window; its processes still moved "));
+}
+
+TEST_CASE("a trickle under stall_cadence_io (a monitor's reads) is no activity; the hang is called at the pace") {
+    const auto c = keys();
+    auto job = paused_job(true);
+    job.io.push_back({1000, 1090, 2e8});
+    job.hang_io = 4096;
+    const auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    CHECK(*r.verdict_at - 1400 <= 5 * 2);
+    job.hang_io = c.cadence.io;  // at the threshold it counts: the spin window then calls it
+    const auto busy = simulate(c, job);
+    REQUIRE(busy.verdict_at);
+    CHECK(*busy.verdict_at - busy.last_step >= c.spin_window);
+}
+
+TEST_CASE("the activity travels in the share's line; an older line reads as not seen") {
+    NodeState s;
+    s.node = "n2";
+    s.ts = 10;
+    s.activity_seen = true;
+    s.activity_at = 1234.5;
+    auto back = parse_state(format_state(s));
+    REQUIRE(back);
+    CHECK(back->activity_seen);
+    CHECK(back->activity_at == doctest::Approx(1234.5));
+    back = parse_state("acme-stall-v1 n1 1 busy 1 1 1 1 0 0 0 95.0 300.0 40.0 - - 2.000 40");
+    REQUIRE(back);
+    CHECK_FALSE(back->activity_seen);
+    CHECK_FALSE(parse_state("acme-stall-v1 n1 1 busy 1 1 1 1 0 0 0 95.0 300.0 40.0 - - 2.000 40 2 5"));
+    CHECK_FALSE(parse_state("acme-stall-v1 n1 1 busy 1 1 1 1 0 0 0 95.0 300.0 40.0 - - 2.000 40 1 -5"));
+}
+
+TEST_CASE("a job's nodes: the paced window only when every node sees its processes, from the last that moved") {
+    auto c = keys();
+    c.probe = 1000;
+    NodeState a, b;
+    for (auto* s : {&a, &b}) {
+        s->ts = 1100;
+        s->pattern = Pattern::spin;
+        s->active_at = 1000;
+        s->log_seen = true;
+        s->step = 2, s->steps = 50;
+        s->activity_seen = true;
+    }
+    a.node = "n1", b.node = "n2";
+    b.activity_at = 1095;  // n2 still writing a shard of the checkpoint
+    CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1100, c, true).stalled);
+    for (auto* s : {&a, &b}) s->ts = 1101;
+    CHECK(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
+    b.activity_seen = false;  // n2 cannot see its processes: the floor again
+    CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
+}
+
+TEST_CASE("stall_cadence_io and stall_cadence_cpu: plugstack keys, carried to the sampler") {
+    StallConfig c;
+    std::vector<std::string> errors;
+    CHECK(set_stall_key("stall_cadence_io", "1048576", c, errors));
+    CHECK(set_stall_key("stall_cadence_cpu", "0.5", c, errors));
+    CHECK(errors.empty());
+    CHECK(c.cadence.io == 1048576);
+    CHECK(c.cadence.cpu == 0.5);
+    CHECK(set_stall_key("stall_cadence_cpu", "-1", c, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == "gputrace: plugstack argument stall_cadence_cpu=-1: want a number in [0, 4096]");
+    StallConfig back;
+    for (const auto& w : stall_words(c)) {
+        const auto eq = w.find('=');
+        set_stall_key(w.substr(0, eq), w.substr(eq + 1), back, errors);
+    }
+    CHECK(back.cadence.io == 1048576);
+    CHECK(back.cadence.cpu == 0.5);
+}
