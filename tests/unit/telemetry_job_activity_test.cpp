@@ -3,6 +3,8 @@
 // I/O, no disk wait, no CPU while its GPUs idle) for k x its longest quiet (cadence.hpp).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
