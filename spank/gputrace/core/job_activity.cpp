@@ -151,16 +151,17 @@ std::optional<std::vector<ProcSample>> JobProcesses::read() const {
     std::multimap<long long, const Entry*> children;
     for (const auto& e : all) children.emplace(e.stat.ppid, &e);
     std::vector<ProcSample> out;
-    std::vector<long long> todo = stepds;
+    // Depth first from the job's slurmstepds: every descendant is the job's.
+    std::vector<long long> unvisited = stepds;
     bool any_io = false;
-    while (!todo.empty()) {
-        const long long parent = todo.back();
-        todo.pop_back();
+    while (!unvisited.empty()) {
+        const long long parent = unvisited.back();
+        unvisited.pop_back();
         const auto [from, to] = children.equal_range(parent);
         for (auto it = from; it != to; ++it) {
             const Entry& e = *it->second;
             if (e.pid == self || std::find(stepds.begin(), stepds.end(), e.pid) != stepds.end()) continue;
-            todo.push_back(e.pid);
+            unvisited.push_back(e.pid);
             ProcSample p;
             p.pid = e.pid;
             p.start = e.stat.start;
