@@ -143,21 +143,22 @@ std::optional<std::string> AdminCommentSession::load(const JobRow& row, AdminCom
     return out;
 }
 
-std::string AdminCommentSession::store(const JobRow& row, const std::string& value) {
+AdminCommentError AdminCommentSession::store(const JobRow& row, const std::string& value) {
     const unsigned job_id = row.job_id;
-    std::string error;
+    AdminCommentError error;
     OneJob one(row, cluster_);
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());
     compat::List changed = slurmdb_job_modify(conn_.get(), &one.cond, &change);
     if (!changed) {
-        error = "slurmdbd refused the change (" + errno_text() + ")";
+        error = {Kind::failed, "slurmdbd refused the change (" + errno_text() + ")"};
     } else {
-        if (slurm_list_count(changed) == 0) error = "slurmdbd has no job " + std::to_string(job_id);
+        if (slurm_list_count(changed) == 0) error = {Kind::no_job, "slurmdbd has no job " + std::to_string(job_id)};
         slurm_list_destroy(changed);
         // sacctmgr commits after a modify; without it slurmdbd rolls the change back.
-        if (error.empty() && !conn_.commit()) error = "slurmdbd did not commit the change (" + errno_text() + ")";
+        if (error.kind == Kind::none && !conn_.commit())
+            error = {Kind::failed, "slurmdbd did not commit the change (" + errno_text() + ")"};
     }
     return error;
 }

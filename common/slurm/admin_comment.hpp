@@ -42,8 +42,9 @@ public:
     // nullopt with `error` set when slurmdbd has no such job (no_job) or fails (failed).
     std::optional<std::string> load(const JobRow& job, AdminCommentError& error, long long* submit = nullptr);
 
-    // Sets the AdminComment of the job's latest run and commits. "" on success, else the error.
-    std::string store(const JobRow& job, const std::string& value);
+    // Sets the AdminComment of the job's latest run and commits: kind none on success, no_job when
+    // slurmdbd has no such job, failed when it refused the change or the commit (worth another try).
+    AdminCommentError store(const JobRow& job, const std::string& value);
 
     AdminCommentSession(AdminCommentSession&&) noexcept;
     AdminCommentSession& operator=(AdminCommentSession&&) noexcept;

@@ -159,9 +159,9 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         } else {
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
             const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
-            if (auto err = session->store(row, value); !err.empty()) {
-                if (err.find("has no job") == std::string::npos && try_again(err)) continue;
-                if (!result.unreachable) result.error = err;
+            if (const auto err = session->store(row, value); err.kind != Kind::none) {
+                if (err.kind == Kind::failed && try_again(err.text)) continue;
+                if (!result.unreachable) result.error = err.text;
                 return result;
             }
             ++result.writes;
