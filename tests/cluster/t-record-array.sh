@@ -10,8 +10,10 @@ while [ -n "$(squeue -h -j "$array" -o %i 2>/dev/null)" ]; do
   ((SECONDS < deadline)) || fail "array $array not done in 90 s"
   sleep 0.5
 done
-# Each task's record is written after its epilog by a detached publisher: read them once every
-# task has one, or once no publisher is left (then what is there is all there will be).
+# Each task's record is written after its epilog by the detached helper (a clean job's helper
+# publishes its part itself; a retry runs as --publish): read them once every task has one, or
+# once no helper or publisher is left (then what is there is all there will be). slurmdbd may
+# still show the array as one row for a while after the tasks end: that counts as not yet.
 records() {
   sacct -j "$array" -X -n -P -o JobIDRaw,AdminComment | python3 -c '
 import base64, json, sys, zlib
@@ -26,7 +28,7 @@ while :; do
   rows=$(records)
   [ "$(grep -c ' None$' <<<"$rows")" -eq 0 ] && [ "$(grep -c . <<<"$rows")" -eq 4 ] && break
   ((SECONDS < deadline)) || break
-  if ! pgrep -f -- "--publish .*\.record" >/dev/null; then
+  if ! pgrep -f -- "(acme-faultguard-epilog .*--detached |--publish .*\.record)" >/dev/null; then
     [ "$last_look" = done ] && break
     last_look=done
   fi
