@@ -54,7 +54,7 @@ libacme_la_SOURCES += \
 # Shipped rules; admins add their own files beside them (the learned fallback's model beside
 # them is trained by tools/fallback-train: tools/local.mk).
 rulesdir = $(acmeconfdir)/rules.d
-dist_rules_DATA = rules/10-slurm.toml rules/11-schedulers.toml rules/12-stall.toml rules/15-xid.toml rules/20-infrastructure.toml rules/25-accelerators.toml rules/30-framework.toml rules/40-script.toml
+dist_rules_DATA = rules/10-slurm.toml rules/11-schedulers.toml rules/12-stall.toml rules/15-xid.toml rules/20-infrastructure.toml rules/25-accelerators.toml rules/30-framework.toml rules/35-languages.toml rules/40-script.toml
 
 # --- gpuacct --prometheus (issue 15) ---
 # The GET is libevent's evhttp (common/util/http_get, in libacme: a program that uses it links
