@@ -35,7 +35,11 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp \
 	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp \
 	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp \
-	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp
+	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp \
+	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_request.hpp \
+	spank/faultguard/core/gate_client.cpp spank/faultguard/core/gate_client.hpp \
+	spank/faultguard/core/health_check.cpp spank/faultguard/core/health_check.hpp \
+	spank/faultguard/core/resident_gate.cpp spank/faultguard/core/resident_gate.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
 # A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
@@ -65,7 +69,8 @@ spank_faultguard_la_SOURCES = spank/faultguard/plugin.cpp spank/faultguard/plugi
 	spank/spank_abi.hpp spank/option_env.hpp \
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/faultguard/core/faultguard_config.cpp spank/faultguard/core/task_exit_log.cpp common/slurm/job_type.cpp \
-	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/epilog_args.cpp
+	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/epilog_args.cpp \
+	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_client.cpp
 spank_faultguard_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
 spank_faultguard_la_LIBADD = $(FMT_LIBS)
@@ -104,7 +109,7 @@ EXTRA_DIST += tests/prometheus
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
 	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp \
-	tests/unit/faultguard_epilog_args_test.cpp \
+	tests/unit/faultguard_epilog_args_test.cpp tests/unit/faultguard_gate_test.cpp \
 	tests/unit/spank_option_env_test.cpp \
 	tests/unit/telemetry_config_test.cpp \
 	tests/unit/telemetry_sampler_test.cpp \
@@ -137,3 +142,7 @@ tests_fuzz_gputrace_args_fuzz_LDADD = $(FUZZ_LDADD)
 FUZZ_TARGETS += tests/fuzz/faultguard-inputs-fuzz
 tests_fuzz_faultguard_inputs_fuzz_SOURCES = tests/fuzz/faultguard_inputs_fuzz.cpp
 tests_fuzz_faultguard_inputs_fuzz_LDADD = $(FUZZ_LDADD)
+# The resident health gate's request and answer lines.
+FUZZ_TARGETS += tests/fuzz/gate-request-fuzz
+tests_fuzz_gate_request_fuzz_SOURCES = tests/fuzz/gate_request_fuzz.cpp
+tests_fuzz_gate_request_fuzz_LDADD = $(FUZZ_LDADD)

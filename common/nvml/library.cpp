@@ -106,9 +106,9 @@ std::unique_ptr<Library> Library::open(const std::string& path, std::string& err
     const nvmlReturn_t rc = a.init ? a.init(kInitFlagNoGpus) : a.init_v2();
     if (rc != NVML_SUCCESS) {
         error = fmt::format("nvml: init failed: {}", lib->error_string(rc));
-        a.shutdown = nullptr;  // nothing to shut down
         return nullptr;
     }
+    lib->live_ = true;
     return lib;
 }
 
@@ -117,9 +117,30 @@ Library::~Library() {
         for (auto sample : gpm_previous_)
             if (sample && api_->gpm_free) api_->gpm_free(sample);
         if (events_ && api_->event_set_free) api_->event_set_free(events_);
-        if (api_->shutdown) api_->shutdown();
+        if (live_ && api_->shutdown) api_->shutdown();
     }
     if (handle_) dlclose(handle_);
+}
+
+bool Library::reinit(std::string& error) {
+    if (events_ || !watched_.empty()) {
+        error = "nvml: cannot initialise again while devices are tracked";
+        return false;
+    }
+    if (live_) api_->shutdown();
+    live_ = false;
+    const nvmlReturn_t rc = api_->init ? api_->init(kInitFlagNoGpus) : api_->init_v2();
+    if (rc != NVML_SUCCESS) {
+        error = fmt::format("nvml: init failed: {}", error_string(rc));
+        return false;
+    }
+    live_ = true;
+    return true;
+}
+
+void Library::shutdown() {
+    if (live_ && !events_ && watched_.empty()) api_->shutdown();
+    if (!events_ && watched_.empty()) live_ = false;
 }
 
 std::string Library::error_string(nvmlReturn_t rc) const {

@@ -62,12 +62,20 @@ public:
     std::optional<Event> wait_event(unsigned timeout_ms);
 
     std::string error_string(nvmlReturn_t rc) const;
+    // Shuts NVML down and initialises it again, the library staying loaded: a fresh view of the
+    // node (a resident health gate sees what a newly started one would, at none of the cost of
+    // loading the driver's library again). Only for a Library that tracks nothing; false (with
+    // error) when NVML cannot be initialised again (the Library is then of no further use).
+    bool reinit(std::string& error);
+    // Shuts NVML down until reinit (the library stays loaded); nothing when it is not initialised.
+    void shutdown();
 
     struct Api;  // the dlsym'ed function table
 
 private:
     Library() = default;
     void* handle_ = nullptr;
+    bool live_ = false;  // initialised and not shut down
     std::unique_ptr<Api> api_;
     nvmlEventSet_t events_ = nullptr;
     std::vector<Device> watched_;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "common/util/spawn.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/gate_client.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "spank/faultguard/plugin.hpp"
 
@@ -30,6 +32,9 @@ using acme::spank::getenv_str;
 using acme::spank::plain_node_name;
 
 namespace {
+
+// How long a prolog waits for the resident gate before it runs the gate process instead.
+constexpr double kResidentAskSeconds = 1.0;
 
 // A helper's output without its last newline, so the plugin's "(epilog N ms)" ends its line.
 std::string trimmed(std::string text) {
@@ -55,7 +60,9 @@ std::optional<std::string> read_task_exits(const std::string& path) {
 
 }  // namespace
 
-// The pre-job health gate: bounded, and a gate that cannot run lets the job through.
+// The pre-job health gate: bounded, and a gate that cannot run lets the job through. The node's
+// resident gate is asked first (resident_gate.hpp); the first job on a node, or one it does not
+// pass, runs the gate process.
 int job_script_prolog(spank_t sp, int ac, char** av) {
     const auto t0 = std::chrono::steady_clock::now();
     // A job without GPUs has nothing to gate: back before the plugstack arguments are parsed, for
@@ -71,6 +78,34 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
     mkdir(config.spool.c_str(), 0700);
+    if (config.gate_resident > 0) {
+        // The node's resident gate answers in milliseconds; a gate process costs this prolog
+        // (which srun waits for) tens of them. Anything but a pass goes to the gate process.
+        GateAnswer answer;
+        std::string why;
+        const auto request = format_gate_request({job_id, gpus, config.nvml, config.rules});
+        const auto reply = request ? ask_resident_gate(gate_socket_path(config.spool, node), *request,
+                                                       std::min(kResidentAskSeconds, config.gate_timeout / 2), answer, why)
+                                   : GateReply::failed;
+        if (reply == GateReply::answered && answer.passed) {
+            slurm_info("%s: %s (prolog %.0f ms)", kPlugin, answer.text.c_str(), acme::spank::ms_since(t0));
+            return 0;
+        }
+        if (reply == GateReply::absent) {
+            mkdir(run_dir(config.spool).c_str(), 0700);
+            std::string error;
+            if (!acme::util::spawn_detached({config.gate_helper, "--serve", "--node", node, "--spool", config.spool, "--nvml",
+                                             config.nvml, "--rules", config.rules, "--idle",
+                                             fmt::format("{:g}", config.gate_resident)},
+                                            env, log_path(config.spool, node), error))
+                slurm_error("%s: cannot start the resident health gate: %s", kPlugin, error.c_str());
+        } else if (reply == GateReply::answered) {
+            slurm_info("%s: job %u: %s; the gate process decides", kPlugin, job_id, answer.text.c_str());
+        } else {
+            slurm_error("%s: job %u: the resident health gate did not answer (%s); the gate process decides", kPlugin,
+                        job_id, why.c_str());
+        }
+    }
     const auto r = acme::util::run_bounded({config.gate_helper, "--node", node, "--job", std::to_string(job_id), "--gpus",
                                             gpus, "--spool", config.spool, "--nvml", config.nvml, "--rules", config.rules},
                                            env, log_path(config.spool, node),

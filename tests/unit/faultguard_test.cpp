@@ -58,7 +58,7 @@ TEST_CASE("a job ended cleanly only on 0:0 with every task exit 0 and every line
 TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for the rest") {
     const Defaults defaults{"/default/rules", "/default/helper", "", "/f", "/c.toml", "/g"};
     const auto ok = parse_plugstack_args({"spool=/s", "rules=/r", "labels=/l.db", "helper=/h", "timeout=5", "log_bytes=4096",
-                                          "health_gate=yes", "gpucheck=/usr/bin/gpucheck", "ckpt_timeout=3"},
+                                          "health_gate=yes", "gpucheck=/usr/bin/gpucheck", "ckpt_timeout=3", "gate_resident=0"},
                                          defaults);
     CHECK(ok.errors.empty());
     CHECK(ok.config.spool == "/s");
@@ -70,12 +70,15 @@ TEST_CASE("faultguard plugstack arguments: known keys, and one-line errors for t
     CHECK(ok.config.health_gate);
     CHECK(ok.config.gpucheck == "/usr/bin/gpucheck");
     CHECK(ok.config.ckpt_timeout == 3);
+    CHECK(ok.config.gate_resident == 0);
     CHECK(ok.config.ckpt_rules == "/c.toml");
     const Defaults d2{"/d/r", "/d/h", "", "", "", ""};
-    const auto bad = parse_plugstack_args({"rules=relative", "timeout=0", "log_bytes=12", "colour=red"}, d2);
-    CHECK(bad.errors.size() == 4);
+    const auto bad =
+        parse_plugstack_args({"rules=relative", "timeout=0", "log_bytes=12", "colour=red", "gate_resident=-1"}, d2);
+    CHECK(bad.errors.size() == 5);
     CHECK(bad.config.rules == "/d/r");
     CHECK(bad.config.timeout == 20);
+    CHECK(bad.config.gate_resident == 300);
 }
 
 TEST_CASE("log tails: the end of the file, the cut first line dropped, stdout and stderr once each") {

@@ -73,6 +73,14 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
             absolute(key, value, c.gate_helper);
         } else if (key == "gate_timeout") {
             seconds(key, value, c.gate_timeout);
+        } else if (key == "gate_resident") {
+            const auto v = util::parse_double(value);
+            if (!v || *v < 0 || *v > 86400)
+                result.errors.push_back(fmt::format(
+                    "faultguard: plugstack argument gate_resident={}: want seconds in [0, 86400] (0: a gate process for every job)",
+                    util::printable(value)));
+            else
+                c.gate_resident = *v;
         } else if (key == "nvml") {
             if (value.empty() || value.size() > 1024)
                 result.errors.push_back("faultguard: plugstack argument nvml=: want a library name or path");
@@ -120,7 +128,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else {
             result.errors.push_back(fmt::format(
                 "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, ckpt_finder, "
-                "ckpt_rules, ckpt_timeout, gpucheck, drain_per_user, health_gate, gate_helper, gate_timeout, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
+                "ckpt_rules, ckpt_timeout, gpucheck, drain_per_user, health_gate, gate_helper, gate_timeout, gate_resident, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
                 util::printable(key)));
         }
     }

@@ -29,6 +29,9 @@ struct Config {
     std::string gate_helper;    // path of acme-health-gate
     std::string nvml = "libnvidia-ml.so.1";
     double gate_timeout = 8.0;
+    // Seconds the node's resident gate waits for the next GPU job before it ends (0: none; a
+    // gate process for every job). resident_gate.hpp says why it exists.
+    double gate_resident = 300.0;
     // LLM-assisted diagnosis (off unless llm_endpoint= is given): the helper asks this
     // OpenAI-compatible server when the rules answer unknown or below llm_below.
     std::string llm_endpoint;   // http://HOST:PORT[/PREFIX]

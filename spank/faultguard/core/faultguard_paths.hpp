@@ -41,4 +41,13 @@ inline std::string promised_gpus_path(std::string_view spool, std::string_view n
     return fmt::format("{}/{}.gpus", run_dir(spool), node);
 }
 
+// The node's resident health gate (acme-health-gate --serve): its socket, and the lock the one
+// serving holds (a second one started at the same time finds it taken and ends).
+inline std::string gate_socket_path(std::string_view spool, std::string_view node) {
+    return fmt::format("{}/{}.gate.sock", run_dir(spool), node);
+}
+inline std::string gate_lock_path(std::string_view spool, std::string_view node) {
+    return fmt::format("{}/{}.gate.lock", run_dir(spool), node);
+}
+
 }  // namespace acme::faultguard
