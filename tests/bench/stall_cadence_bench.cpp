@@ -2,22 +2,25 @@
 // sampler's NodeTracker and judge() as stall_watch.cpp does, one GPU sample a second, a look
 // every 2 s). Jobs step every 2 s, 10 s and 60 s (+-10 % jitter); between two steps nothing of
 // theirs shows (the hard case: GPU work the samples miss), except the data loader reading the
-// next batch (1-50 MB) at each step. Prints, per configuration:
+// next batch (1-50 MB) at each step. Every job has a tail of its own: one step in 50 waits 3-10
+// steps for its data loader (reading 0.1-10 MB/s), and a share of its steps drawn per job (0-3 %)
+// straggle, taking 2-4 times as long (a slow rank, a garbage collection, a slow shard); healthy
+// jobs also pause every 5-15 minutes for a 30-150 s checkpoint save (writing 1-500 MB/s, ending
+// in a 0-20 s fsync asleep on the disk), every 10-30 minutes for a 60-300 s evaluation pass
+// (GPUs busy, no step), and one job in three once for 30-120 s of host-only work (an upload
+// through sockets, a recompilation: a core busy, no I/O). Prints, per configuration, with every
+// configuration judging the same jobs (the seed drawn at random unless given, and printed):
 //  - hang to verdict, p95, in the job's steps, from the moment it hung (and from its last step),
 //    for hangs once the pace is learned, of the kinds the paper describes: a NCCL hang (GPUs
 //    spin, a host thread spin-waits on them, no I/O) and a deadlock (GPUs idle, the processes
-//    asleep); both still trickle 0-4 KiB/s of reads (a monitoring thread). Target: within 3 steps
-//    for 2-10 s steps.
-//  - false verdicts over healthy jobs (target 0): each pauses every 5-15 minutes for a 30-150 s
-//    checkpoint save (writing 1-500 MB/s, ending in a 0-20 s fsync asleep on the disk), every
-//    10-30 minutes for a 60-300 s evaluation pass (GPUs busy, no step), waits 3-10 steps for its
-//    data loader in one step of 50 (reading 0.1-10 MB/s), and one job in three pauses 30-120 s
-//    for host-only work (an upload through sockets, a recompilation: a core busy, no I/O).
+//    asleep); both still trickle 0-4 KiB/s of reads (a monitoring thread). The hung jobs lived
+//    the healthy jobs' lives (tails, saves, evaluations) up to the hang. Target: within 3 steps.
+//  - false verdicts over healthy jobs (target 0), twice: stragglers whose extra time shows on the
+//    node (a core busy, or reads: host work, a slow shard), and quiet stragglers whose extra time
+//    shows nothing a look can see (GPU work the samples miss, like the job's steps): a quiet
+//    straggler longer than any quiet the job has shown is a hang as far as the node can tell.
 //  - hang to verdict for jobs hung before a pace is learned (the default windows).
-// Configurations: the shipped keys with the job's processes seen (the discriminating signal,
-// job_activity.hpp), k 2, and without the signal (processes not seen: the floor), floor 0
-// without the signal (what the floor was for), the fixed windows (k 0) as the baseline.
-// Usage: stall-cadence-bench [JOBS] [SEED]; the seed is random unless given, and printed.
+// Usage: stall-cadence-bench [JOBS] [SEED].
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,21 +44,68 @@ double uniform(Rng& rng, double lo, double hi) { return std::uniform_real_distri
 // When the pace is surely learned: the warm-up, then 25 (jittered, waited) steps.
 double learned_by(double step) { return kWarmup + 25 * step * 1.5; }
 
-// Trains from `from` to `to` at `step`: the step times into `job`, and one data-loader wait of
-// 3-10 steps in one step of 50, its reads an io span. Returns when the last step (or wait) ended.
-double train(test::SimJob& job, double step, double from, double to, Rng& rng) {
+// A job's step-time tail: the share of its steps that straggle, and whether a straggler's extra
+// time shows nothing on the node (quiet) or a core busy or reads.
+struct Tails {
+    double straggle = 0;
+    bool quiet = false;
+};
+
+// Trains from `from` to `to` at `step`: the step times into `job`, a data-loader wait of 3-10
+// steps in one step of 50 (its reads an io span), stragglers of 2-4 steps. Returns when the last
+// step (or wait) ended.
+double train(test::SimJob& job, double step, double from, double to, const Tails& tails, Rng& rng) {
     double t = from;
     while (t < to) {
         job.steps.push_back(t);
-        if (uniform(rng, 0, 1) < 0.02) {
+        const double u = uniform(rng, 0, 1);
+        if (u < 0.02) {
             const double wait = step * uniform(rng, 3, 10);
             job.io.push_back({t + 1, t + wait, uniform(rng, 1e5, 1e7)});
             t += wait;
+        } else if (u < 0.02 + tails.straggle) {
+            const double slow = step * uniform(rng, 2, 4);
+            const bool host = uniform(rng, 0, 1) < 0.5;
+            const double reads = uniform(rng, 1e6, 1e7);
+            if (!tails.quiet && host) job.cpu.push_back({t + 1, t + slow, 1});
+            else if (!tails.quiet) job.io.push_back({t + 1, t + slow, reads});
+            t += slow;
         } else {
             t += step * uniform(rng, 0.9, 1.1);
         }
     }
     return t;
+}
+
+// A healthy job's life from 1 s to `to`: training with its checkpoint saves, evaluation passes
+// and (`host`) one host-only pause.
+void live(test::SimJob& job, double step, double to, const Tails& tails, bool host, Rng& rng) {
+    double next_save = uniform(rng, 300, 900), next_eval = uniform(rng, 600, 1800);
+    double next_host = host ? uniform(rng, 600, 1800) : 1e18;
+    double t = 1;
+    while (t < to) {
+        const double until = std::min({next_save, next_eval, next_host, to});
+        // A pause starts when a step ends; training resumes a step after it ends.
+        t = train(job, step, t, until, tails, rng);
+        if (t >= to) break;
+        if (next_save <= until) {
+            const double pause = uniform(rng, 30, 150), fsync = uniform(rng, 0, std::min(20.0, pause / 2));
+            job.io.push_back({t, t + pause - fsync, uniform(rng, 1e6, 5e8)});
+            job.disk_wait.emplace_back(t + pause - fsync, t + pause);
+            t += pause + step;
+            next_save = t + uniform(rng, 300, 900);
+        } else if (next_eval <= until) {
+            const double pause = uniform(rng, 60, 300);
+            job.gpu_busy.emplace_back(t, t + pause);
+            t += pause + step;
+            next_eval = t + uniform(rng, 600, 1800);
+        } else {
+            const double pause = uniform(rng, 30, 120);
+            job.cpu.push_back({t, t + pause, 1});
+            t += pause + step;
+            next_host = 1e18;
+        }
+    }
 }
 
 test::SimJob base(bool seen, Rng& rng) {
@@ -81,8 +131,9 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
     Hangs h;
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, rng);
+        const Tails tails{uniform(rng, 0, 0.03), false};
         job.hang = learned ? uniform(rng, learned_by(step), learned_by(step) + 1200) : uniform(rng, kWarmup + step, kWarmup + 10 * step);
-        train(job, step, 1, job.hang, rng);
+        live(job, step, job.hang, tails, j % 3 == 0, rng);
         job.end = job.hang + 3600;
         job.hang_spins = spins;
         job.hang_io = uniform(rng, 0, 4096);
@@ -100,43 +151,21 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
     return h;
 }
 
-int false_verdicts(const StallConfig& c, double step, bool seen, int jobs, Rng& rng) {
+int false_verdicts(const StallConfig& c, double step, bool seen, bool quiet, int jobs, Rng& rng) {
     int bad = 0;
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, rng);
+        const Tails tails{uniform(rng, 0, 0.03), quiet};
         job.end = learned_by(step) + 3600;
-        double next_save = uniform(rng, 300, 900), next_eval = uniform(rng, 600, 1800);
-        double next_host = j % 3 == 0 ? uniform(rng, 600, 1800) : 1e18;
-        double t = 1;
-        while (t < job.end) {
-            const double until = std::min({next_save, next_eval, next_host, job.end});
-            // A pause starts when a step ends; training resumes a step after it ends.
-            t = train(job, step, t, until, rng);
-            if (t >= job.end) break;
-            if (next_save <= until) {
-                const double pause = uniform(rng, 30, 150), fsync = uniform(rng, 0, std::min(20.0, pause / 2));
-                job.io.push_back({t, t + pause - fsync, uniform(rng, 1e6, 5e8)});
-                job.disk_wait.emplace_back(t + pause - fsync, t + pause);
-                t += pause + step;
-                next_save = t + uniform(rng, 300, 900);
-            } else if (next_eval <= until) {
-                const double pause = uniform(rng, 60, 300);
-                job.gpu_busy.emplace_back(t, t + pause);
-                t += pause + step;
-                next_eval = t + uniform(rng, 600, 1800);
-            } else {
-                const double pause = uniform(rng, 30, 120);
-                job.cpu.push_back({t, t + pause, 1});
-                t += pause + step;
-                next_host = 1e18;
-            }
-        }
+        live(job, step, job.end, tails, j % 3 == 0, rng);
         if (test::simulate(c, job).verdict_at) ++bad;
     }
     return bad;
 }
 
-void row(const char* name, const StallConfig& c, bool seen, int jobs, Rng& rng) {
+// One configuration over the jobs `seed` draws: the same jobs for every configuration.
+void row(const char* name, const StallConfig& c, bool seen, int jobs, unsigned long long seed) {
+    Rng rng(seed);
     std::string line;
     int missed = 0;
     for (const bool spins : {true, false}) {
@@ -150,12 +179,13 @@ void row(const char* name, const StallConfig& c, bool seen, int jobs, Rng& rng) 
             line += buf;
         }
     }
-    int bad = 0;
-    for (const double step : {2.0, 10.0, 60.0}) bad += false_verdicts(c, step, seen, jobs, rng);
+    int bad = 0, bad_quiet = 0;
+    for (const double step : {2.0, 10.0, 60.0}) bad += false_verdicts(c, step, seen, false, jobs, rng);
+    for (const double step : {2.0, 10.0, 60.0}) bad_quiet += false_verdicts(c, step, seen, true, jobs, rng);
     std::printf("stall cadence, %s: hang to verdict p95 in steps from the hang (from the last step): %s%s; "
-                "false verdicts %d over %d healthy jobs (target 0)\n",
+                "false verdicts %d over %d healthy jobs (target 0), %d with quiet stragglers\n",
                 name, line.c_str(), missed ? (" (" + std::to_string(missed) + " hangs never called)").c_str() : "",
-                bad, 3 * jobs);
+                bad, 3 * jobs, bad_quiet);
 }
 
 }  // namespace
@@ -163,22 +193,19 @@ void row(const char* name, const StallConfig& c, bool seen, int jobs, Rng& rng) 
 int main(int argc, char** argv) {
     const int jobs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 200;
     const unsigned long long seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : std::random_device{}();
-    Rng rng(seed);
     std::printf("stall cadence bench: simulated clock, 1 s GPU samples, a look every 2 s, %d jobs per figure, seed %llu\n",
                 jobs, seed);
     StallConfig c;
     c.probe = 2;
-    row("shipped keys, processes seen (k 3)", c, true, jobs, rng);
-    auto k2 = c;
-    k2.cadence.k = 2;
-    row("k 2, processes seen", k2, true, jobs, rng);
-    row("shipped keys, processes not seen (the 600 s floor)", c, false, jobs, rng);
+    row("shipped keys, processes seen", c, true, jobs, seed);
+    row("shipped keys, processes not seen (the 600 s floor)", c, false, jobs, seed);
     auto floor0 = c;
     floor0.cadence.floor = 0;
-    row("floor 0, processes not seen (what the floor guards)", floor0, false, jobs, rng);
+    row("floor 0, processes not seen (what the floor guards)", floor0, false, jobs, seed);
     auto fixed = c;
     fixed.cadence.k = 0;
-    row("fixed windows (k 0, the baseline)", fixed, true, jobs, rng);
+    row("fixed windows (k 0, the baseline)", fixed, true, jobs, seed);
+    Rng rng(seed);
     const auto early = hangs(c, 2, true, false, true, jobs, rng), early_idle = hangs(c, 2, false, false, true, jobs, rng);
     std::printf("stall cadence, no cadence (hung within 10 steps of the warm-up's end): p95 %.0f s spinning, %.0f s idle "
                 "from the hang (the default windows: %.0f s, %.0f s)\n",
