@@ -41,8 +41,8 @@ using Rng = std::mt19937_64;
 
 double uniform(Rng& rng, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
 
-// When the pace is surely learned: the warm-up, then 25 (jittered, waited) steps.
-double learned_by(double step) { return kWarmup + 25 * step * 1.5; }
+// A healthy job's life: the warm-up, 25 (jittered, waited) steps, and an hour.
+double lifetime(double step) { return kWarmup + 25 * step * 1.5 + 3600; }
 
 // A job's step-time tail: the share of its steps that straggle, and whether a straggler's extra
 // time shows nothing on the node (quiet) or a core busy or reads.
@@ -132,8 +132,12 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, rng);
         const Tails tails{uniform(rng, 0, 0.03), false};
-        job.hang = learned ? uniform(rng, learned_by(step), learned_by(step) + 1200) : uniform(rng, kWarmup + step, kWarmup + 10 * step);
-        live(job, step, job.hang, tails, j % 3 == 0, rng);
+        // Its life long enough for 25 steps after the warm-up whatever it paused for; it hangs in
+        // the 20 minutes after its 25th (the pace learned), or within 10 steps of the warm-up.
+        live(job, step, kWarmup + 100 * step + 3600, tails, j % 3 == 0, rng);
+        const auto learning = std::lower_bound(job.steps.begin(), job.steps.end(), kWarmup);
+        const double learned_at = job.steps.end() - learning > 25 ? learning[25] : job.steps.back();
+        job.hang = learned ? uniform(rng, learned_at, learned_at + 1200) : uniform(rng, kWarmup + step, kWarmup + 10 * step);
         job.end = job.hang + 3600;
         job.hang_spins = spins;
         job.hang_io = uniform(rng, 0, 4096);
@@ -156,7 +160,7 @@ int false_verdicts(const StallConfig& c, double step, bool seen, bool quiet, int
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, rng);
         const Tails tails{uniform(rng, 0, 0.03), quiet};
-        job.end = learned_by(step) + 3600;
+        job.end = lifetime(step);
         live(job, step, job.end, tails, j % 3 == 0, rng);
         if (test::simulate(c, job).verdict_at) ++bad;
     }
