@@ -35,7 +35,8 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp \
 	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp \
 	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp \
-	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp
+	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp \
+	spank/faultguard/core/hard_stop.cpp spank/faultguard/core/hard_stop.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
 # A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
@@ -103,7 +104,7 @@ EXTRA_DIST += tests/prometheus
 
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
-	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp \
+	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp tests/unit/faultguard_hard_stop_test.cpp \
 	tests/unit/faultguard_epilog_args_test.cpp \
 	tests/unit/spank_option_env_test.cpp \
 	tests/unit/telemetry_config_test.cpp \
