@@ -39,7 +39,8 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_request.hpp \
 	spank/faultguard/core/gate_client.cpp spank/faultguard/core/gate_client.hpp \
 	spank/faultguard/core/health_check.cpp spank/faultguard/core/health_check.hpp \
-	spank/faultguard/core/resident_gate.cpp spank/faultguard/core/resident_gate.hpp
+	spank/faultguard/core/resident_gate.cpp spank/faultguard/core/resident_gate.hpp \
+	spank/faultguard/core/hard_stop.cpp spank/faultguard/core/hard_stop.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
 # A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
@@ -108,7 +109,7 @@ EXTRA_DIST += tests/prometheus
 
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
-	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp \
+	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp tests/unit/faultguard_hard_stop_test.cpp \
 	tests/unit/faultguard_epilog_args_test.cpp tests/unit/faultguard_gate_test.cpp \
 	tests/unit/spank_option_env_test.cpp \
 	tests/unit/telemetry_config_test.cpp \

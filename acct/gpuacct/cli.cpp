@@ -212,7 +212,12 @@ int query(const Options& o, const Environment& env, std::ostream& out, std::ostr
                                                                                                     : " --summary")};
         render.format = *spec;
     }
-    const acct::LoadRequest request = request_of(o, env, kind, false);
+    acct::LoadRequest request = request_of(o, env, kind, false);
+    // A listing of Slurm's fields alone (-P/-p, -o) reads no job's record: only the job view,
+    // JSON, -D's per-run figures and the note under a table need more than -o names.
+    if (kind == ViewKind::jobs && !render.format.empty() && (o.parsable || o.parsable2) && !o.detail && !o.long_format &&
+        !o.json && !o.yaml && !o.duplicates)
+        request.records = jobs_record_use(render.format);
     const auto& ids = request.ids;
     const Period& period = request.period;
     acct::Source source = acct::Source::spool;

@@ -214,6 +214,23 @@ void jobs_rows(const Context& context, const std::vector<bool>& wanted, const Ro
     }
 }
 
+acct::RecordUse jobs_record_use(std::span<const acct::FieldSpec> format) {
+    // Made of slurmdbd's row alone (take_fields in core/slurmdbd_set.cpp).
+    constexpr std::array<std::string_view, 22> kSlurmdbdOnly = {
+        "JobID",    "JobName", "User",     "UID",     "Account", "Partition", "Type",    "TypeSource",
+        "State",    "ExitCode", "DerivedExitCode", "Submit", "Start", "End",   "Elapsed", "Reserved",
+        "AllocCPUS", "TotalCPU", "CPUEff", "ReqMem",  "MaxRSS",  "MemEff"};
+    acct::RecordUse use;
+    use.always = false;
+    for (const auto& f : format) {
+        if (f.name == "NNodes") use.nodes = true;
+        else if (f.name == "NodeList") use.nodelist = true;
+        else if (f.name == "AllocGPUS" || f.name == "GPUHours") use.gpus = true;
+        else if (std::find(kSlurmdbdOnly.begin(), kSlurmdbdOnly.end(), f.name) == kSlurmdbdOnly.end()) use.always = true;
+    }
+    return use;
+}
+
 Table jobs_view(const Context& context) {
     Table table{"jobs", {kFields.begin(), kFields.end()}, {kDefaults.begin(), kDefaults.end()}, {}};
     jobs_rows(context, {}, [&](std::vector<Cell>&& row) { table.rows.push_back(std::move(row)); });

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "acct/gpuacct/table.hpp"
 #include "acct/gpuacct/core/context.hpp"
 #include "acct/gpuacct/core/job_detail.hpp"
+#include "acct/gpuacct/core/load.hpp"
 
 namespace acme::gpuacct {
 
@@ -32,6 +34,10 @@ Table jobs_view(const Context& context);
 // every cell.
 using RowSink = std::function<void(std::vector<Cell>&& row)>;
 void jobs_rows(const Context& context, const std::vector<bool>& wanted, const RowSink& sink);
+// Which of the jobs' ACME1 records an -o list of the jobs view needs (acct::RecordUse): Slurm's
+// own fields need none; NNodes, NodeList, AllocGPUS and GPUHours need a job's record only where
+// slurmdbd's row lacks them; the rest need it always.
+acct::RecordUse jobs_record_use(std::span<const acct::FieldSpec> format);
 Table failures_view(const Context& context);
 Table nodes_view(const Context& context);
 Table summary_view(const Context& context);

@@ -33,6 +33,7 @@
 #include "common/diagnose/llm_client.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/hard_stop.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/record_part.hpp"
@@ -464,7 +465,10 @@ int main(int argc, char** argv) {
     if (o.detached > 0) {
         // Nobody waits for this run (faultguard.so started it detached for a job that ended
         // cleanly): it ends itself when its time is up, and its line goes to faultguard's log.
-        alarm(static_cast<unsigned>(std::ceil(o.detached)));
+        const auto limit = static_cast<unsigned>(std::ceil(o.detached));
+        faultguard::arm_hard_stop(limit, fmt::format("job {} on {}: the epilog was stopped at its time limit ({} s); a "
+                                                     "record part not yet handed over to the outbox is missing\n",
+                                                     o.job, o.node, limit));
         dup2(STDERR_FILENO, STDOUT_FILENO);
     }
     try {

@@ -14,17 +14,19 @@
 
 #include "common/util/parse.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/hard_stop.hpp"
 #include "spank/faultguard/record_publish.hpp"
 
 namespace acme::faultguard {
 namespace {
 
 // The detached publisher's own time: base, plus its pacing among the job's nodes (a write slot
-// each, capped at a minute's turn), and a hard stop 20 s past that for libslurm calls that wait
-// on a slurmdbd that accepted the connection and then hung (MessageTimeout each).
+// each, capped at a minute's turn), and a hard stop past that (publish_hard_stop_s) for libslurm
+// calls that wait on a slurmdbd that accepted the connection and then hung or fell behind.
 constexpr double kDetachedBaseSeconds = 40.0;
 constexpr double kDetachedMaxTurnSeconds = 60.0;
-constexpr unsigned kHardStopMarginSeconds = 20;
+// Until the pacing is known: a few file operations.
+constexpr unsigned kReadHandoffSeconds = 20;
 
 std::string read_all(int fd) {
     std::string text;
@@ -42,7 +44,12 @@ std::string read_all(int fd) {
 }  // namespace
 
 int publish_handoff(const std::string& path) {
-    alarm(kHardStopMarginSeconds);  // until the pacing is known
+    // Stopped at any point, the part stays in the outbox (the lock goes with the process) and
+    // the line says so: never a silent loss.
+    arm_hard_stop(kReadHandoffSeconds,
+                  fmt::format("acme-faultguard-epilog --publish {}: stopped after {} s before reading it; kept for another "
+                              "try at the node's next epilog\n",
+                              util::printable(path), kReadHandoffSeconds));
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return 0;  // another publisher took it and is done
@@ -83,10 +90,15 @@ int publish_handoff(const std::string& path) {
     const double end = handoff.value("end", 0.0);
     const double since_end = end > 0 ? std::max(0.0, static_cast<double>(std::time(nullptr)) - end) : -1;
     const auto pacing = publish_pacing(expected, node, kDetachedBaseSeconds, kDetachedMaxTurnSeconds, since_end);
-    alarm(static_cast<unsigned>(pacing.budget_s) + kHardStopMarginSeconds);
+    const unsigned hard_stop = publish_hard_stop_s(pacing);
+    arm_hard_stop(hard_stop, fmt::format("job {} on {}: record not in AdminComment: its publisher was stopped at its hard "
+                                         "limit ({} s: slurmdbd did not answer in time); kept for another try at the "
+                                         "node's next epilog\n",
+                                         row.job_id, node, hard_stop));
     const auto r = publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL), expected, node,
                                      handoff["part"], pacing);
-    if (r.unreachable) {
+    arm_hard_stop(0, {});
+    if (r.unreachable || r.out_of_time) {
         // The lock goes with the process; the file stays for the node's next epilog.
         fmt::print(stderr, "job {} on {}: record not in AdminComment: {}; kept for another try at the node's next epilog\n",
                    row.job_id, node, r.error);

@@ -4,7 +4,9 @@
 // The epilog writes this node's part of a run's record to SPOOL/run/NODE.JOB.RESTART.record
 // (root's, 0600) and starts `acme-faultguard-epilog --publish FILE`, which takes the file's
 // lock, publishes (record_publish.hpp) and removes the file. When slurmdbd does not answer (or
-// has not received the job's row from slurmctld's queue yet) the file stays: every later
+// has not received the job's row from slurmctld's queue yet), when its time runs out before its
+// part is seen in the record, or when its hard stop ends it, the file stays, with a line in the
+// helpers' log: every later
 // epilog on the node starts a publisher for each part left there that no publisher holds
 // (core/outbox_files.hpp), oldest first, until slurmdbd
 // takes it or it is older than kOutboxKeepSeconds (then given up, with a line in the helpers'

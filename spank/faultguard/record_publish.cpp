@@ -176,9 +176,14 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         sleep_within(wait, deadline);
     }
     // Out of time with the part seen at the last read: it is there as far as anyone can tell.
+    // Not seen (undone by other nodes' writes, or written too late to read back): the part is
+    // not lost, a later try merges it in (record_outbox.cpp keeps it).
     result.published = seen > 0;
-    if (!result.published && result.error.empty())
-        result.error = "its part was overwritten by other nodes' writes until the time ran out";
+    if (!result.published) {
+        result.out_of_time = true;
+        result.error = result.writes > 0 ? "its part was overwritten by other nodes' writes until the time ran out"
+                                         : "the time ran out before its part was written";
+    }
     return result;
 }
 

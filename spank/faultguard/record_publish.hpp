@@ -26,6 +26,7 @@ struct PublishResult {
     bool published = false;
     bool no_accounting = false;  // the cluster has no slurmdbd: nothing to do, nothing to say
     bool unreachable = false;    // slurmdbd did not answer: worth another try later
+    bool out_of_time = false;    // the budget ran out before the part was seen: worth another try too
     std::string error;           // one line when it did not publish for another reason
     std::size_t bytes = 0;       // the AdminComment's size as written
     int writes = 0;

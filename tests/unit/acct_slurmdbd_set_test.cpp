@@ -352,3 +352,81 @@ TEST_CASE("faultdiag from slurmdbd: a failed run's record is waited for only in 
     CHECK_FALSE(faultdiag::record_may_be_on_its_way(diagnosed, 1003));
     CHECK_FALSE(faultdiag::record_may_be_on_its_way(faultdiag::accounted_job(runs, 8), 1003));
 }
+
+TEST_CASE("slurmdbd, one job at a time: --summary and --failures count the same as over the jobs held") {
+    // A mixed period: a requeue chain, a failed job, a completed one, a GPU job whose TRES slurmdbd
+    // lost (its GPUs come from the record's ids), a damaged record.
+    auto first = run(7, 10, "REQUEUED", two_node_comment(7, 0));
+    auto second = run(7, 11, "COMPLETED", two_node_comment(7, 1));
+    auto failed = run(8, 12, "FAILED", two_node_comment(8, 0));
+    auto done = run(9, 13, "COMPLETED", two_node_comment(9, 0));
+    auto no_tres = run(10, 14, "FAILED", two_node_comment(10, 0));
+    no_tres.gpus.reset();
+    auto damaged = run(11, 15, "COMPLETED", "ACME1:not-a-record");
+    const std::vector<slurm::AccountedRun> all = {first, second, failed, done, no_tres, damaged};
+    std::vector<std::string> warnings;
+    const auto set = build(all, warnings);
+    const auto summary_held = acct::aggregate_summary(set.jobs, T + 1000);
+    const auto failures_held = acct::aggregate_failures(set.jobs, set.diagnoses, T + 1000);
+
+    for (const bool every_record : {true, false}) {
+        CAPTURE(every_record);
+        acct::AccountedJobs jobs;
+        acct::SummaryAggregator summary(T + 1000);
+        acct::FailureAggregator failures(T + 1000);
+        std::vector<std::string> streamed_warnings;
+        int decoded = 0;
+        for (size_t first_run = 0; first_run < all.size();) {
+            size_t end = first_run + 1;
+            while (end < all.size() && all[end].job_id == all[first_run].job_id) ++end;
+            std::vector<const slurm::AccountedRun*> runs;
+            for (size_t k = first_run; k < end; ++k) runs.push_back(&all[k]);
+            // What load.cpp decodes for --failures: a chain, or a job that ended badly.
+            const bool records = every_record || runs.size() > 1 || runs.back()->state == "FAILED";
+            decoded += records;
+            const auto& job = jobs.next(runs, records, streamed_warnings);
+            summary.add(job);
+            failures.add(job, jobs.diagnoses());
+            first_run = end;
+        }
+        if (!every_record) CHECK(decoded == 3);
+        const auto s = summary.rows();
+        const auto f = failures.rows();
+        REQUIRE(f.size() == failures_held.size());
+        for (size_t i = 0; i < f.size(); ++i) {
+            CHECK(f[i].reason == failures_held[i].reason);
+            CHECK(f[i].num == failures_held[i].num);
+            CHECK(f[i].gpu_hours == failures_held[i].gpu_hours);
+            CHECK(f[i].ttf_median_s == failures_held[i].ttf_median_s);
+        }
+        REQUIRE(s.size() == summary_held.size());
+        for (size_t i = 0; i < s.size(); ++i) {
+            CHECK(s[i].value == summary_held[i].value);
+            CHECK(s[i].jobs == summary_held[i].jobs);
+            CHECK(s[i].gpu_hours == summary_held[i].gpu_hours);
+        }
+        // A damaged record is noticed only when it is read.
+        CHECK(streamed_warnings.size() == (every_record ? 1u : 0u));
+    }
+    CHECK(warnings.size() == 1);
+}
+
+TEST_CASE("slurmdbd, one job at a time: without its records a job has slurmdbd's fields, its runs counted by rows") {
+    auto first = run(7, 10, "REQUEUED", two_node_comment(7, 0));
+    auto second = run(7, 11, "COMPLETED", two_node_comment(7, 3));
+    acct::AccountedJobs jobs;
+    std::vector<std::string> warnings;
+    const std::vector<const slurm::AccountedRun*> runs = {&first, &second};
+    const auto& bare = jobs.next(runs, false, warnings);
+    CHECK(bare.state == "COMPLETED");
+    CHECK(bare.gpus_total == 4);
+    CHECK(bare.restarts == 1);
+    CHECK(bare.nodes.empty());
+    CHECK(jobs.diagnoses().empty());
+    // With them: the record's own run number, its nodes and each run's diagnoses.
+    const auto& full = jobs.next(runs, true, warnings);
+    CHECK(full.restarts == 3);
+    CHECK(full.nodes.size() == 2);
+    CHECK(jobs.diagnoses().size() == 2);
+    CHECK(warnings.empty());
+}

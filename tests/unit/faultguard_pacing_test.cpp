@@ -80,3 +80,15 @@ TEST_CASE("with the job's end known, every node counts its turn from it, not fro
     // Unknown end: the turns count from now.
     CHECK(publish_pacing(all, "n5", 40, 60).first_delay_s == doctest::Approx(4 * kWriteSlotSeconds));
 }
+
+TEST_CASE("a publisher's hard stop leaves a read and a write begun at its budget's end their whole time") {
+    // tests/bench/record-scale 256: budget 223 s, and the stop was 20 s past it, shorter than
+    // one libslurm call to a busy slurmdbd (MessageTimeout + 35 s).
+    for (const int n : {1, 32, 256, 4096}) {
+        const auto all = nodes(n);
+        const auto p = publish_pacing(all, all.back(), 40, 60, 5);
+        CAPTURE(n);
+        CHECK(publish_hard_stop_s(p) >= p.budget_s + 3 * kSlurmdbdCallSeconds);
+        CHECK(publish_hard_stop_s(p) < p.budget_s + 3 * kSlurmdbdCallSeconds + 1);
+    }
+}

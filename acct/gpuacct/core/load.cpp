@@ -6,7 +6,9 @@
 #include <cctype>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <span>
 #include <thread>
 #include <unordered_map>
 
@@ -14,6 +16,7 @@
 #include <fmt/ostream.h>
 
 #include "acct/gpuacct/core/goodput_runs.hpp"
+#include "acct/gpuacct/core/job_states.hpp"
 #include "acct/gpuacct/core/prometheus_source.hpp"
 #include "acct/gpuacct/core/sacct_selection.hpp"
 #include "acct/gpuacct/core/slurm_view.hpp"
@@ -69,6 +72,24 @@ bool accounted_runs(const QueryOptions& o, const LoadRequest& r, bool steps, boo
     if (forced) throw Failure{fmt::format("--source slurmdbd: {}: use --source spool", why_not)};
     fmt::print(err, "gpuacct: note: {}: reading the node spools in {} instead\n", why_not, o.spool_dir);
     return false;
+}
+
+// Whether --summary or --failures needs a job's ACME1 records (decoding them is most of the
+// cost of a job read from slurmdbd): --summary counts a job's GPUs from its TRES, and from the
+// record's GPU ids only when the TRES has none; --failures counts a run that failed, which
+// needs the diagnoses only of a job that ended badly or ran more than once (a requeue chain's
+// earlier runs failed). -N looks at the nodes the records name too.
+bool needs_records(ViewKind kind, const SacctFilter& sacct, std::span<const slurm::AccountedRun* const> runs) {
+    const slurm::AccountedRun& newest = *runs.back();
+    if (!sacct.nodes.empty()) return true;
+    if (kind == ViewKind::summary) return static_cast<int>(newest.gpus.value_or(0)) <= 0;
+    return runs.size() > 1 || state_is_failure(newest.state);
+}
+
+// Whether the jobs view needs this job's records (RecordUse); -N looks at the nodes they name.
+bool needs_records(const RecordUse& use, const SacctFilter& sacct, const slurm::AccountedRun& newest) {
+    return use.always || !sacct.nodes.empty() || (use.nodes && newest.num_nodes <= 0) ||
+           (use.nodelist && newest.nodes.empty()) || (use.gpus && static_cast<int>(newest.gpus.value_or(0)) <= 0);
 }
 
 // What to do when the spools cannot be read: they are root's on every node (0700/0600).
@@ -178,6 +199,13 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     // rows are never all held beside the jobs built from them.
     const bool per_run = o.duplicates && kind == ViewKind::jobs && !everything && !o.detail;
     std::unique_ptr<AccountingSetBuilder> builder;
+    // --summary and --failures from slurmdbd: each job made, selected and counted as it comes,
+    // none kept (slurmdbd's list is then gpuacct's memory, as it is sacct's).
+    const bool aggregate = !everything && (kind == ViewKind::summary || kind == ViewKind::failures);
+    std::optional<SacctSelection> selection;  // made once slurmdbd answered (it may ask slurmctld)
+    AccountedJobs one_job;
+    SummaryAggregator summary(r.now);
+    FailureAggregator failures(r.now);
     // The report's goodput chart, from the rows already read.
     std::optional<ClusterGoodputStream> goodput;
     if (everything) goodput.emplace(GoodputFilter{filter.users, filter.accounts, filter.partitions}, r.now);
@@ -186,7 +214,11 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     std::vector<Diagnosis> run_diagnoses;      // each run's numbered as its row
     std::vector<const slurm::AccountedRun*> job_runs;
     const bool from_slurmdbd = accounted_runs(
-        o, r, steps, qos, err, [&](size_t jobs) { builder = std::make_unique<AccountingSetBuilder>(read, jobs); },
+        o, r, steps, qos, err,
+        [&](size_t jobs) {
+            if (aggregate) selection.emplace(sacct, o, r.ask_slurm, Source::slurmdbd);
+            else builder = std::make_unique<AccountingSetBuilder>(read, jobs);
+        },
         [&](std::span<const slurm::AccountedRun> runs) {
             // The newest run of each job speaks for it (as spool_set_from_accounting takes it).
             const slurm::AccountedRun& newest = runs.back();
@@ -197,11 +229,21 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
             x.cluster = newest.cluster;
             x.gid = newest.gid;
             x.associd = newest.associd;
-            context.accounted[newest.job_id] = std::move(x);
-            if (o.detail || o.long_format) add_gpm(newest, context.gpm);
             job_runs.clear();
             for (const auto& run : runs) job_runs.push_back(&run);
-            builder->add_job(job_runs, warnings);
+            if (aggregate) {
+                // What the held jobs go through below, in the same order: -j's period, the
+                // filter, sacct's filters, -T.
+                Job& job = one_job.next(job_runs, needs_records(kind, sacct, job_runs), warnings);
+                if ((!ids.empty() && outside(job, period)) || !matches(job, filter) || !selection->keeps(job, x)) return;
+                if (o.truncate) truncate_to(period, r.now, job);
+                if (kind == ViewKind::summary) summary.add(job);
+                else failures.add(job, one_job.diagnoses());
+                return;
+            }
+            context.accounted[newest.job_id] = std::move(x);
+            if (o.detail || o.long_format) add_gpm(newest, context.gpm);
+            builder->add_job(job_runs, warnings, everything || needs_records(r.records, sacct, newest));
             // A damaged record is warned about by the builder: not twice.
             if (goodput) goodput->add_job(runs, said);
             if (per_run) {
@@ -222,10 +264,14 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     if (source == Source::spool && sacct.any_accounting_only())
         throw Failure{"-q, -g, -k, -K and -x need Slurm's accounting (slurmdbd): the node spools do not record "
                       "QOS, group, time limit or association: leave out --spool-dir/--source spool"};
-    // From slurmdbd every Job is still built before --summary and --failures aggregate them (the
-    // sacct filters and -T work on Jobs); libslurm's list, which slurmdb_jobs_get returns whole,
-    // is most of the peak either way (at 100,000 jobs gpuacct's peak is 167 MB, sacct's 163 MB).
     const bool streamed = !from_slurmdbd && !everything && !sacct.any() && (kind == ViewKind::summary || kind == ViewKind::failures);
+    if (from_slurmdbd && aggregate) {
+        // Counted already, every filter applied: no job is held.
+        if (kind == ViewKind::summary) context.summary = summary.rows();
+        else context.failures = failures.rows();
+        for (const auto& w : warnings) fmt::print(err, "gpuacct: warning: {}\n", w);
+        return context;
+    }
     if (from_slurmdbd) {
         context.data = builder->finish();
         builder.reset();

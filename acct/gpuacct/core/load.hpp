@@ -14,6 +14,14 @@
 
 namespace acme::acct {
 
+// When the jobs view's fields need a job's ACME1 records (decoding them is most of the cost of
+// a job read from slurmdbd): always, or only for a job whose slurmdbd row lacks what the record
+// can stand in for (its node count, node list, GPU count). The CLI says, from -o.
+struct RecordUse {
+    bool always = true;
+    bool nodes = false, nodelist = false, gpus = false;
+};
+
 // What a command reads, beyond its options: parsed from them (and the environment) by the CLI.
 struct LoadRequest {
     ViewKind kind = ViewKind::jobs;
@@ -23,6 +31,7 @@ struct LoadRequest {
     JobFilter filter;
     double now = 0;          // epoch seconds
     bool ask_slurm = false;  // slurm.conf found: ask slurmctld / slurmdbd
+    RecordUse records;       // the jobs view from slurmdbd (the other views decide for themselves)
 };
 
 // Reads, filters and returns the jobs; notes and warnings go to err, one line each. Throws

@@ -72,35 +72,43 @@ bool ran_on(const Job& job, const std::vector<std::string>& nodes) {
     return std::any_of(ran.begin(), ran.end(), [&](const std::string& n) { return in_list(nodes, n); });
 }
 
-void apply_sacct_filter(const SacctFilter& f, const QueryOptions& o, bool ask_slurm, Source source, Context& context) {
+SacctSelection::SacctSelection(const SacctFilter& f, const QueryOptions& o, bool ask_slurm, Source source)
+    : f_(f), source_(source), clusters_(f.clusters) {
     std::string local;
     // sacct lists only the local cluster's jobs unless -M or -L says otherwise.
-    std::vector<std::string> clusters = f.clusters;
-    if (clusters.empty() && !o.allclusters && source == Source::slurmdbd && ask_slurm) {
+    if (clusters_.empty() && !o.allclusters && source == Source::slurmdbd && ask_slurm) {
         local = slurm::local_cluster_name();
-        if (!local.empty()) clusters.push_back(local);
+        if (!local.empty()) clusters_.push_back(local);
     }
     if (source == Source::spool && !f.clusters.empty()) {
         // The spools are this cluster's: -M keeps them when it names this cluster.
         if (local.empty() && ask_slurm) local = slurm::local_cluster_name();
-        if (!in_list(f.clusters, local)) context.jobs.clear();
-        clusters.clear();
+        none_ = !in_list(f.clusters, local);
+        clusters_.clear();
     }
+}
+
+bool SacctSelection::keeps(const Job& job, const AccountedExtra& x) const {
+    const SacctFilter& f = f_;
+    if (none_) return false;
+    if (!f.nodes.empty() && !ran_on(job, f.nodes)) return false;
+    if (!f.names.empty() && !in_list(f.names, job.text().name)) return false;
+    if (source_ == Source::slurmdbd && !clusters_.empty() && !in_list(clusters_, x.cluster)) return false;
+    if (!f.qos.empty() && !in_list(f.qos, x.qos)) return false;
+    if (!f.gids.empty() && std::find(f.gids.begin(), f.gids.end(), x.gid) == f.gids.end()) return false;
+    if (!f.associations.empty() && std::find(f.associations.begin(), f.associations.end(), x.associd) == f.associations.end())
+        return false;
+    std::optional<std::uint32_t> limit;
+    if (x.time_limit_s) limit = static_cast<std::uint32_t>(*x.time_limit_s / 60);
+    return time_limit_matches(limit, x.unlimited, f.tl_min, f.tl_max);
+}
+
+void apply_sacct_filter(const SacctFilter& f, const QueryOptions& o, bool ask_slurm, Source source, Context& context) {
+    const SacctSelection selection(f, o, ask_slurm, source);
+    const AccountedExtra none;
     std::erase_if(context.jobs, [&](const Job& job) {
-        if (!f.nodes.empty() && !ran_on(job, f.nodes)) return true;
-        if (!f.names.empty() && !in_list(f.names, job.text().name)) return true;
         const auto a = context.accounted.find(job.job_id);
-        const AccountedExtra none;
-        const AccountedExtra& x = a == context.accounted.end() ? none : a->second;
-        if (source == Source::slurmdbd && !clusters.empty() && !in_list(clusters, x.cluster)) return true;
-        if (!f.qos.empty() && !in_list(f.qos, x.qos)) return true;
-        if (!f.gids.empty() && std::find(f.gids.begin(), f.gids.end(), x.gid) == f.gids.end()) return true;
-        if (!f.associations.empty() &&
-            std::find(f.associations.begin(), f.associations.end(), x.associd) == f.associations.end())
-            return true;
-        std::optional<std::uint32_t> limit;
-        if (x.time_limit_s) limit = static_cast<std::uint32_t>(*x.time_limit_s / 60);
-        return !time_limit_matches(limit, x.unlimited, f.tl_min, f.tl_max);
+        return !selection.keeps(job, a == context.accounted.end() ? none : a->second);
     });
 }
 
@@ -110,12 +118,14 @@ bool outside(const Job& job, const Period& period) {
     return period.end && began > *period.end;
 }
 
+void truncate_to(const Period& period, double now, Job& job) {
+    if (period.start && job.start > 0 && job.start < *period.start) job.start = *period.start;
+    const double end = period.end.value_or(now);
+    if (period.end && job.start > 0 && (job.end <= 0 || job.end > end)) job.end = end;
+}
+
 void truncate_to(const Period& period, double now, std::vector<Job>& jobs) {
-    for (auto& job : jobs) {
-        if (period.start && job.start > 0 && job.start < *period.start) job.start = *period.start;
-        const double end = period.end.value_or(now);
-        if (period.end && job.start > 0 && (job.end <= 0 || job.end > end)) job.end = end;
-    }
+    for (auto& job : jobs) truncate_to(period, now, job);
 }
 
 }  // namespace acme::acct

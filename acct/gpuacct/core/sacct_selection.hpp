@@ -31,8 +31,23 @@ SacctFilter sacct_filter_of(const QueryOptions& o);
 // spools' rows.
 bool ran_on(const Job& job, const std::vector<std::string>& nodes);
 
-// Drops from context.jobs what `f` leaves out. sacct lists only the local cluster's jobs unless
-// -M or -L says otherwise; the spools are this cluster's, kept by -M only when it names it.
+// What `f` keeps, a job at a time. sacct lists only the local cluster's jobs unless -M or -L
+// says otherwise (slurmctld is asked the local name once, here); the spools are this cluster's,
+// kept by -M only when it names it.
+class SacctSelection {
+public:
+    SacctSelection(const SacctFilter& f, const QueryOptions& o, bool ask_slurm, Source source);
+    // `x`: what slurmdbd's newest run of the job adds (empty for a spool's job).
+    bool keeps(const Job& job, const AccountedExtra& x) const;
+
+private:
+    const SacctFilter& f_;
+    Source source_;
+    bool none_ = false;                  // the spools, and -M names other clusters
+    std::vector<std::string> clusters_;  // slurmdbd's jobs of these clusters only; empty: any
+};
+
+// Drops from context.jobs what `f` leaves out (SacctSelection over context.accounted).
 void apply_sacct_filter(const SacctFilter& f, const QueryOptions& o, bool ask_slurm, Source source, Context& context);
 
 // -j with -S/-E: slurmdbd was asked for the ids only; the period still bounds them, as sacct's
@@ -41,5 +56,6 @@ bool outside(const Job& job, const Period& period);
 
 // -T: a job's start and end cut to the period, as sacct's --truncate (Elapsed follows).
 void truncate_to(const Period& period, double now, std::vector<Job>& jobs);
+void truncate_to(const Period& period, double now, Job& job);
 
 }  // namespace acme::acct

@@ -249,6 +249,35 @@ std::int64_t restart_of(const json& r, std::int64_t row) {
 
 }  // namespace
 
+// One job of its runs (oldest first): Slurm's fields of the newest run and, with `records`,
+// what their ACME1 records add: each run's events, diagnoses and the rest through `builder`,
+// the node rows, the batch host and the missing nodes, and the newest recorded run's GPU
+// summaries into `summaries` when given. Without `records` no record is decoded: the job has
+// slurmdbd's fields only, its restarts counted by its rows.
+void build_job(std::span<const slurm::AccountedRun* const> runs, bool records, Builder& builder,
+               std::vector<GpuSummary>* summaries, Job& job, std::vector<std::string>& warnings) {
+    take_fields(job, *runs.back());
+    std::int64_t restarts = static_cast<std::int64_t>(runs.size() - 1);
+    std::vector<json> decoded;
+    for (size_t k = 0; records && k < runs.size(); ++k) {
+        auto r = record_of(*runs[k], warnings);
+        if (!r) continue;
+        // The record names its run; a record without one is counted by its row.
+        const std::int64_t restart = restart_of(*r, static_cast<std::int64_t>(k));
+        restarts = std::max(restarts, restart);
+        builder.add_run(*r, job.job_id, restart);
+        decoded.push_back(std::move(*r));
+    }
+    job.restarts = static_cast<int>(restarts);
+    if (!decoded.empty()) {
+        const json* newest = &decoded.back();
+        // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
+        if (summaries) add_gpus(*newest, job.job_id, *summaries);
+        add_node_rows(decoded, job);
+        take_record_nodes(*newest, job);
+    }
+}
+
 // Built in place: the builder refers to the options and the set beside it.
 struct AccountingSetBuilder::State {
     explicit State(const ReadOptions& o) : options(o) {}
@@ -266,33 +295,41 @@ AccountingSetBuilder::AccountingSetBuilder(const ReadOptions& options, size_t jo
 
 AccountingSetBuilder::~AccountingSetBuilder() = default;
 
-void AccountingSetBuilder::add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings) {
+void AccountingSetBuilder::add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings,
+                                   bool records) {
     if (runs.empty()) return;
-    SpoolSet& out = state_->out;
     Job job;
-    const slurm::AccountedRun& last = *runs.back();
-    take_fields(job, last);
-    std::vector<json> records;
-    std::int64_t restarts = static_cast<std::int64_t>(runs.size() - 1);
-    for (size_t k = 0; k < runs.size(); ++k) {
-        auto r = record_of(*runs[k], warnings);
-        if (!r) continue;
-        // The record names its run; a record without one is counted by its row.
-        const std::int64_t restart = restart_of(*r, static_cast<std::int64_t>(k));
-        restarts = std::max(restarts, restart);
-        state_->builder.add_run(*r, job.job_id, restart);
-        records.push_back(std::move(*r));
-    }
-    job.restarts = static_cast<int>(restarts);
-    if (!records.empty()) {
-        const json* newest = &records.back();
-        // The newest recorded run's GPU summaries (a spool keeps only the last run's too).
-        add_gpus(*newest, job.job_id, out.summaries);
-        add_node_rows(records, job);
-        take_record_nodes(*newest, job);
-    }
-    out.jobs.push_back(std::move(job));
+    build_job(runs, records, state_->builder, &state_->out.summaries, job, warnings);
+    state_->out.jobs.push_back(std::move(job));
 }
+
+// The scratch set is the builder's output, emptied before each job.
+struct AccountedJobs::State {
+    ReadOptions options;  // every event, no stalls: only the diagnoses are handed out
+    SpoolSet scratch;
+    Builder builder{options, scratch, {}, {}};
+    Job job;
+};
+
+AccountedJobs::AccountedJobs() : state_(std::make_unique<State>()) { state_->options.summaries = false; }
+
+AccountedJobs::~AccountedJobs() = default;
+
+Job& AccountedJobs::next(std::span<const slurm::AccountedRun* const> runs, bool records,
+                               std::vector<std::string>& warnings) {
+    State& s = *state_;
+    s.scratch.diagnoses.clear();
+    s.scratch.events.clear();
+    s.scratch.drains.clear();
+    s.scratch.stalls.clear();
+    s.builder.nodes.clear();
+    s.builder.health.clear();
+    s.job = Job{};
+    if (!runs.empty()) build_job(runs, records, s.builder, nullptr, s.job, warnings);
+    return s.job;
+}
+
+std::span<const Diagnosis> AccountedJobs::diagnoses() const { return state_->scratch.diagnoses; }
 
 SpoolSet AccountingSetBuilder::finish() {
     SpoolSet& out = state_->out;

@@ -38,8 +38,31 @@ public:
     ~AccountingSetBuilder();
     AccountingSetBuilder(const AccountingSetBuilder&) = delete;
     AccountingSetBuilder& operator=(const AccountingSetBuilder&) = delete;
-    void add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings);
+    // `records` false: the runs' ACME1 records are not decoded (AccountedJobs::next says what
+    // the job then lacks).
+    void add_job(std::span<const slurm::AccountedRun* const> runs, std::vector<std::string>& warnings, bool records = true);
     SpoolSet finish();
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// One job at a time, nothing kept: what --summary and --failures aggregate as slurmdbd's rows
+// stream past. `next` makes the job of one job's runs (oldest first) as AccountingSetBuilder
+// does, its diagnoses from every run's record in `diagnoses()`; both valid until the next call
+// (the job may be changed: -T cuts its times).
+// With `records` false no ACME1 record is decoded (the cost of a job's reading, when the view
+// does not need it): the job has slurmdbd's fields only, Restarts counted by its rows, no node
+// rows, batch host or diagnoses, and a damaged record is not noticed.
+class AccountedJobs {
+public:
+    AccountedJobs();
+    ~AccountedJobs();
+    AccountedJobs(const AccountedJobs&) = delete;
+    AccountedJobs& operator=(const AccountedJobs&) = delete;
+    Job& next(std::span<const slurm::AccountedRun* const> runs, bool records, std::vector<std::string>& warnings);
+    std::span<const Diagnosis> diagnoses() const;
 
 private:
     struct State;

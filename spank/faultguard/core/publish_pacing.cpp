@@ -1,6 +1,7 @@
 #include "spank/faultguard/core/publish_pacing.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace acme::faultguard {
 
@@ -28,6 +29,10 @@ PublishPacing publish_pacing(const std::vector<std::string>& expected, const std
     p.retry_spread_s = std::max(0.9, p.turn_s / 2);
     p.budget_s = base_budget_s + 3 * p.turn_s + (since_end_s >= 0 && n > 1 ? kSettleSeconds : 0);
     return p;
+}
+
+unsigned publish_hard_stop_s(const PublishPacing& pacing) {
+    return static_cast<unsigned>(std::ceil(std::max(0.0, pacing.budget_s) + 3 * kSlurmdbdCallSeconds));
 }
 
 }  // namespace acme::faultguard

@@ -25,6 +25,13 @@ constexpr double kWriteSlotSeconds = 0.25;
 // seconds apart (a few hundred of them on a loaded node), and the turns must not follow that.
 constexpr double kSettleSeconds = 3.0;
 
+// How long one libslurm call to a slow slurmdbd may take: its persistent connection's timeout,
+// MessageTimeout + 35 s (45 s with Slurm's default MessageTimeout of 10 s); at 256 nodes on a
+// 2-core minicluster a write took up to 55 s. A call begun just before the budget's end ends
+// that much after it. (A slurmdbd that hangs holds a call longer still: a frozen one held it
+// over 150 s in t-record-publisher-hard-stop; the hard stop ends that.)
+constexpr double kSlurmdbdCallSeconds = 45.0;
+
 struct PublishPacing {
     double first_delay_s = 0;   // before the first write: this node's turn
     double turn_s = 0;          // every node's turn, one after another
@@ -40,5 +47,11 @@ struct PublishPacing {
 // turns count from now. A one-node job writes at once either way.
 PublishPacing publish_pacing(const std::vector<std::string>& expected, const std::string& node,
                              double base_budget_s, double max_turn_s, double since_end_s = -1);
+
+// A detached publisher's hard stop (alarm), in whole seconds from its start: its budget, plus
+// a read and a write (modify and commit) begun just before the budget's end, each waiting up to
+// kSlurmdbdCallSeconds. A 20 s margin was shorter than one such call: tests/bench/record-scale
+// 256 lost a part to it, without a line (core/hard_stop.hpp now says so and keeps the part).
+unsigned publish_hard_stop_s(const PublishPacing& pacing);
 
 }  // namespace acme::faultguard
