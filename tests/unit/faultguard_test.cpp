@@ -154,4 +154,12 @@ TEST_CASE("the health gate asks slurmctld for the node's GPU count only when the
     CHECK(must_ask_slurmctld(std::nullopt, 4, 1100));
     CHECK(must_ask_slurmctld(kept, 4, 1000 + acme::faultguard::kPromisedGpusMaxAge + 1));
     CHECK(must_ask_slurmctld(kept, 4, 900));
+    // A count asked in a second's second half is kept from that moment on: written in whole
+    // seconds rounded down (rounded up, it read as from the future and was asked again).
+    const PromisedGpus late{4, 1000.75};
+    CHECK(format_promised_gpus(late) == "4 1000\n");
+    const auto read_back = parse_promised_gpus(format_promised_gpus(late));
+    REQUIRE(read_back);
+    CHECK_FALSE(must_ask_slurmctld(read_back, 4, 1000.8));
+    CHECK_FALSE(must_ask_slurmctld(kept, 4, 999.5));  // less than the rounding in the past
 }

@@ -22,11 +22,16 @@ std::optional<PromisedGpus> parse_promised_gpus(std::string_view text) {
     return PromisedGpus{static_cast<int>(*count), *at};
 }
 
-std::string format_promised_gpus(const PromisedGpus& p) { return fmt::format("{} {:.0f}\n", p.count, p.asked_at); }
+// Whole seconds, rounded down: rounded to the nearest, a count asked in a second's second half
+// was written from the future, and every gate in the next half second asked slurmctld again.
+std::string format_promised_gpus(const PromisedGpus& p) {
+    return fmt::format("{} {}\n", p.count, static_cast<long long>(p.asked_at));
+}
 
 bool must_ask_slurmctld(const std::optional<PromisedGpus>& kept, int nvml_count, double now, double max_age) {
     if (!kept) return true;
-    if (now < kept->asked_at || now - kept->asked_at > max_age) return true;
+    // From the future by more than the file's rounding: the clock went back.
+    if (now + 1 < kept->asked_at || now - kept->asked_at > max_age) return true;
     return nvml_count < kept->count;
 }
 

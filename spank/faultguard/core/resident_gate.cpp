@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -108,13 +109,16 @@ int serve_resident_gate(const ResidentGateOptions& o) {
     if (flock(lock.fd, LOCK_EX | LOCK_NB) != 0) return 0;  // another serves this node
 
     const auto socket_path = gate_socket_path(o.spool, o.node);
+    // Bound and listening under a name of its own, then renamed into place: a prolog never
+    // finds a socket that refuses it (bound, not yet listening) and starts a second gate.
+    const auto bind_path = socket_path + ".new";
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (socket_path.size() >= sizeof addr.sun_path) {
-        fmt::print(stderr, "{}: socket path {} is longer than a Unix socket's; not serving\n", who, socket_path);
+    if (bind_path.size() >= sizeof addr.sun_path) {
+        fmt::print(stderr, "{}: socket path {} is longer than a Unix socket's; not serving\n", who, bind_path);
         return 1;
     }
-    std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    std::memcpy(addr.sun_path, bind_path.c_str(), bind_path.size() + 1);
 
     std::string error;
     auto nvml = nvml::Library::open(o.nvml, error);
@@ -130,13 +134,19 @@ int serve_resident_gate(const ResidentGateOptions& o) {
         fmt::print(stderr, "{}: socket: {}; not serving\n", who, std::strerror(errno));
         return 1;
     }
-    ::unlink(socket_path.c_str());  // a previous gate's: we hold the lock, so no gate owns it
+    ::unlink(bind_path.c_str());  // a previous gate's: we hold the lock, so no gate owns it
     const mode_t old_mask = umask(0177);  // the socket: 0600
     const int bound_rc = ::bind(listener.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
     umask(old_mask);
     struct stat bound {};
-    if (bound_rc != 0 || ::listen(listener.fd, 16) != 0 || lstat(socket_path.c_str(), &bound) != 0) {
-        fmt::print(stderr, "{}: {}: {}; not serving\n", who, socket_path, std::strerror(errno));
+    const char* step = bound_rc != 0                                                  ? "bind"
+                       : ::listen(listener.fd, 16) != 0                               ? "listen"
+                       : std::rename(bind_path.c_str(), socket_path.c_str()) != 0 ? "rename"
+                       : lstat(socket_path.c_str(), &bound) != 0                      ? "lstat"
+                                                                                      : nullptr;
+    if (step) {
+        fmt::print(stderr, "{}: {} {}: {}; not serving\n", who, step, socket_path, std::strerror(errno));
+        ::unlink(bind_path.c_str());
         return 1;
     }
     std::signal(SIGPIPE, SIG_IGN);
