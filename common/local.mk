@@ -15,6 +15,7 @@ libacme_la_SOURCES = \
 	common/util/parse.cpp common/util/parse.hpp common/util/re2_text.hpp \
 	common/util/table.cpp common/util/table.hpp \
 	common/util/spawn.cpp common/util/spawn.hpp \
+	common/util/fd.hpp common/util/line_read.cpp common/util/line_read.hpp \
 	common/util/install_paths.hpp common/util/cli_checks.hpp common/util/html.hpp common/util/wall_clock.hpp \
 	common/nvml/nvml_api.hpp \
 	common/nvml/library.cpp common/nvml/library.hpp \
@@ -84,7 +85,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/record_test.cpp tests/unit/record_straggler_test.cpp \
 	tests/unit/util_parse_test.cpp \
 	tests/unit/util_version_test.cpp common/util/version.hpp \
-	tests/unit/util_spawn_test.cpp \
+	tests/unit/util_spawn_test.cpp tests/unit/util_line_read_test.cpp \
 	tests/unit/util_table_test.cpp tests/unit/util_http_get_test.cpp \
 	tests/unit/acct_job_type_test.cpp \
 	tests/unit/recovery_test.cpp \

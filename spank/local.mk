@@ -71,7 +71,7 @@ spank_faultguard_la_SOURCES = spank/faultguard/plugin.cpp spank/faultguard/plugi
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/faultguard/core/faultguard_config.cpp spank/faultguard/core/task_exit_log.cpp common/slurm/job_type.cpp \
 	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/epilog_args.cpp \
-	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_client.cpp
+	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_client.cpp common/util/line_read.cpp
 spank_faultguard_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
 spank_faultguard_la_LIBADD = $(FMT_LIBS)

@@ -1,6 +1,5 @@
 #include "spank/faultguard/core/gate_client.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -12,35 +11,13 @@
 
 #include <fmt/format.h>
 
+#include "common/util/fd.hpp"
+#include "common/util/line_read.hpp"
+
 namespace acme::faultguard {
 
-namespace {
-
+using util::Fd;
 using Clock = std::chrono::steady_clock;
-
-int ms_left(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left > 0 ? static_cast<int>(left) : 0;
-}
-
-// Waits for `events` on fd until the deadline; false on timeout or error.
-bool wait_for(int fd, short events, Clock::time_point deadline) {
-    for (;;) {
-        pollfd p{fd, events, 0};
-        const int rc = poll(&p, 1, ms_left(deadline));
-        if (rc > 0) return true;
-        if (rc == 0 || errno != EINTR) return false;
-    }
-}
-
-struct Fd {
-    int fd;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-}  // namespace
 
 GateReply ask_resident_gate(const std::string& socket_path, const std::string& request, double timeout_s,
                             GateAnswer& answer, std::string& why) {
@@ -64,7 +41,7 @@ GateReply ask_resident_gate(const std::string& socket_path, const std::string& r
         return GateReply::failed;
     }
     for (std::size_t sent = 0; sent < request.size();) {
-        if (!wait_for(s.fd, POLLOUT, deadline)) {
+        if (!util::wait_fd(s.fd, POLLOUT, deadline)) {
             why = "no room to send within the time";
             return GateReply::failed;
         }
@@ -76,27 +53,13 @@ GateReply ask_resident_gate(const std::string& socket_path, const std::string& r
         if (n > 0) sent += static_cast<std::size_t>(n);
     }
     std::string line;
-    char buf[512];
-    for (;;) {
-        if (!wait_for(s.fd, POLLIN, deadline)) {
-            why = "no answer within the time";
-            return GateReply::failed;
-        }
-        const auto n = ::recv(s.fd, buf, sizeof buf, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        if (n <= 0) {
-            why = n == 0 ? "closed without an answer" : fmt::format("recv: {}", std::strerror(errno));
-            return GateReply::failed;
-        }
-        line.append(buf, static_cast<std::size_t>(n));
-        if (const auto nl = line.find('\n'); nl != std::string::npos) {
-            line.resize(nl);
-            break;
-        }
-        if (line.size() > kGateLineMax) {
-            why = "answer too long";
-            return GateReply::failed;
-        }
+    int error = 0;
+    switch (util::read_line(s.fd, kGateLineMax, deadline, line, error)) {
+        case util::LineRead::line: break;
+        case util::LineRead::timeout: why = "no answer within the time"; return GateReply::failed;
+        case util::LineRead::closed: why = "closed without an answer"; return GateReply::failed;
+        case util::LineRead::too_long: why = "answer too long"; return GateReply::failed;
+        case util::LineRead::failed: why = fmt::format("recv: {}", std::strerror(error)); return GateReply::failed;
     }
     auto parsed = parse_gate_answer(line);
     if (!parsed) {

@@ -19,6 +19,8 @@
 
 #include "common/nvml/library.hpp"
 #include "common/store/spool.hpp"
+#include "common/util/fd.hpp"
+#include "common/util/line_read.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/wall_clock.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
@@ -30,42 +32,19 @@ namespace acme::faultguard {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Fd {
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
+using util::Fd;
 
 int to_ms(double s) { return static_cast<int>(s * 1000); }
 
 // The request line from one prolog, at most kGateLineMax bytes within limit_s; nullopt when it
 // does not come whole.
 std::optional<std::string> read_request(int c, double limit_s) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(to_ms(limit_s));
     std::string line;
-    char buf[512];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) return std::nullopt;
-        pollfd p{c, POLLIN, 0};
-        const int rc = poll(&p, 1, static_cast<int>(left));
-        if (rc < 0 && errno == EINTR) continue;
-        if (rc <= 0) return std::nullopt;
-        const auto n = ::recv(c, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        if (n <= 0) return std::nullopt;
-        line.append(buf, static_cast<std::size_t>(n));
-        if (const auto nl = line.find('\n'); nl != std::string::npos) {
-            line.resize(nl);
-            return line;
-        }
-        if (line.size() > kGateLineMax) return std::nullopt;
-    }
+    int error = 0;
+    if (util::read_line(c, kGateLineMax, Clock::now() + std::chrono::milliseconds(to_ms(limit_s)), line, error) !=
+        util::LineRead::line)
+        return std::nullopt;
+    return line;
 }
 
 void send_answer(int c, const GateAnswer& a) {

@@ -11,28 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "common/util/fd.hpp"
+
 namespace acme::telemetry {
 namespace {
 
-// Closes on scope exit; -1 is nothing.
-struct Fd {
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-    Fd& operator=(Fd&& o) noexcept {
-        if (this != &o) {
-            if (fd >= 0) ::close(fd);
-            fd = o.fd;
-            o.fd = -1;
-        }
-        return *this;
-    }
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
+using util::Fd;
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
@@ -107,8 +91,7 @@ int open_base(std::string_view base, bool create, std::string& error) {
         error = fmt::format("heartbeat_dir {}: / itself is no place for it", base);
         return -1;
     }
-    const int out = dir.fd;
-    dir.fd = -1;
+    const int out = dir.release();
     return out;
 }
 
