@@ -45,7 +45,11 @@ scontrol update nodename="$node" state=resume
 # Killed: the next job's prolog finds nobody listening, runs the gate process and starts a new
 # resident gate, which answers the job after. A gate logs "serving on" once its socket listens:
 # the fourth job is sent when that line's count has grown (a new process alone may not be bound).
-serving() { cat "$(spool_dir)/$node.faultguard.log" 2>/dev/null | grep -c -- "--serve on $node: serving on "; }
+serving() {
+  local n
+  n=$(grep -c -- "--serve on $node: serving on " "$(spool_dir)/$node.faultguard.log" 2>/dev/null)
+  echo "${n:-0}"
+}
 served_before=$(serving)
 pkill -f -- "acme-health-gate --serve --node $node --spool $(spool_dir) " || fail "no resident gate process for $node"
 third=$(gpu_job)
@@ -53,7 +57,8 @@ assert_eq COMPLETED "$(wait_job "$third" 60)" "job $third"
 line=$(grep "ok for job $third " "$log" | tail -n 1)
 [ -n "$line" ] || fail "no gate line for job $third"
 case $line in *resident*) fail "job $third answered by a killed resident gate: $line" ;; esac
-for _ in $(seq 1 100); do [ "$(serving)" -gt "$served_before" ] && break; sleep 0.1; done
+# As long as a job may take (wait_job's 60 s): a loaded machine is slow, never wrong.
+for _ in $(seq 1 600); do [ "$(serving)" -gt "$served_before" ] && break; sleep 0.1; done
 [ "$(serving)" -gt "$served_before" ] ||
   fail "no new resident gate serving on $node after job $third: $(tail -n 5 "$(spool_dir)/$node.faultguard.log" 2>&1)"
 fourth=$(gpu_job)
