@@ -17,7 +17,46 @@
 es_setup
 user=$(test_user)
 cli="$ACME_BUILD_DIR"/evalsched/cli/evalsched
-serve_port=$(( ${ACME_MINICLUSTER_PORT:-16817} + 3300 ))
+# 3's impostor starts first and takes the first port of a range that nothing holds (a port
+# another program happens to hold would fail both it and the server, and show nothing); that
+# one port becomes the pilots' only serve port.
+: >"$ES"/impostor.log && chmod 666 "$ES"/impostor.log
+cat >"$ES"/impostor.py <<'PY'
+import errno, os, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+log = open(sys.argv[3], "a", buffering=1)
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def answer(self):
+        log.write(f"{self.command} {self.path}\n")
+        body = b'{"data": [{"id": "fake"}], "choices": [{"text": "forged"}]}'
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    do_GET = do_POST = answer
+lo = int(sys.argv[1])
+for port in range(lo, lo + 100):
+    try:
+        server = HTTPServer(("127.0.0.1", port), H)
+    except OSError as e:
+        if e.errno != errno.EADDRINUSE: raise
+        continue
+    with open(sys.argv[2] + ".tmp", "w") as f: f.write(f"{port}\n")
+    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+    server.serve_forever()
+sys.exit(f"impostor: every port {lo}-{lo + 99} is in use")
+PY
+mkdir -p "$ES"/impostor && chmod 777 "$ES"/impostor
+runuser -u nobody -- python3 "$ES"/impostor.py $(( ${ACME_MINICLUSTER_PORT:-16817} + 3300 )) "$ES"/impostor/port "$ES"/impostor.log &
+impostor=$!
+on_exit 'kill $impostor 2>/dev/null'
+deadline=$((SECONDS + 60))
+until [ -s "$ES"/impostor/port ]; do
+  kill -0 "$impostor" 2>/dev/null || fail "the impostor did not start (its error is above)"
+  ((SECONDS < deadline)) || fail "the impostor did not listen within 60 s"
+  sleep 0.1
+done
+serve_port=$(cat "$ES"/impostor/port)
+curl -sf -o /dev/null "http://127.0.0.1:$serve_port/v1/models" || fail "the impostor does not answer on port $serve_port"
+: >"$ES"/impostor.log
 cat >>"$ES"/evalsched.conf <<CONF
 mode=pilots
 serve_ports=$serve_port-$serve_port
@@ -113,25 +152,8 @@ srun_out=$(sql "SELECT output_dir FROM evaluations WHERE id = $id")/attempts/$ta
 [ -f "$srun_out" ] || fail "no srun.out in the attempt's directory ($srun_out)"
 assert_eq "$user" "$(stat -c %U "$srun_out")" "the owner of srun.out"
 
-# 3. The impostor: uid nobody answers everything on the only serve port, and logs what it gets.
-: >"$ES"/impostor.log && chmod 666 "$ES"/impostor.log
-cat >"$ES"/impostor.py <<'PY'
-import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-log = open(sys.argv[2], "a", buffering=1)
-class H(BaseHTTPRequestHandler):
-    def log_message(self, *a): pass
-    def answer(self):
-        log.write(f"{self.command} {self.path}\n")
-        body = b'{"data": [{"id": "fake"}], "choices": [{"text": "forged"}]}'
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-    do_GET = do_POST = answer
-HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-runuser -u nobody -- python3 "$ES"/impostor.py "$serve_port" "$ES"/impostor.log &
-impostor=$!
-on_exit 'kill $impostor 2>/dev/null'
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$serve_port/v1/models" && break; sleep 0.1; done
+# 3. The impostor (uid nobody, started above) answers everything on the only serve port, and
+# logs what it gets.
 { printf '[suite]\nname = "served"\ncommand = "%s"\ngpus = 1\n' "$fake"
   printf 'serve_command = "python3 %s {checkpoint} --host 127.0.0.1 --port {port} --tensor-parallel-size {gpus}"\n' "$ACME_SRC_DIR/tests/fakes/fake-vllm-server.py"
   printf 'client_command = "%s --base-url {base_url} --checkpoint {checkpoint} --task {dataset} --out {output}"\n' "$ACME_SRC_DIR/scripts/fake-eval"
