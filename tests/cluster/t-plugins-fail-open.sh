@@ -24,7 +24,10 @@ out=$(srun -N1 -w n1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 sh -c 'echo
   fail "srun with the plugins' options failed with the bare shims: $out"
 assert_contains "$out" "ran" "the job's output"
 assert_contains "$out" "gputrace: cannot load $plugins/gputrace_impl.so" "srun's line for the missing gputrace implementation"
-id=$(submit -N1 -w n1 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'exit 3')
+# (sbatch's own line about the implementation goes to stderr, apart from the job id.)
+id=$(sbatch --parsable -N1 -w n1 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'exit 3' 2>"$ACME_TEST_TMP/sbatch.err") ||
+  fail "sbatch refused with the bare shims: $(cat "$ACME_TEST_TMP/sbatch.err")"
+id=${id%%;*}
 assert_eq FAILED "$(wait_job "$id")" "a failing job's end with the bare shims"
 sleep 1
 new=$(tail -n +"$((before + 1))" "$log")
