@@ -13,6 +13,7 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/sampler_paths.hpp \
 	spank/gputrace/core/progress_probe.cpp spank/gputrace/core/progress_probe.hpp \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
@@ -48,10 +49,11 @@ libfaultguard_core_la_SOURCES = \
 # plugin's libstdc++ and libfmt cost each of those processes milliseconds (#41). Each loads its
 # C++ implementation, gputrace_impl.so or faultguard_impl.so from its own directory, only in the
 # processes of a job that needs it. Nothing else is exported (spank.lds, impl.lds).
-SHIM_CFLAGS = -std=gnu11 $(WARN_CXXFLAGS) $(HARDEN_CXXFLAGS) $(SAN_FLAGS) -fvisibility=hidden
+SHIM_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 spankplugin_LTLIBRARIES = spank/gputrace.la spank/faultguard.la spank/gputrace_impl.la spank/faultguard_impl.la
 SHIM_SOURCES = spank/shim.c spank/shim.h spank/shim_text.c spank/shim_text.h spank/impl_abi.h
-spank_gputrace_la_SOURCES = spank/gputrace/shim.c $(SHIM_SOURCES)
+spank_gputrace_la_SOURCES = spank/gputrace/shim.c $(SHIM_SOURCES) \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
 spank_gputrace_la_CFLAGS = $(SHIM_CFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
 EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
@@ -73,7 +75,9 @@ spank_gputrace_impl_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
-	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
+	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
+spank_gputrace_impl_la_CFLAGS = $(SHIM_CFLAGS)
 spank_gputrace_impl_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_gputrace_impl_la_LDFLAGS = $(IMPL_LDFLAGS)
 spank_gputrace_impl_la_LIBADD = $(FMT_LIBS)

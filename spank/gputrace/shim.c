@@ -4,10 +4,10 @@
     - sbatch/srun/salloc and slurmstepd: --gpu-telemetry registered, ACME_GPU_TELEMETRY made an
       alias of Slurm's own environment form; a value given is validated by the implementation;
     - slurmstepd's task_init: ACME_HEARTBEAT_FILE when the job's heartbeat directory is there;
-    - the job prolog of a job that needs nothing (stall=off, and no GPU or no tracing asked).
-   The implementation is loaded for a --gpu-telemetry value at submission, for the job prolog
-   while stall detection is on (the heartbeat directory) or the job is traced (the sampler), and
-   for the job epilog (sampler stop, textfile and heartbeat clean-up, the plugstack errors). */
+    - the job prolog: the job's heartbeat directory (stall detection on, the default).
+   The implementation is loaded for a --gpu-telemetry value at submission, for the job prolog of
+   a traced GPU job (the sampler), and for the job epilog (sampler stop, textfile and heartbeat
+   clean-up, the plugstack errors). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 
 #include "spank/impl_abi.h"
 #include "spank/shim.h"
+#include "spank/gputrace/core/heartbeat_dir_c.h"
 
 ACME_SHIM_EXPORT const char plugin_name[] = "gputrace";
 ACME_SHIM_EXPORT const char plugin_type[] = "spank";
@@ -91,11 +92,8 @@ ACME_SHIM_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     char node[256] = {0};
     if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !acme_plain_node_name(node))
         return 0;
-    const char *base = heartbeat_base(ac, av);
-    size_t n = strlen(base);
-    while (n > 1 && base[n - 1] == '/') --n;
     char dir[1200], file[1500];
-    if (snprintf(dir, sizeof dir, "%.*s/%u", (int)n, base, job_id) >= (int)sizeof dir) return 0;
+    if (acme_heartbeat_job_dir(dir, sizeof dir, heartbeat_base(ac, av), job_id) != 0) return 0;
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return 0;
     if (snprintf(file, sizeof file, "%s/heartbeat.%s", dir, node) >= (int)sizeof file) return 0;
@@ -103,11 +101,25 @@ ACME_SHIM_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     return 0;
 }
 
-/* Whether this job's prolog has anything to do (job_script.cpp's job_script_prolog): make the
-   heartbeat directory (stall detection on), or start a sampler for a GPU job that is traced
-   (--gpu-telemetry other than off, a job that asked faultguard for recovery, default=on). */
-static int prolog_needed(spank_t sp, int ac, char **av) {
-    if (stall_enabled(ac, av)) return 1;
+/* Every job's tasks get ACME_HEARTBEAT_FILE (task_init above exports it when its directory is
+   there), traced or not: the job's private directory is made here, as root, before any task
+   (heartbeat_dir_c.h). */
+static void prepare_heartbeat(spank_t sp, int ac, char **av) {
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+        return;
+    char error[2048];
+    if (acme_heartbeat_prepare(heartbeat_base(ac, av), job_id, uid, gid, error, sizeof error) != 0)
+        slurm_error("gputrace: job %u: %s; the job gets no ACME_HEARTBEAT_FILE", job_id, error);
+}
+
+/* Whether the job is traced here (job_script.cpp's job_request): a GPU job that gave
+   --gpu-telemetry (its value decided there, off included), asked faultguard for recovery, or
+   runs under default=on. Only then is the implementation loaded, to start the sampler. */
+static int traced(spank_t sp, int ac, char **av) {
     const char *gpus = getenv("SLURM_JOB_GPUS");
     if (!gpus || !*gpus) return 0;
     char *optarg = NULL;
@@ -117,9 +129,11 @@ static int prolog_needed(spank_t sp, int ac, char **av) {
 
 ACME_SHIM_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     acme_log_build_once("gputrace", &g_build_logged, 0);
-    if (spank_context() != S_CTX_JOB_SCRIPT || !prolog_needed(sp, ac, av)) return 0;
+    if (spank_context() != S_CTX_JOB_SCRIPT) return 0;
+    if (stall_enabled(ac, av)) prepare_heartbeat(sp, ac, av);
+    if (!traced(sp, ac, av)) return 0;
     acme_gputrace_job_script_fn *prolog = (acme_gputrace_job_script_fn *)acme_impl_sym(
-        &g_impl, "acme_gputrace_impl_job_prolog", "this job is not traced and gets no heartbeat directory");
+        &g_impl, "acme_gputrace_impl_job_prolog", "this job is not traced");
     return prolog ? prolog(sp, ac, av) : 0;
 }
 
