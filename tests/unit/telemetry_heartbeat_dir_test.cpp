@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "spank/gputrace/core/heartbeat_dir.hpp"
+#include "spank/gputrace/core/heartbeat_dir_c.h"
 #include "spank/gputrace/core/progress_probe.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -94,4 +95,14 @@ TEST_CASE("the stall watcher's look at the heartbeat: a regular file only, never
     unlink(hb.c_str());
     std::ofstream(hb) << "";
     CHECK(probe_as_user(paths, getuid(), getgid(), 5).heartbeat_mtime);
+}
+
+TEST_CASE("heartbeat directory: the shim's path is heartbeat_job_dir's") {
+    char out[64];
+    for (const char* base : {"/run/acme/heartbeat", "/run/acme/heartbeat/", "/run//", "/", "//"}) {
+        CAPTURE(base);
+        REQUIRE(acme_heartbeat_job_dir(out, sizeof out, base, 4294967295LL) == 0);
+        CHECK(std::string(out) == heartbeat_job_dir(base, 4294967295LL));
+    }
+    CHECK(acme_heartbeat_job_dir(out, 8, "/run/acme/heartbeat", 7) == -1);
 }
