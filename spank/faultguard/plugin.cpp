@@ -2,8 +2,8 @@
 // a job needs it (spank/shim.h). This file only exports the entry points impl_abi.h names,
 // each dispatched to the file for its context (pyxis_dispatch.c's shape):
 //  - args.cpp (sbatch/srun/salloc, and slurmstepd): an option's value validated, or remembered;
-//  - slurmstepd.cpp (remote, a job that gave an option): recovery's env; task_exit records each
-//    task's wait status (the shim does that itself for every other job);
+//  - slurmstepd.cpp (remote, a job that gave an option): recovery's env; task_exit hands over
+//    the checkpoint the run resumed from (each task's wait status is the shim's, for every job);
 //  - job_script.cpp (slurmd's prolog/epilog): the health gate and the bounded diagnosis helper.
 // Every entry point catches everything and fails open: a job never fails because of faultguard.
 #include "spank/faultguard/plugin.hpp"

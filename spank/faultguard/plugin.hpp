@@ -30,7 +30,7 @@ std::string job_type_option(spank_t sp);
 // slurmstepd.cpp: remote context.
 int slurmstepd_init_post_opt(spank_t sp, int ac, char** av);
 int slurmstepd_task_init(spank_t sp);
-int slurmstepd_task_exit(spank_t sp, int ac, char** av);
+int slurmstepd_task_exit(spank_t sp, int ac, char** av);  // the resume hand-over; the shim writes the exit line
 
 // job_script.cpp: slurmd's prolog and epilog.
 int job_script_prolog(spank_t sp, int ac, char** av);

@@ -4,7 +4,8 @@
     - sbatch/srun/salloc and slurmstepd: the options registered, ACME_AUTO_RECOVER and
       ACME_CKPT_DIR made aliases of Slurm's own environment forms;
     - slurmstepd's task_exit: each task's wait status appended to the job's hand-off file in the
-      spool (task_exit_log.hpp's format and path), which the epilog reads;
+      spool (task_exit_log.hpp's format and path), which the epilog reads, for every job (the
+      implementation adds only the checkpoint a resumed run started from);
     - the job prolog of a job without GPUs (no health gate to run).
    The implementation is loaded for an option given (validated at submission, remembered in
    slurmstepd, which then also sets the recovery environment), for a GPU job's prolog (the health
@@ -106,43 +107,46 @@ ACME_SHIM_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     return step_call("acme_faultguard_impl_task_init", sp, ac, av);
 }
 
-/* Each task's raw wait status, one line appended to <spool>/run/<node>.<job>.task_exits with one
-   write (task_exit_log.hpp: "STEP TASK STATUS TS\n"); no parsing, nothing that blocks. A job whose
-   options loaded the implementation gets its task_exit, which also hands over the checkpoint the
-   run resumed from. */
-ACME_SHIM_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char **av) {
-    if (spank_context() != S_CTX_REMOTE) return 0;
-    if (acme_impl_loaded(&g_impl)) return step_call("acme_faultguard_impl_task_exit", sp, ac, av);
+static void append_task_exit(spank_t sp, int ac, char **av) {
     uint32_t job_id = 0, step_id = 0, task_id = 0;
     int status = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
-        return 0;
+        return;
     char node[256] = {0};
     if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !acme_plain_node_name(node))
-        return 0;
+        return;
     /* faultguard_config.cpp's spool=: the last absolute path given, else the build's. */
     const char *spool = acme_arg_path(ac, av, "spool", ACME_SPOOL_DIR);
     char run[1100], path[1500], line[128];
-    if (snprintf(run, sizeof run, "%s/run", spool) >= (int)sizeof run) return 0;
-    if (snprintf(path, sizeof path, "%s/%s.%u.task_exits", run, node, job_id) >= (int)sizeof path) return 0;
+    if (snprintf(run, sizeof run, "%s/run", spool) >= (int)sizeof run) return;
+    if (snprintf(path, sizeof path, "%s/%s.%u.task_exits", run, node, job_id) >= (int)sizeof path) return;
     mkdir(spool, 0700);
     mkdir(run, 0700);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     const int len = acme_format_task_exit(line, sizeof line, step_id, task_id, status,
                                           (double)now.tv_sec + (double)now.tv_nsec / 1e9);
-    if (len < 0) return 0;
+    if (len < 0) return;
     const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
     if (fd < 0) {
         slurm_error("faultguard: job %u: cannot record task %u's exit in %s", job_id, task_id, path);
-        return 0;
+        return;
     }
     if (write(fd, line, (size_t)len) != (ssize_t)len) slurm_error("faultguard: job %u: short write to %s", job_id, path);
     close(fd);
-    return 0;
+}
+
+/* Each task's raw wait status, one line appended to <spool>/run/<node>.<job>.task_exits with one
+   write (task_exit_log.hpp: "STEP TASK STATUS TS\n"); no parsing, nothing that blocks. This is the
+   one writer of that line, with or without the implementation; a job whose options loaded the
+   implementation then gets its task_exit, which hands over the checkpoint the run resumed from. */
+ACME_SHIM_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char **av) {
+    if (spank_context() != S_CTX_REMOTE) return 0;
+    append_task_exit(sp, ac, av);
+    return acme_impl_loaded(&g_impl) ? step_call("acme_faultguard_impl_task_exit", sp, ac, av) : 0;
 }
 
 /* The health gate: only a job with GPUs has anything to gate (job_script.cpp returns before its

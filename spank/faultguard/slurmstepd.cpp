@@ -1,7 +1,7 @@
 // faultguard.so in slurmstepd (remote context, root, once per step; pyxis_slurmstepd.c):
-// task_exit appends each task's raw wait status to a per-job hand-off file in the root-owned
-// spool (one short write; no SQLite, no parsing here); for a job that asked for recovery, the
-// newest checkpoint and the restart count go into the job's environment. Nothing heavy: the
+// for a job that asked for recovery, the newest checkpoint and the restart count go into the
+// job's environment, and task_exit hands the checkpoint it resumed from to the epilog (each
+// task's wait status is the shim's to append, spank/faultguard/shim.c). Nothing heavy: the
 // one search of the checkpoint directory is a helper, bounded in time.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,9 +17,7 @@
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
-#include "spank/faultguard/core/task_exit_log.hpp"
 #include "spank/faultguard/plugin.hpp"
-#include "common/util/wall_clock.hpp"
 
 namespace acme::faultguard::plugin {
 namespace {
@@ -98,42 +96,29 @@ int slurmstepd_init_post_opt(spank_t sp, int ac, char** av) { return set_resume_
 
 int slurmstepd_task_init(spank_t sp) { return set_restart_env(sp); }
 
+// The task's exit line itself is the shim's (spank/faultguard/shim.c, the one writer, loaded or
+// not); what only this side knows is the checkpoint the run resumed from, for the job record.
 int slurmstepd_task_exit(spank_t sp, int ac, char** av) {
-    uint32_t job_id = 0, step_id = 0, task_id = 0;
-    int status = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_TASK_GLOBAL_ID, &task_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
-        return 0;
+    // Once per step: every task of it would write the same line.
+    static bool resume_written = false;
+    const auto& resumed = resumed_from();
+    if (!resumed || resume_written) return 0;
+    uint32_t job_id = 0;
     char node[256] = {};
-    if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !plain_node_name(node)) return 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+        spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !plain_node_name(node))
+        return 0;
+    resume_written = true;
     const auto config = load_config(ac, av);
     mkdir(config.spool.c_str(), 0700);
     mkdir(run_dir(config.spool).c_str(), 0700);
-    const double ts = acme::util::wall_now();
-    const std::string line = format_task_exit({step_id, task_id, status, ts});
-    const std::string path = task_exit_path(config.spool, node, job_id);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0640);
-    if (fd < 0) {
-        slurm_error("%s: job %u: cannot record task %u's exit in %s", kPlugin, job_id, task_id, path.c_str());
-        return 0;
-    }
-    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-        slurm_error("%s: job %u: short write to %s", kPlugin, job_id, path.c_str());
-    ::close(fd);
-    // What the run resumed from, for the job record (one short write, never blocking).
-    // Once per step: every task of it would write the same line.
-    static bool resume_written = false;
-    if (const auto& resumed = resumed_from(); resumed && !resume_written) {
-        resume_written = true;
-        const std::string file = resume_path(config.spool, node, job_id);
-        const int rfd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-        if (rfd >= 0) {
-            const std::string text = *resumed + "\n";
-            if (::write(rfd, text.data(), text.size()) < 0) slurm_error("%s: job %u: cannot write %s", kPlugin, job_id, file.c_str());
-            ::close(rfd);
-        }
+    // One short write, never blocking.
+    const std::string file = resume_path(config.spool, node, job_id);
+    const int rfd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (rfd >= 0) {
+        const std::string text = *resumed + "\n";
+        if (::write(rfd, text.data(), text.size()) < 0) slurm_error("%s: job %u: cannot write %s", kPlugin, job_id, file.c_str());
+        ::close(rfd);
     }
     return 0;
 }
