@@ -37,7 +37,19 @@ StallWatch::~StallWatch() {
     if (share_) share_->remove(job_.job, job_.node);
 }
 
-void StallWatch::on_samples(const std::vector<Sample>& samples, double now) { tracker_.on_samples(samples, now); }
+void StallWatch::on_samples(const std::vector<Sample>& samples, double now) {
+    tracker_.on_samples(samples, now);
+    // A learned quiet short against the looks: the processes read at every sample too, so where
+    // in a look's span their last activity fell is known to a sample (NodeTracker::fine_activity).
+    if (!verdict_ && tracker_.fine_activity()) read_processes(now);
+}
+
+void StallWatch::read_processes(double now) {
+    // Cheap (a /proc walk), and without it the paced window keeps its floor (cadence.hpp).
+    if (c_.cadence.k <= 0 || !c_.cadence.activity) return;
+    tracker_.on_activity(processes_.look(), last_read_ > 0 ? now - last_read_ : 0, now);
+    last_read_ = now;
+}
 
 void StallWatch::on_event(const GpuEvent& e) {
     // Which XIDs count as hardware evidence: the rules' [[xid]] table, read once per sampler,
@@ -65,9 +77,7 @@ void StallWatch::look(double now) {
         tracker_.on_probe(probe_as_user(paths_, static_cast<uid_t>(job_.uid), static_cast<gid_t>(job_.gid),
                                         std::clamp(c_.probe, 1.0, 5.0)),
                           now);
-    // Cheap (a /proc walk), and without it the paced window keeps its floor (cadence.hpp).
-    if (c_.cadence.k > 0 && c_.cadence.activity) tracker_.on_activity(processes_.look(), last_look_ > 0 ? now - last_look_ : 0, now);
-    last_look_ = now;
+    read_processes(now);
     tracker_.close_work_window();
     std::vector<NodeState> states;
     if (share_) {
@@ -98,6 +108,7 @@ void StallWatch::look(double now) {
     // Without the job's node list, judge this node alone.
     const bool shared = share_ && !nodes_.empty();
     auto v = judge(shared_states(states), shared ? nodes_ : std::vector<std::string>{}, job_start_, now, c_, shared);
+    due_ = v.due;
     if (!v.stalled) return;
     verdict_ = v;
     verdict_ts_ = now;
@@ -149,7 +160,10 @@ void StallWatch::record(double) {
 
 void StallWatch::tick(double now) {
     if (!c_.enabled) return;
-    if (now >= next_look_) {
+    // Every stall_probe, and when the window running would close: a verdict a look late would be
+    // a step late for a job stepping every stall_probe.
+    if (now >= next_look_ || (due_ > 0 && now >= due_ && !verdict_)) {
+        due_ = 0;
         look(now);
         next_look_ = now + c_.probe;
     }

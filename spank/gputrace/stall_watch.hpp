@@ -42,6 +42,8 @@ public:
 
 private:
     void look(double now);
+    // The job's processes' activity since they were last read, into the tracker (stall_cadence_activity).
+    void read_processes(double now);
     void record(double now);
     void mail(const Verdict& v, double now);
     // What the verdict is judged on: every node's state with a share and the job's node list,
@@ -55,13 +57,14 @@ private:
     NodeTracker tracker_;
     std::unique_ptr<StallShare> share_;
     ProbePaths paths_;
-    JobProcesses processes_;  // the job's processes here: their I/O and CPU between looks
-    double last_look_ = 0;
+    JobProcesses processes_;  // the job's processes here: their I/O and CPU between reads
+    double last_read_ = 0;    // when they were last read (0: never)
     std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
     bool job_known_ = false;
     std::string job_name_, job_user_, mail_user_;  // from slurmctld, for stall_mail
     bool mailed_ = false;                          // once per run
     double next_look_ = 0, next_job_ask_ = 0;
+    double due_ = 0;  // when the window running at the last look closes (Verdict::due; 0: none)
     std::optional<double> slowness_;
     std::optional<Verdict> verdict_;
     double verdict_ts_ = 0, signalled_at_ = 0;

@@ -20,6 +20,10 @@
 //    shows nothing a look can see (GPU work the samples miss, like the job's steps): a quiet
 //    straggler longer than any quiet the job has shown is a hang as far as the node can tell.
 //  - hang to verdict for jobs hung before a pace is learned (the default windows).
+// Configurations: the shipped keys with the job's processes seen (the quiet needed: the longest
+// the job has shown and stall_cadence_margin more), margin 0 (what the margin guards), the
+// processes not seen (k x the step and the floor), floor 0 there (what the floor guards), and
+// the fixed windows (k 0) as the baseline.
 // Usage: stall-cadence-bench [JOBS] [SEED].
 #include <algorithm>
 #include <cstdio>
@@ -202,6 +206,9 @@ int main(int argc, char** argv) {
     StallConfig c;
     c.probe = 2;
     row("shipped keys, processes seen", c, true, jobs, seed);
+    auto margin0 = c;
+    margin0.cadence.margin = 0;
+    row("margin 0, processes seen (what the margin guards)", margin0, true, jobs, seed);
     row("shipped keys, processes not seen (the 600 s floor)", c, false, jobs, seed);
     auto floor0 = c;
     floor0.cadence.floor = 0;

@@ -60,8 +60,8 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
     SimResult r;
     std::size_t next = 0;  // the first step not yet taken
     long long log = 0, ckpt = 0;
-    double heartbeat = -1, next_look = c.probe, last_look = 0;
-    double io = 0, cpu = 0;  // since the last look
+    double heartbeat = -1, next_look = c.probe, last_read = 0, due = 0;
+    double io = 0, cpu = 0;  // since the processes were last read
     const auto in = [](double t, double from, double to) { return t > from && t <= to; };
     for (double t = 1; t <= job.end; t += 1) {
         bool stepped = false;
@@ -81,7 +81,20 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         else node.on_samples(sim_gpus(0, 60, 0), t);
         for (const auto& [from, to] : job.ckpt_writes)
             if (t > from && t <= to && t < job.hang) ckpt += 1 << 20;
-        if (t < next_look) continue;
+        // The sampler looks every stall_probe, and when a window running would close (Verdict::due);
+        // it reads the job's processes at each look, and at each sample where the pace asks for it.
+        const bool look = t >= next_look || (due > 0 && t >= due);
+        const auto read_processes = [&] {
+            telemetry::Activity a{true, io, cpu, false};
+            for (const auto& [from, to] : job.disk_wait) a.disk_wait = a.disk_wait || (t >= from && t <= to && t < job.hang);
+            node.on_activity(a, t - last_read, t);
+            io = cpu = 0;
+            last_read = t;
+        };
+        if (!look) {
+            if (job.processes_seen && node.fine_activity()) read_processes();
+            continue;
+        }
         next_look = t + c.probe;
         telemetry::Probe p;
         p.log_size = log;
@@ -91,13 +104,8 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             p.ckpt_mtime = 0;
         }
         node.on_probe(p, t);
-        if (job.processes_seen) {
-            telemetry::Activity a{true, io, cpu, false};
-            for (const auto& [from, to] : job.disk_wait) a.disk_wait = a.disk_wait || (t >= from && t <= to && t < job.hang);
-            node.on_activity(a, t - last_look, t);
-        }
+        if (job.processes_seen) read_processes();
         io = cpu = 0;
-        last_look = t;
         if (heartbeat >= 0) r.last_step = heartbeat;
         auto v = telemetry::judge({node.state()}, {}, 0, t, c, false);
         if (v.stalled) {
@@ -105,6 +113,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             r.verdict = std::move(v);
             return r;
         }
+        due = v.due;
     }
     return r;
 }

@@ -1,6 +1,7 @@
 // What the job's processes do between two looks (job_activity.hpp), and the decision it feeds:
 // a paced verdict only when the job has a learned pace and nothing of it moved (no progress, no
-// I/O, no disk wait, no CPU while its GPUs idle) for k x its longest quiet (cadence.hpp).
+// I/O, no disk wait, no CPU while its GPUs idle) for its longest quiet and the margin more
+// (cadence.hpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -128,15 +129,108 @@ TEST_CASE("the job's processes: the descendants of root's slurmstepds of the job
     CHECK_FALSE(JobProcesses(43, proc.path().string()).look().seen);  // no stepd of job 43: not seen
 }
 
-TEST_CASE("stall_window: where the processes are seen, k x the step with no floor, still under the ceiling") {
+TEST_CASE("stall_window: where the processes are seen, the longest quiet and the margin more, no k, no floor, under the ceiling") {
     const CadenceConfig shipped;
-    const auto w = stall_window(300, "spin", 2, 40, shipped, true);
-    CHECK(w.seconds == 6);
+    const auto w = stall_window(300, "spin", 4, 40, shipped, true);
+    CHECK(w.seconds == 5);
     CHECK(w.paced);
-    CHECK(w.why == "3x the job's longest step of 2 s seen over 40 steps, its processes idle too");
-    CHECK(stall_window(300, "spin", 2, 40, shipped, false).seconds == 300);  // unseen: the 600 s floor
-    CHECK(stall_window(300, "spin", 150, 40, shipped, true).seconds == 300);
-    CHECK_FALSE(stall_window(300, "spin", 150, 40, shipped, true).paced);
+    CHECK(w.why == "the job's longest quiet of 4 s seen over 40 steps and 25 % more, its processes idle too");
+    CHECK(stall_window(300, "spin", 4, 40, shipped, false).seconds == 300);  // unseen: the 600 s floor
+    auto c = shipped;
+    c.k = 10;  // k is the unseen case's
+    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 5);
+    c.margin = 1;
+    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 8);
+    CHECK(stall_window(300, "spin", 240, 40, shipped, true).seconds == 300);
+    CHECK_FALSE(stall_window(300, "spin", 240, 40, shipped, true).paced);
+    c.k = 0;  // k 0: the fixed windows everywhere
+    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 300);
+}
+
+TEST_CASE("a quiet is learned from the earliest its start may have been: seen again at another phase of the looks, no longer") {
+    // The bytes seen at the look at 104 moved after the look at 102: the quiet to the step at 110
+    // may have been 8 s long, not 6.
+    Cadence cadence(0);
+    cadence.observe(100, 100, 100, 100);  // the warm-up ends at 100
+    cadence.observe(104, 102, 100, 100);
+    cadence.observe(110, 110, 110, 100);
+    CHECK(cadence.longest() == 8);
+    // A disk wait is seen at the look itself: the quiet from it is counted from the look.
+    Cadence asleep(0);
+    asleep.observe(100, 100, 100, 100);
+    asleep.observe(104, 104, 100, 100);
+    asleep.observe(110, 110, 110, 100);
+    CHECK(asleep.longest() == 6);
+}
+
+TEST_CASE("a judge not yet calling a paced hang says when its window closes; the sampler's look then calls it on time") {
+    auto c = keys();
+    NodeState n;
+    n.node = "n1";
+    n.ts = 1003;
+    n.pattern = Pattern::spin;
+    n.active_at = 1000;
+    n.log_seen = true;
+    n.step = 8, n.steps = 50;
+    n.activity_seen = true;
+    n.activity_at = 1001;
+    const auto v = judge({n}, {}, 0, 1003, c, false);
+    CHECK_FALSE(v.stalled);
+    CHECK(v.due == doctest::Approx(1001 + 10));
+    n.ts = 1011;
+    CHECK(judge({n}, {}, 0, 1011, c, false).stalled);
+    // A 10 s job looked at every 7 s: called within a sample of its window, not up to a look late.
+    c.probe = 7;
+    SimJob job;
+    job.steps = regular_steps(1, 1400, 10);
+    job.hang = 1400;
+    job.end = 1800;
+    job.processes_seen = true;
+    job.step_io = 4e6;
+    const auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    INFO(r.verdict.evidence);
+    // "no progress for N s, the job's longest quiet of Q s ...": N is the window (Q and a quarter,
+    // each rounded) and a sample at most, where a look every 7 s could have been 7 s late.
+    const auto& e = r.verdict.evidence;
+    const auto learned = e.find("the job's longest quiet of ");
+    REQUIRE(learned != std::string::npos);
+    REQUIRE(e.rfind("no progress for ", 0) == 0);
+    const double quiet = std::stod(e.substr(learned + 27)), waited = std::stod(e.substr(16));
+    CHECK(waited <= (quiet + 0.5) * 1.25 + 1.5);
+}
+
+TEST_CASE("a 2 s job looked at every 2 s: its processes read at every sample, so its hang is called within 3 steps") {
+    auto c = keys();
+    NodeTracker fast(c, "n1", 0), slow(c, "n1", 0);
+    const auto probe = [](double t) {
+        Probe p;
+        p.log_size = static_cast<long long>(t);
+        p.heartbeat_mtime = t;
+        return p;
+    };
+    for (double t = 601; t < 700; t += 2) {
+        fast.on_samples(acme::test::sim_gpus(95, 300, 40), t);
+        fast.on_probe(probe(t), t);
+        fast.on_activity({true, 1e6, 0, false}, 2, t);
+    }
+    for (double t = 610; t < 900; t += 10) {
+        slow.on_samples(acme::test::sim_gpus(95, 300, 40), t);
+        slow.on_probe(probe(t), t);
+        slow.on_activity({true, 1e6, 0, false}, 2, t);
+    }
+    CHECK(fast.fine_activity());       // a 2 s look is more than a quarter of its quiet
+    CHECK_FALSE(slow.fine_activity());  // of a 10 s quiet it is not
+    SimJob job;
+    job.steps = regular_steps(1, 1400, 2);
+    job.hang = 1399.5;
+    job.end = 1800;
+    job.processes_seen = true;
+    job.step_io = 4e6;
+    const auto r = simulate(c, job);
+    REQUIRE(r.verdict_at);
+    INFO(r.verdict.evidence);
+    CHECK(*r.verdict_at - job.hang <= 3 * 2);
 }
 
 TEST_CASE("a 2 s job's first 90 s checkpoint save that writes is no stall; its hang after is called within a few steps") {
@@ -149,8 +243,8 @@ TEST_CASE("a 2 s job's first 90 s checkpoint save that writes is no stall; its h
     INFO(r.verdict.evidence);
     CHECK(*r.verdict_at > 1400);
     CHECK(*r.verdict_at - 1400 <= 5 * 2);
-    CHECK(has(r.verdict.evidence, ", 3x the job's longest step of 2 s seen over "));
-    CHECK(has(r.verdict.evidence, " steps, its processes idle too (log quiet, heartbeat stopped); n1 spin"));
+    CHECK(has(r.verdict.evidence, ", the job's longest quiet of "));
+    CHECK(has(r.verdict.evidence, " steps and 25 % more, its processes idle too (log quiet, heartbeat stopped); n1 spin"));
 }
 
 TEST_CASE("the same save where the processes are not seen: the floor spares it; at floor 0 it is a false verdict") {
@@ -239,7 +333,7 @@ TEST_CASE("a job's nodes: the paced window only when every node sees its process
         s->activity_seen = true;
     }
     a.node = "n1", b.node = "n2";
-    b.activity_at = 1095;  // n2 still writing a shard of the checkpoint
+    b.activity_at = 1098;  // n2 still writing a shard of the checkpoint
     CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1100, c, true).stalled);
     for (auto* s : {&a, &b}) s->ts = 1101;
     CHECK(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
@@ -247,12 +341,14 @@ TEST_CASE("a job's nodes: the paced window only when every node sees its process
     CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
 }
 
-TEST_CASE("stall_cadence_io and stall_cadence_cpu: plugstack keys, carried to the sampler") {
+TEST_CASE("stall_cadence_io, stall_cadence_cpu and stall_cadence_margin: plugstack keys, carried to the sampler") {
     StallConfig c;
     std::vector<std::string> errors;
     CHECK(set_stall_key("stall_cadence_io", "1048576", c, errors));
     CHECK(set_stall_key("stall_cadence_cpu", "0.5", c, errors));
+    CHECK(set_stall_key("stall_cadence_margin", "0.75", c, errors));
     CHECK(errors.empty());
+    CHECK(c.cadence.margin == 0.75);
     CHECK(c.cadence.io == 1048576);
     CHECK(c.cadence.cpu == 0.5);
     CHECK(set_stall_key("stall_cadence_cpu", "-1", c, errors));
@@ -265,4 +361,7 @@ TEST_CASE("stall_cadence_io and stall_cadence_cpu: plugstack keys, carried to th
     }
     CHECK(back.cadence.io == 1048576);
     CHECK(back.cadence.cpu == 0.5);
+    CHECK(back.cadence.margin == 0.75);
+    CHECK(set_stall_key("stall_cadence_margin", "-0.1", c, errors));
+    CHECK(errors.back() == "gputrace: plugstack argument stall_cadence_margin=-0.1: want a number in [0, 100]");
 }

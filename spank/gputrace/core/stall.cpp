@@ -70,6 +70,8 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0, 86400, c.warmup, errors);
     } else if (key == "stall_cadence_k") {
         set_number(key, value, 0, 100, c.cadence.k, errors);
+    } else if (key == "stall_cadence_margin") {
+        set_number(key, value, 0, 100, c.cadence.margin, errors);
     } else if (key == "stall_cadence_floor") {
         set_number(key, value, 0, 86400 * 7, c.cadence.floor, errors);
     } else if (key == "stall_cadence_io") {
@@ -126,6 +128,7 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_idle_window={}", c.idle_window),
         fmt::format("stall_warmup={}", c.warmup),
         fmt::format("stall_cadence_k={}", c.cadence.k),
+        fmt::format("stall_cadence_margin={}", c.cadence.margin),
         fmt::format("stall_cadence_floor={}", c.cadence.floor),
         fmt::format("stall_cadence_steps={}", c.cadence.steps),
         fmt::format("stall_cadence_io={}", c.cadence.io),
@@ -238,7 +241,7 @@ std::optional<NodeState> parse_state(std::string_view line) {
 }
 
 NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_start)
-    : c_(c), cadence_(job_start), learn_from_(job_start + c.warmup) {
+    : c_(c), cadence_(job_start), learn_from_(job_start + c.warmup), last_probe_(job_start) {
     s_.node = std::move(node);
     s_.ts = s_.pattern_since = s_.active_at = job_start;
 }
@@ -293,7 +296,10 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
 
 void NodeTracker::on_probe(const Probe& p, double now) {
     if (p.log_size) {
-        if (log_size_ && *log_size_ != *p.log_size) s_.log_changed_at = now;
+        if (log_size_ && *log_size_ != *p.log_size) {
+            s_.log_changed_at = now;
+            log_from_ = last_probe_;
+        }
         log_size_ = p.log_size;
         s_.log_seen = true;
     }
@@ -306,27 +312,38 @@ void NodeTracker::on_probe(const Probe& p, double now) {
         s_.heartbeat_seen = true;
     }
     if (p.ckpt_mtime || p.ckpt_bytes) {
-        if ((ckpt_mtime_ || ckpt_bytes_) && (ckpt_mtime_ != p.ckpt_mtime || ckpt_bytes_ != p.ckpt_bytes))
+        if ((ckpt_mtime_ || ckpt_bytes_) && (ckpt_mtime_ != p.ckpt_mtime || ckpt_bytes_ != p.ckpt_bytes)) {
             s_.ckpt_changed_at = now;
+            ckpt_from_ = last_probe_;
+        }
         ckpt_mtime_ = p.ckpt_mtime;
         ckpt_bytes_ = p.ckpt_bytes;
     }
     s_.ts = now;
+    last_probe_ = now;
     learn();
 }
 
 void NodeTracker::on_activity(const Activity& a, double span, double now) {
     s_.activity_seen = a.seen;
     if (a.seen && span > 0 &&
-        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu)))
+        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu))) {
         s_.activity_at = now;
+        // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span.
+        activity_from_ = a.disk_wait ? now : now - span;
+    }
     s_.ts = now;
     learn();
+}
+
+bool NodeTracker::fine_activity() const {
+    return s_.activity_seen && s_.step > 0 && c_.probe > c_.cadence.margin * s_.step;
 }
 
 void NodeTracker::learn() {
     // The pace is the job's longest quiet: no progress, and (where seen) its processes idle.
     cadence_.observe(std::max({s_.active_at, s_.log_changed_at, s_.ckpt_changed_at, s_.activity_at}),
+                     std::max({s_.active_at, log_from_, ckpt_from_, activity_from_}),
                      std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_);
     // The log and the checkpoint are seen to grow at a look, so no step is known finer than the
     // looks: a shorter one would be the sampler's pace, not the job's.
@@ -384,8 +401,12 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     // The fixed window counts from the last progress; the paced one from the last time anything
     // of the job moved (its processes' I/O or CPU too): a save that writes is no hang.
     const double fixed = any_spin ? c.spin_window : c.idle_window;
-    const double quiet = now - (window.paced ? std::max(progress, activity) : progress);
-    if (quiet < window.seconds && now - progress < fixed) return v;
+    const double quiet_from = window.paced ? std::max(progress, activity) : progress;
+    const double quiet = now - quiet_from;
+    if (quiet < window.seconds && now - progress < fixed) {
+        v.due = std::min(quiet_from + window.seconds, progress + fixed);
+        return v;
+    }
     const bool ceiling = quiet < window.seconds;  // the paced window not reached: the fixed one was
     v.stalled = true;
     v.since = progress;

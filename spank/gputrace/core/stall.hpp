@@ -103,8 +103,13 @@ public:
     void on_samples(const std::vector<Sample>& samples, double now);
     void on_probe(const Probe& p, double now);
     void on_xid(long long code);
-    // What the job's processes here did over the `span` s since the previous look.
+    // What the job's processes here did over the `span` s since the previous read of them.
     void on_activity(const Activity& a, double span, double now);
+    // Whether the job's processes should be read at every GPU sample, not only at each look: a
+    // pace is learned here with the processes seen, and a look's span is longer than the margin
+    // of its quiet (stall_cadence_margin x the step), so where in a span the last activity fell
+    // would matter more than the margin allows for.
+    bool fine_activity() const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
@@ -120,6 +125,9 @@ private:
     std::optional<long long> log_size_, ckpt_bytes_;
     std::optional<double> heartbeat_, ckpt_mtime_;
     double step_at_ = 0;     // the last heartbeat touch seen (a step; active_at also moves with busy GPUs)
+    // The look before the one that saw the log, a checkpoint or the processes' activity move: the
+    // earliest that move may have been (Cadence::observe), and the look before now.
+    double log_from_ = 0, ckpt_from_ = 0, activity_from_ = 0, last_probe_ = 0;
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     double util_sum_ = 0, sm_sum_ = 0;
     long long util_n_ = 0, sm_n_ = 0;
@@ -131,6 +139,9 @@ struct Verdict {
     std::string named;       // the node that diverged; empty: none stood out
     bool hardware = false;   // named on GPU evidence (XIDs, a spin while the others idle)
     std::string evidence;    // one line
+    // Not stalled: when the window running now closes if nothing moves before (0: none runs: a
+    // node busy, unknown or unseen). The sampler looks then too, so a verdict is not a look late.
+    double due = 0;
 };
 
 // The job's verdict from every node's state (`nodes` holds this node's and the peers' read from
