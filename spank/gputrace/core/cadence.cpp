@@ -6,13 +6,15 @@
 
 namespace acme::telemetry {
 
-void Cadence::observe(double sign, double sign_from, double step, double learn_from) {
+void Cadence::observe(double sign, double sign_from, double step, double learn_from, bool continued) {
     if (step > last_step_) {
         if (last_step_ >= learn_from) ++gaps_;
         last_step_ = step;
     }
     if (sign <= last_) return;
-    if (last_ >= learn_from) longest_ = std::max(longest_, sign - last_from_);
+    // A gap counts when the earliest it may have begun is past the warm-up: the warm-up's looks are
+    // coarse (stall_probe), and a gap reaching back into them is the looks' pace, not the job's.
+    if (last_from_ >= learn_from && !continued) longest_ = std::max(longest_, sign - last_from_);
     last_ = sign;
     last_from_ = std::min(sign, sign_from);
 }

@@ -66,7 +66,10 @@ public:
     // counted from the earliest its first sign may have been to the latest its second was: never
     // shorter than the quiet was, wherever in a look's span its edges fell, so a quiet as long
     // seen again at another phase of the looks is not longer than the one learned.
-    void observe(double sign, double sign_from, double step, double learn_from);
+    // `continued`: the sign is a busy GPU sample after a busy one, with no sample between that
+    // said otherwise: the GPUs are taken as busy all along (an evaluation pass sampled every 10 s,
+    // NVML's utilisation being itself a share of the last sample period), so no quiet ends here.
+    void observe(double sign, double sign_from, double step, double learn_from, bool continued = false);
     double longest() const { return longest_; }
     long long gaps() const { return gaps_; }  // steps seen after the warm-up
     // The longest gap when enough gaps were seen to trust it; 0: no cadence (the fixed windows).
