@@ -277,8 +277,9 @@ TEST_CASE("at the shipped stall_probe (30 s) and interval (10 s), a 2 s job's ha
     auto slow = c;
     slow.heartbeat_probe = 0;
     const auto late = simulate(slow, job);
-    REQUIRE(late.verdict_at);
-    CHECK(*late.verdict_at - job.hang > 3 * 2);
+    // (None at all here: 10 s samples never land on a step's busy second, so the GPUs' peak power is
+    // never seen and the hung collective's spin reads as busy.)
+    CHECK((!late.verdict_at || *late.verdict_at - job.hang > 3 * 2));
 }
 
 TEST_CASE("a window closing between two GPU samples is judged on the GPUs now: a straggler's busy GPU is no hang") {

@@ -14,7 +14,9 @@ void Cadence::observe(double sign, double sign_from, double step, double learn_f
     if (sign <= last_) return;
     // A gap counts when the earliest it may have begun is past the warm-up: the warm-up's looks are
     // coarse (stall_probe), and a gap reaching back into them is the looks' pace, not the job's.
-    if (last_from_ >= learn_from && !continued) longest_ = std::max(longest_, sign - last_from_);
+    // A continued sign never lengthens the quiet learned; it teaches one only where none is yet
+    // (a job busy at every sample shows no quiet shorter than the samples).
+    if (last_from_ >= learn_from && (!continued || longest_ <= 0)) longest_ = std::max(longest_, sign - last_from_);
     last_ = sign;
     last_from_ = std::min(sign, sign_from);
 }

@@ -68,7 +68,8 @@ public:
     // seen again at another phase of the looks is not longer than the one learned.
     // `continued`: the sign is a busy GPU sample after a busy one, with no sample between that
     // said otherwise: the GPUs are taken as busy all along (an evaluation pass sampled every 10 s,
-    // NVML's utilisation being itself a share of the last sample period), so no quiet ends here.
+    // NVML's utilisation being itself a share of the last sample period), so no quiet ends here
+    // (unless none was learned yet: the samples' spacing is then the finest quiet known).
     void observe(double sign, double sign_from, double step, double learn_from, bool continued = false);
     double longest() const { return longest_; }
     long long gaps() const { return gaps_; }  // steps seen after the warm-up
