@@ -13,6 +13,7 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/sampler_paths.hpp \
 	spank/gputrace/core/progress_probe.cpp spank/gputrace/core/progress_probe.hpp \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
@@ -43,39 +44,60 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/hard_stop.cpp spank/faultguard/core/hard_stop.hpp
 
 # --- the plugins -------------------------------------------------------------------------------
-# A plugin compiles the few common/ files it needs into itself (hidden visibility) instead of
-# linking all of libacme: nothing of SQLite, NVML or libslurm's client side enters slurmstepd,
-# slurmd, sbatch or srun. The version script exports only what Slurm's loader looks up.
+# What plugstack.conf names, gputrace.so and faultguard.so, are C shims that link libc alone
+# (spank/shim.h): Slurm loads them into srun, sbatch, salloc and every slurmstepd, and a C++
+# plugin's libstdc++ and libfmt cost each of those processes milliseconds (#41). Each loads its
+# C++ implementation, gputrace_impl.so or faultguard_impl.so from its own directory, only in the
+# processes of a job that needs it. Nothing else is exported (spank.lds, impl.lds).
+SHIM_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+spankplugin_LTLIBRARIES = spank/gputrace.la spank/faultguard.la spank/gputrace_impl.la spank/faultguard_impl.la
+SHIM_SOURCES = spank/shim.c spank/shim.h spank/shim_text.c spank/shim_text.h spank/impl_abi.h
+spank_gputrace_la_SOURCES = spank/gputrace/shim.c $(SHIM_SOURCES) \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
+spank_gputrace_la_CFLAGS = $(SHIM_CFLAGS)
+spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
+EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+spank_faultguard_la_SOURCES = spank/faultguard/shim.c $(SHIM_SOURCES)
+spank_faultguard_la_CFLAGS = $(SHIM_CFLAGS)
+spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
+EXTRA_spank_faultguard_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+
+# The implementations compile the few common/ files they need into themselves (hidden
+# visibility) instead of linking all of libacme: nothing of SQLite, NVML or libslurm's client
+# side enters slurmstepd, slurmd, sbatch or srun.
 SPANK_LDFLAGS = -module -avoid-version -shared -Wl,--version-script=$(srcdir)/spank/spank.lds
+IMPL_LDFLAGS = -module -avoid-version -shared -Wl,--version-script=$(srcdir)/spank/impl.lds
 SPANK_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden -fvisibility-inlines-hidden
-EXTRA_DIST += spank/spank.lds
-spankplugin_LTLIBRARIES = spank/gputrace.la spank/faultguard.la
-spank_gputrace_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp \
+EXTRA_DIST += spank/spank.lds spank/impl.lds
+spank_gputrace_impl_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp \
 	spank/gputrace/args.cpp spank/gputrace/job_script.cpp \
-	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp \
+	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp spank/impl_abi.h \
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
-	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp
-spank_gputrace_la_CXXFLAGS = $(SPANK_CXXFLAGS)
-spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
-spank_gputrace_la_LIBADD = $(FMT_LIBS)
-EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp \
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
+spank_gputrace_impl_la_CFLAGS = $(SHIM_CFLAGS)
+spank_gputrace_impl_la_CXXFLAGS = $(SPANK_CXXFLAGS)
+spank_gputrace_impl_la_LDFLAGS = $(IMPL_LDFLAGS)
+spank_gputrace_impl_la_LIBADD = $(FMT_LIBS)
+EXTRA_spank_gputrace_impl_la_DEPENDENCIES = $(srcdir)/spank/impl.lds
 # Slurm loads the .so; libtool's .la files have no business in its plugin directory.
 install-data-hook:
-	rm -f $(DESTDIR)$(spankplugindir)/gputrace.la $(DESTDIR)$(spankplugindir)/faultguard.la
+	rm -f $(DESTDIR)$(spankplugindir)/gputrace.la $(DESTDIR)$(spankplugindir)/faultguard.la \
+		$(DESTDIR)$(spankplugindir)/gputrace_impl.la $(DESTDIR)$(spankplugindir)/faultguard_impl.la
 
-spank_faultguard_la_SOURCES = spank/faultguard/plugin.cpp spank/faultguard/plugin.hpp \
+spank_faultguard_impl_la_SOURCES = spank/faultguard/plugin.cpp spank/faultguard/plugin.hpp \
 	spank/faultguard/args.cpp spank/faultguard/slurmstepd.cpp spank/faultguard/job_script.cpp \
-	spank/spank_abi.hpp spank/option_env.hpp \
+	spank/spank_abi.hpp spank/option_env.hpp spank/impl_abi.h \
 	common/util/parse.cpp common/util/spawn.cpp \
 	spank/faultguard/core/faultguard_config.cpp spank/faultguard/core/task_exit_log.cpp common/slurm/job_type.cpp \
 	spank/faultguard/core/recovery_options.cpp spank/faultguard/core/epilog_args.cpp \
 	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_client.cpp common/util/line_read.cpp
-spank_faultguard_la_CXXFLAGS = $(SPANK_CXXFLAGS)
-spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
-spank_faultguard_la_LIBADD = $(FMT_LIBS)
-EXTRA_spank_faultguard_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
+spank_faultguard_impl_la_CXXFLAGS = $(SPANK_CXXFLAGS)
+spank_faultguard_impl_la_LDFLAGS = $(IMPL_LDFLAGS)
+spank_faultguard_impl_la_LIBADD = $(FMT_LIBS)
+EXTRA_spank_faultguard_impl_la_DEPENDENCIES = $(srcdir)/spank/impl.lds
 dist_man_MANS += man/gputrace.8 man/faultguard.8
 
 # --- the helpers -------------------------------------------------------------------------------
@@ -111,7 +133,7 @@ EXTRA_DIST += tests/prometheus
 tests_unit_acme_unit_SOURCES += \
 	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp tests/unit/faultguard_hard_stop_test.cpp \
 	tests/unit/faultguard_epilog_args_test.cpp tests/unit/faultguard_gate_test.cpp \
-	tests/unit/spank_option_env_test.cpp \
+	tests/unit/spank_option_env_test.cpp tests/unit/spank_shim_test.cpp spank/shim_text.c \
 	tests/unit/telemetry_config_test.cpp \
 	tests/unit/telemetry_sampler_test.cpp \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \

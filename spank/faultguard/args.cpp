@@ -1,7 +1,7 @@
-// faultguard.so's options (pyxis's args.c): the table every context registers, the callbacks
-// that validate a value on the submit side (sbatch/srun/salloc, as the user: a bad value
-// refuses the submission) and remember it in slurmstepd, the job_script side's getopt, and the
-// plugstack arguments.
+// faultguard_impl.so's side of the options (pyxis's args.c): the shim (shim.c) registers them in
+// every context and forwards their callbacks here, which validate a value on the submit side
+// (sbatch/srun/salloc, as the user: a bad value refuses the submission) and remember it in
+// slurmstepd; the job_script side's getopt; and the plugstack arguments.
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -11,7 +11,7 @@
 #include "spank/faultguard_options.hpp"
 #include "spank/faultguard/core/recovery_options.hpp"
 #include "spank/faultguard/plugin.hpp"
-#include "spank/option_env.hpp"
+#include "spank/impl_abi.h"
 
 namespace acme::faultguard::plugin {
 namespace {
@@ -23,36 +23,12 @@ int on_job_type(int, const char* optarg, int remote);
 int on_auto_recover(int, const char* optarg, int remote);
 int on_ckpt_dir(int, const char* optarg, int remote);
 
-// spank_option's members are char*: storage that outlives the registration.
+// The options as spank_option_getopt finds them in job_script context (by name, from the job's
+// environment); the shim registers the same names with their usage and callbacks.
 char opt_name[] = "llm-job-type";
-char opt_arginfo[] = "TYPE";
-char opt_usage[] =
-    "[faultguard] what this job is, for reports: pretrain, sft, eval, debug, mllm or other (default: from the "
-    "job comment's llm-job-type=TYPE, else guessed from the job name)";
-struct spank_option g_job_type = {opt_name, opt_arginfo, opt_usage, 1, 0, on_job_type};
+struct spank_option g_job_type = {opt_name, nullptr, nullptr, 1, 0, nullptr};
 char ar_name[] = "auto-recover";
-char ar_arginfo[] = "MAX_RESTARTS";
-char ar_usage[] =
-    "[faultguard] on an infrastructure failure drain the faulty node and requeue this job, at most MAX_RESTARTS "
-    "times (default 3). Env: ACME_AUTO_RECOVER";
-struct spank_option g_auto_recover = {ar_name, ar_arginfo, ar_usage, 2, 0, on_auto_recover};
-char ck_name[] = "ckpt-dir";
-char ck_arginfo[] = "PATH";
-char ck_usage[] =
-    "[faultguard] the job's checkpoint directory: every start gets ACME_RESUME_CKPT (the newest complete checkpoint, "
-    "empty on a fresh start) and ACME_RESTART_COUNT. Env: ACME_CKPT_DIR";
-struct spank_option g_ckpt_dir = {ck_name, ck_arginfo, ck_usage, 1, 0, on_ckpt_dir};
-
-// Environment forms: made aliases of Slurm's own, so Slurm validates them through the option
-// callbacks (a bad value refuses the submission) and carries them like the flags.
-struct EnvAlias {
-    const char* ours;
-    std::string_view option;
-};
-constexpr EnvAlias kEnvAliases[] = {
-    {"ACME_AUTO_RECOVER", kAutoRecoverOption},
-    {"ACME_CKPT_DIR", kCkptDirOption},
-};
+struct spank_option g_auto_recover = {ar_name, nullptr, nullptr, 2, 0, nullptr};
 
 JobOptions g_job_options;
 
@@ -111,20 +87,13 @@ Config load_config(int ac, char** av) {
     return config;
 }
 
-int register_options(spank_t sp) {
-    const spank_context_t ctx = spank_context();
-    for (auto* opt : {&g_job_type, &g_auto_recover, &g_ckpt_dir})
-        if (spank_option_register(sp, opt) != ESPANK_SUCCESS)
-            slurm_error("%s: cannot register --%s in %s context", kPlugin, opt->name, acme::spank::context_name(ctx));
-    return 0;
-}
-
-int submit_init(spank_t sp) {
-    register_options(sp);
-    for (const auto& alias : kEnvAliases)
-        if (const char* v = getenv(alias.ours); v && *v)
-            setenv(acme::spank::submit_option_env(kPlugin, alias.option).c_str(), v, 0);
-    return 0;
+int on_option(int which, const char* optarg, int remote) {
+    switch (which) {
+        case ACME_FG_JOB_TYPE: return on_job_type(0, optarg, remote);
+        case ACME_FG_AUTO_RECOVER: return on_auto_recover(0, optarg, remote);
+        case ACME_FG_CKPT_DIR: return on_ckpt_dir(0, optarg, remote);
+        default: return 0;
+    }
 }
 
 // --auto-recover's restart cap in job_script context; -1 when the job did not ask.

@@ -1,5 +1,5 @@
-// faultguard.so's insides, one file per context (as pyxis splits pyxis_slurmstepd.c,
-// pyxis_slurmd.c, ...): plugin.cpp only dispatches on spank_context(). Every function here
+// faultguard_impl.so's insides, one file per context (as pyxis splits pyxis_slurmstepd.c,
+// pyxis_slurmd.c, ...): plugin.cpp only exports the entry points the shim (shim.c) calls. Every function here
 // is called inside guarded(), so it may throw; each fails open (returns 0) on its own trouble.
 #pragma once
 
@@ -12,7 +12,7 @@ namespace acme::faultguard::plugin {
 
 inline constexpr const char* kPlugin = "faultguard";
 
-// args.cpp: options in every context; plugstack arguments.
+// args.cpp: the options' values (the shim registers the options); plugstack arguments.
 struct JobOptions {  // as the option callbacks saw them in slurmstepd
     std::string ckpt_dir;
     bool auto_recover = false;
@@ -20,9 +20,9 @@ struct JobOptions {  // as the option callbacks saw them in slurmstepd
 const JobOptions& job_options();
 // The plugstack arguments, each error logged (every caller runs where an admin reads the log).
 Config load_config(int ac, char** av);
-int register_options(spank_t sp);
-// sbatch/srun/salloc: register the options and alias their ACME_* environment forms.
-int submit_init(spank_t sp);
+// An option callback the shim forwards (impl_abi.h's acme_faultguard_option: which one):
+// sbatch/srun/salloc validate the value (-1 refuses the submission), slurmstepd remembers it.
+int on_option(int which, const char* optarg, int remote);
 // job_script context: the job's --auto-recover cap (-1: not asked), its --llm-job-type.
 int auto_recover_option(spank_t sp);
 std::string job_type_option(spank_t sp);

@@ -1,57 +1,25 @@
-// gputrace.so's option (pyxis's args.c): --gpu-telemetry, registered in every context,
-// validated on the submit side (sbatch/srun/salloc, as the user: a bad value refuses the
-// submission), read back in job_script context; and the plugstack arguments.
-#include <sys/stat.h>
-#include <unistd.h>
-
+// gputrace_impl.so's side of the option: the shim (shim.c) registers --gpu-telemetry in every
+// context and calls validate_option on the submit side (sbatch/srun/salloc, as the user: a bad
+// value refuses the submission); the job prolog reads the value back; and the plugstack
+// arguments.
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "spank/faultguard_options.hpp"
-#include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/plugin.hpp"
-#include "spank/option_env.hpp"
 
 namespace acme::telemetry::plugin {
 namespace {
 
-using acme::spank::guarded;
 using acme::spank::plugstack_args;
 
 constexpr const char* kEnvVar = "ACME_GPU_TELEMETRY";
 
-// Per process: sbatch/srun parse the plugstack arguments once in init; job_script processes
-// parse them in each callback (init is not called there).
-GputraceConfig g_config;
-
-int on_option(int, const char* optarg, int remote);
-
-// spank_option's members are char*: give them storage that outlives the registration.
+// The option as spank_option_getopt finds it in job_script context (by its name, from the
+// job's environment); the shim registers the same name with its usage and callback.
 char opt_name[] = "gpu-telemetry";
-char opt_arginfo[] = "SECONDS|off";
-char opt_usage[] =
-    "[gputrace] sample this job's GPUs every SECONDS (default: the cluster's interval) into the node's telemetry "
-    "spool; off disables it. Env: ACME_GPU_TELEMETRY";
-struct spank_option g_option = {opt_name, opt_arginfo, opt_usage, 2, 0, on_option};
-
-int on_option(int, const char* optarg, int remote) {
-    return guarded(kPlugin, "--gpu-telemetry", remote ? 0 : -1, [&] {
-        // Slurm calls option callbacks more than once (environment, then command line) and
-        // again in slurmstepd; validation is pure, so repeats are harmless. The value itself
-        // reaches the job prolog through spank_option_getopt.
-        if (remote) return 0;
-        const std::string value = optarg ? optarg : "";
-        std::string error;
-        const char* env = getenv(kEnvVar);
-        const char* source = env && value == env ? kEnvVar : "--gpu-telemetry";
-        if (!parse_telemetry_value(value, g_config, source, error)) {
-            slurm_error("%s", error.c_str());
-            return -1;
-        }
-        return 0;
-    });
-}
+struct spank_option g_option = {opt_name, nullptr, nullptr, 2, 0, nullptr};
 
 }  // namespace
 
@@ -73,42 +41,23 @@ TelemetryRequest job_request(spank_t sp, const GputraceConfig& config) {
     return effective_request(from_flag, std::nullopt, config);
 }
 
-int export_heartbeat(spank_t sp) {
-    if (!g_config.stall.enabled) return 0;
-    uint32_t job_id = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
-    char node[256] = {};
-    if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS || !acme::spank::plain_node_name(node))
-        return 0;
-    // task_init runs as the job's user: the directory the prolog made private to them is there
-    // and theirs, else the job gets no variable (a trainer's touch must never fail on it).
-    struct stat st {};
-    const auto dir = heartbeat_job_dir(g_config.stall.heartbeat_dir, job_id);
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return 0;
-    spank_setenv(sp, "ACME_HEARTBEAT_FILE", heartbeat_path(g_config.stall, job_id, node).c_str(), 1);
-    return 0;
-}
-
 ConfigResult load_config(int ac, char** av) {
     return parse_plugstack_args(plugstack_args(ac, av), ACME_HELPER_DIR "/acme-gpu-sampler");
 }
 
-int init_options(spank_t sp, int ac, char** av) {
-    const spank_context_t ctx = spank_context();
-    auto [config, errors] = load_config(ac, av);
-    g_config = config;
-    // Admin mistakes belong in slurmstepd's log, not on every user's terminal.
-    if (ctx == S_CTX_REMOTE)
-        for (const auto& e : errors) slurm_error("%s", e.c_str());
-    if (ctx != S_CTX_REMOTE) {
-        const char* env = getenv(kEnvVar);
-        // Made an alias of Slurm's own environment form of the option, so Slurm validates
-        // it through on_option (a bad value refuses the submission) and carries it to the
-        // job prolog exactly like the flag; a command-line flag still wins.
-        if (env && *env) setenv(acme::spank::submit_option_env(kPlugin, "gpu-telemetry").c_str(), env, 0);
+// Slurm calls option callbacks more than once (environment, then command line); validation is
+// pure, so repeats are harmless. The value itself reaches the job prolog through
+// spank_option_getopt.
+int validate_option(int ac, char** av, const char* optarg) {
+    const auto config = load_config(ac, av).config;
+    const std::string value = optarg ? optarg : "";
+    std::string error;
+    const char* env = getenv(kEnvVar);
+    const char* source = env && value == env ? kEnvVar : "--gpu-telemetry";
+    if (!parse_telemetry_value(value, config, source, error)) {
+        slurm_error("%s", error.c_str());
+        return -1;
     }
-    if (spank_option_register(sp, &g_option) != ESPANK_SUCCESS)
-        slurm_error("%s: cannot register --gpu-telemetry in %s context", kPlugin, acme::spank::context_name(ctx));
     return 0;
 }
 

@@ -1,6 +1,7 @@
-// gputrace.so in job_script context (a fresh `slurmstepd spank prolog|epilog` process per
-// call, root, once per node): the prolog starts one detached acme-gpu-sampler per job; the
-// epilog stops it and waits a bounded time for its last flush.
+// gputrace_impl.so in job_script context (a fresh `slurmstepd spank prolog|epilog` process per
+// call, root, once per node): the prolog of a traced GPU job starts one detached
+// acme-gpu-sampler (the shim made the job's heartbeat directory); every epilog stops the
+// job's sampler, if any, waits a bounded time for its last flush, and removes what is left.
 #include <unistd.h>
 
 #include <chrono>
@@ -33,12 +34,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     const bool have_job = spank_get_item(sp, S_JOB_ID, &job_id) == ESPANK_SUCCESS &&
                           spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
                           spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS;
-    // Every job's tasks get ACME_HEARTBEAT_FILE (task_init exports it when its directory is
-    // there), traced or not: the job's private directory is made here, as root, before any task.
-    if (have_job && config.stall.enabled) {
-        if (const auto err = prepare_heartbeat_dir(config.stall.heartbeat_dir, job_id, uid, gid); !err.empty())
-            slurm_error("%s: job %u: %s; the job gets no ACME_HEARTBEAT_FILE", kPlugin, job_id, err.c_str());
-    }
+    // Every job's heartbeat directory is the shim's (shim.c): it made it before calling here.
     const auto request = job_request(sp, config);
     const std::string gpus = getenv_str("SLURM_JOB_GPUS");
     if (!request.enabled || gpus.empty()) return 0;

@@ -62,7 +62,10 @@ wait_decided 100
 # Half-written: the weights are there, the marker is not.
 save 200
 # Complete, but root's and unreadable to the user: the daemon must not see it with root's eyes.
-mkdir -p "$run/step-250" && touch "$run/step-250/.complete" && chmod 700 "$run/step-250"
+# Made 700 from the start: a directory made 755 and chmod'ed after its marker was readable to
+# the user for a moment, and a scan that came then rightly saw it complete (a loaded run did).
+(umask 077 && mkdir "$run/step-250") && touch "$run/step-250/.complete"
+[ "$(stat -c %a "$run/step-250")" = 700 ] || fail "step-250 was not made 700"
 sleep 2
 kill -9 "$ES_PID"
 wait "$ES_PID" 2>/dev/null

@@ -45,8 +45,14 @@ assert_eq "$(arg faultguard rules)" "$(default_of faultdiag --rules)" "faultdiag
 assert_eq "$(arg faultguard labels)" "$(default_of faultdiag --labels)" "faultdiag's default --labels"
 
 # What the plugins fall back to without arguments: every compiled-in acme path is installed.
+# The snippet names the shims; each loads its implementation from its own directory (gputrace(8)).
 for so in gputrace faultguard; do
-  plugin=$(grep -oE "/[^ ]*/$so\.so" "$snippet")
+  shim=$(grep -oE "/[^ ]*/$so\.so" "$snippet")
+  installed "${shim%.so}_impl.so" "$so.so (its implementation, beside it)"
+done
+for so in gputrace faultguard gputrace_impl faultguard_impl; do
+  plugin=$(grep -oE "/[^ ]*/${so%_impl}\.so" "$snippet")
+  [[ $so == *_impl ]] && plugin=${plugin%.so}_impl.so
   # The strings the code holds (.rodata), not the debug info: its DW_AT_comp_dir names the
   # directory an object was compiled in, which ccache (CCACHE_NOHASHDIR) may have taken from
   # another checkout's build; it is never opened.

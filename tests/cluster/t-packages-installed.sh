@@ -113,6 +113,7 @@ assert_ships() { # package path...
 rules=()
 for r in "$src"/rules/*.toml; do rules+=("/etc/slurm/acme/rules.d/$(basename "$r")"); done
 assert_ships acme-slurm-plugins "$plugindir/gputrace.so" "$plugindir/faultguard.so" \
+  "$plugindir/gputrace_impl.so" "$plugindir/faultguard_impl.so" \
   /usr/libexec/acme-slurm/acme-gpu-sampler /usr/libexec/acme-slurm/acme-faultguard-epilog \
   /usr/libexec/acme-slurm/acme-ckpt-find /usr/libexec/acme-slurm/acme-health-gate \
   /usr/libexec/acme-slurm/evalsched-stage.sh \

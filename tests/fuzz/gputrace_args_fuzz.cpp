@@ -2,6 +2,8 @@
 // blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
 // lists, the stall share's node-state lines (stall.hpp), and /proc's stat and io files as the
 // stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose).
+// The shim's C reading of the same arguments (spank/shim_text.c, compiled in here as C++)
+// must give the values the C++ parser gives.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include "spank/gputrace/core/job_activity.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
+#include "spank/shim_text.c"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
@@ -40,6 +43,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (!back_errors.empty() || back.exempt_qos != idle.exempt_qos || back.exempt_partitions != idle.exempt_partitions)
         __builtin_trap();
+    // The shims read stall=, heartbeat_dir= and default= themselves (C strings: no NUL inside).
+    if (text.find('\0') == std::string::npos) {
+        std::vector<std::string> owned(words.begin(), words.end());
+        std::vector<char*> argv;
+        for (auto& w : owned) argv.push_back(w.data());
+        const int ac = static_cast<int>(argv.size());
+        if (acme_arg_bool(ac, argv.data(), "stall", 1) != (result.config.stall.enabled ? 1 : 0)) __builtin_trap();
+        if (result.config.stall.heartbeat_dir != acme_arg_path(ac, argv.data(), "heartbeat_dir", ACME_HEARTBEAT_DIR))
+            __builtin_trap();
+        if (acme_arg_on_off(ac, argv.data(), "default", 0) != (result.config.default_on ? 1 : 0)) __builtin_trap();
+    }
     std::string error;
     const auto request = acme::telemetry::parse_telemetry_value(text, result.config, "--gpu-telemetry", error);
     if (!request && (error.empty() || error.find('\n') != std::string::npos)) __builtin_trap();

@@ -50,13 +50,21 @@ TEST_CASE("a NCCL watchdog timeout alone is nccl_timeout, an infrastructure fail
     CHECK(d.action == Action::requeue);
 }
 
-TEST_CASE("a RuntimeError wrapping 'CUDA error: an illegal memory access' is cuda_error") {
+TEST_CASE("a bare 'CUDA error: an illegal memory access' is the program's and never recovers the node") {
     Diagnosis d = run("Traceback (most recent call last):\n"
                       "  File \"train.py\", line 3, in <module>\n"
                       "RuntimeError: CUDA error: an illegal memory access was encountered\n");
-    CHECK(d.reason == "cuda_error");
-    CHECK(d.category == Category::infrastructure);
+    CHECK(d.reason == "runtime_error");
+    CHECK(d.category == Category::framework);
+    CHECK(d.action == Action::none);
     CHECK(d.evidence.front().line == 3);
+}
+
+TEST_CASE("an illegal memory access with the node's XID 79 beside it is the node's") {
+    Diagnosis d = run("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
+                      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    CHECK(d.reason == "gpu_lost");
+    CHECK(d.category == Category::infrastructure);
 }
 
 TEST_CASE("an XID 79 on one of the job's GPUs outranks whatever the log says") {

@@ -4,6 +4,8 @@
 // process, and ends when a prolog asks with other settings; the prolog's question is bounded.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -170,4 +173,37 @@ TEST_CASE("the resident gate passes a healthy node, records it, and sends a faul
     CHECK(WEXITSTATUS(status) == 0);
     CHECK(access(sock.c_str(), F_OK) != 0);
     unsetenv("ACME_FAKE_NVML_SCENARIO");
+}
+
+TEST_CASE("a resident gate whose driver hangs at start ends within its check limit and frees the node's lock") {
+    acme::test::TempDir dir;
+    const std::string spool = dir.path().string();
+    REQUIRE(mkdir(run_dir(spool).c_str(), 0700) == 0);
+    const auto scenario = dir.file("scenario.toml");
+    write_scenario(scenario, "[failure]\ninit = \"hang\"\n");
+    setenv("ACME_FAKE_NVML_SCENARIO", scenario.c_str(), 1);
+    const auto started = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ResidentGateOptions o{"n1", spool, ACME_FAKE_NVML, "", kPatient};
+        o.check_limit_s = 1;
+        _exit(serve_resident_gate(o));
+    }
+    unsetenv("ACME_FAKE_NVML_SCENARIO");
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() - started < std::chrono::duration<double>(kPatient))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (done == 0) kill(pid, SIGKILL), waitpid(pid, &status, 0);
+    REQUIRE(done == pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGALRM);
+    CHECK(access(gate_socket_path(spool, "n1").c_str(), F_OK) != 0);
+    // The lock is free: the next prolog's gate can serve.
+    const int lock = open(gate_lock_path(spool, "n1").c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(lock >= 0);
+    CHECK(flock(lock, LOCK_EX | LOCK_NB) == 0);
+    close(lock);
 }

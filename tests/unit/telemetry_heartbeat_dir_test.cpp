@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "spank/gputrace/core/heartbeat_dir.hpp"
+#include "spank/gputrace/core/heartbeat_dir_c.h"
 #include "spank/gputrace/core/progress_probe.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -118,4 +119,14 @@ TEST_CASE("heartbeat_mtime: the quick look's stat of the node's file, never thro
     std::filesystem::create_symlink(dir.file("elsewhere"), file);
     std::ofstream(dir.file("elsewhere")) << "";
     CHECK_FALSE(heartbeat_mtime(base, 7, "n1"));
+}
+
+TEST_CASE("heartbeat directory: the shim's path is heartbeat_job_dir's") {
+    char out[64];
+    for (const char* base : {"/run/acme/heartbeat", "/run/acme/heartbeat/", "/run//", "/", "//"}) {
+        CAPTURE(base);
+        REQUIRE(acme_heartbeat_job_dir(out, sizeof out, base, 4294967295LL) == 0);
+        CHECK(std::string(out) == heartbeat_job_dir(base, 4294967295LL));
+    }
+    CHECK(acme_heartbeat_job_dir(out, 8, "/run/acme/heartbeat", 7) == -1);
 }

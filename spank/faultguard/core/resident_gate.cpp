@@ -99,14 +99,21 @@ int serve_resident_gate(const ResidentGateOptions& o) {
     }
     std::memcpy(addr.sun_path, bind_path.c_str(), bind_path.size() + 1);
 
+    // Starting is bounded like a check: a driver that hangs in nvmlInit would hold the node's
+    // lock for good, with no socket, and every later GPU job's prolog would run the gate process
+    // (tens to hundreds of ms where the resident gate answers in a few) and start another gate
+    // that finds the lock taken (#41). The alarm ends this process; the next prolog tries again.
+    alarm(static_cast<unsigned>(o.check_limit_s + 0.999));
     std::string error;
     auto nvml = nvml::Library::open(o.nvml, error);
     if (!nvml) {
+        alarm(0);
         fmt::print(stderr, "{}: {}; not serving (each job's gate runs as its own process)\n", who, error);
         return 1;
     }
     nvml->shutdown();  // initialised only while a job is checked
     auto db = store::open_spool(store::spool_path(o.spool, o.node));
+    alarm(0);
 
     Fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (listener.fd < 0) {
