@@ -19,15 +19,9 @@ void remove_heartbeat_dir(std::string_view base, long long job_id) {
 }
 
 std::optional<double> heartbeat_mtime(std::string_view base, long long job_id, std::string_view node) {
-    std::string error;
-    Fd b(open_base(base, false, error));
-    if (b.fd < 0) return std::nullopt;
-    Fd dir(openat(b.fd, std::to_string(job_id).c_str(), kDirFlags));
-    if (dir.fd < 0) return std::nullopt;
-    struct stat st {};
-    if (fstatat(dir.fd, heartbeat_file_name(node).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-        return std::nullopt;
-    return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
+    struct timespec mtime {};
+    if (acme_heartbeat_mtime(std::string(base).c_str(), job_id, std::string(node).c_str(), &mtime) != 0) return std::nullopt;
+    return static_cast<double>(mtime.tv_sec) + static_cast<double>(mtime.tv_nsec) / 1e9;
 }
 
 }  // namespace acme::telemetry
