@@ -133,15 +133,20 @@ TEST_CASE("the job's processes: the descendants of root's slurmstepds of the job
 TEST_CASE("stall_window: where the processes are seen, the longest quiet and the margin more, no k, no floor, under the ceiling") {
     const CadenceConfig shipped;
     const auto w = stall_window(300, "spin", 4, 40, shipped, true);
-    CHECK(w.seconds == 5);
+    CHECK(w.seconds == 12);  // margin 2: three times the quiet
     CHECK(w.paced);
-    CHECK(w.why == "the job's longest quiet of 4 s seen over 40 steps and 25 % more, its processes idle too");
+    CHECK(w.why == "the job's longest quiet of 4 s seen over 40 steps and 200 % more, its processes idle too");
     CHECK(stall_window(300, "spin", 4, 40, shipped, false).seconds == 300);  // unseen: the 600 s floor
     auto c = shipped;
     c.k = 10;  // k is the unseen case's
-    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 5);
+    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 12);
     c.margin = 1;
     CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 8);
+    c.margin = 0.25;
+    CHECK(stall_window(300, "spin", 4, 40, c, true).seconds == 5);
+    CHECK(stall_window(300, "spin", 4, 40, c, true).why ==
+          "the job's longest quiet of 4 s seen over 40 steps and 25 % more, its processes idle too");
+    CHECK(stall_window(300, "spin", 100, 40, shipped, true).seconds == 300);  // 3x 100 s is past the ceiling
     CHECK(stall_window(300, "spin", 240, 40, shipped, true).seconds == 300);
     CHECK_FALSE(stall_window(300, "spin", 240, 40, shipped, true).paced);
     c.k = 0;  // k 0: the fixed windows everywhere
@@ -177,9 +182,9 @@ TEST_CASE("a judge not yet calling a paced hang says when its window closes; the
     n.activity_at = 1001;
     const auto v = judge({n}, {}, 0, 1003, c, false);
     CHECK_FALSE(v.stalled);
-    CHECK(v.due == doctest::Approx(1001 + 10));
-    n.ts = 1011;
-    CHECK(judge({n}, {}, 0, 1011, c, false).stalled);
+    CHECK(v.due == doctest::Approx(1001 + 8 * (1 + c.cadence.margin)));
+    n.ts = 1001 + 8 * (1 + c.cadence.margin);
+    CHECK(judge({n}, {}, 0, n.ts, c, false).stalled);
     // A 10 s job looked at every 7 s: called within a sample of its window, not up to a look late.
     c.probe = 7;
     SimJob job;
@@ -191,18 +196,18 @@ TEST_CASE("a judge not yet calling a paced hang says when its window closes; the
     const auto r = simulate(c, job);
     REQUIRE(r.verdict_at);
     INFO(r.verdict.evidence);
-    // "no progress for N s, the job's longest quiet of Q s ...": N is the window (Q and a quarter,
+    // "no progress for N s, the job's longest quiet of Q s ...": N is the window (Q and the margin,
     // each rounded) and a sample at most, where a look every 7 s could have been 7 s late.
     const auto& e = r.verdict.evidence;
     const auto learned = e.find("the job's longest quiet of ");
     REQUIRE(learned != std::string::npos);
     REQUIRE(e.rfind("no progress for ", 0) == 0);
     const double quiet = std::stod(e.substr(learned + 27)), waited = std::stod(e.substr(16));
-    CHECK(waited <= (quiet + 0.5) * 1.25 + 1.5);
+    CHECK(waited <= (quiet + 0.5) * (1 + c.cadence.margin) + 1.5);
 }
 
 TEST_CASE("process_interval: stall_probe in the warm-up, then a quarter of the margin of the quiet so far, within the quick looks and stall_probe") {
-    const StallConfig c;  // shipped: stall_probe 30, stall_heartbeat_probe 0.5, margin 0.25
+    const StallConfig c;  // shipped: stall_probe 30, stall_heartbeat_probe 0.5, margin 2
     const auto track = [&](double step, bool seen) {
         auto n = std::make_unique<NodeTracker>(c, "n1", 0);
         for (double t = 1; t < 2000; t += step) {
@@ -212,10 +217,19 @@ TEST_CASE("process_interval: stall_probe in the warm-up, then a quarter of the m
         return n;
     };
     CHECK(NodeTracker(c, "n1", 0).process_interval(100) == 30);
-    const auto two = track(2, true), minute = track(60, true);
+    const auto two = track(2, true), ten = track(10, true), minute = track(60, true);
     CHECK(two->process_interval(100) == 30);   // warm-up: nothing learned from it
-    CHECK(two->process_interval(2000) == 0.5);  // 2 s x 0.25 / 4 is under the quick looks' 0.5 s
-    CHECK(minute->process_interval(2000) == doctest::Approx(60 * 0.25 / 4));
+    CHECK(two->process_interval(2000) == doctest::Approx(2 * 2.0 / 4));
+    CHECK(ten->process_interval(2000) == doctest::Approx(10 * 2.0 / 4));
+    CHECK(minute->process_interval(2000) == 30);  // 60 s x 2 / 4 is past stall_probe
+    auto quarter = c;
+    quarter.cadence.margin = 0.25;
+    NodeTracker fast(quarter, "n1", 0);
+    for (double t = 1; t < 2000; t += 2) {
+        fast.on_heartbeat(t, t);
+        fast.on_activity({true, 1e6, 0, false}, 0.5, t);
+    }
+    CHECK(fast.process_interval(2000) == 0.5);  // 2 s x 0.25 / 4 is under the quick looks' 0.5 s
     auto off = c;
     off.heartbeat_probe = 0;
     NodeTracker no_quick(off, "n1", 0);
@@ -259,7 +273,7 @@ TEST_CASE("a quick read of the job's processes reads the ones the last walk foun
     CHECK_FALSE(job.look(false).seen);  // every known process gone: unseen, the next read walks
 }
 
-TEST_CASE("at the shipped stall_probe (30 s) and interval (10 s), a 2 s job's hang is called within 3 steps: quick looks") {
+TEST_CASE("at the shipped stall_probe (30 s) and interval (10 s), a 2 s job's hang is called at its pace (its quiet and the margin, 3 steps at margin 2): quick looks") {
     const StallConfig c;
     SimJob job;
     job.steps = regular_steps(1, 1400, 2);
@@ -271,15 +285,16 @@ TEST_CASE("at the shipped stall_probe (30 s) and interval (10 s), a 2 s job's ha
     const auto r = simulate(c, job);
     REQUIRE(r.verdict_at);
     INFO(r.verdict.evidence);
-    CHECK(*r.verdict_at - job.hang <= 3 * 2);
-    CHECK(has(r.verdict.evidence, ", the job's longest quiet of "));
+    const double paced = (1 + c.cadence.margin) * 2 + c.heartbeat_probe;  // the window and a quick look
+    CHECK(*r.verdict_at - job.hang <= paced);
+    CHECK(has(r.verdict.evidence, ", the job's longest quiet of 2 s "));
     // Without quick looks it is the looks' pace, not the job's.
     auto slow = c;
     slow.heartbeat_probe = 0;
     const auto late = simulate(slow, job);
     // (None at all here: 10 s samples never land on a step's busy second, so the GPUs' peak power is
     // never seen and the hung collective's spin reads as busy.)
-    CHECK((!late.verdict_at || *late.verdict_at - job.hang > 3 * 2));
+    CHECK((!late.verdict_at || *late.verdict_at - job.hang > paced));
 }
 
 TEST_CASE("a window closing between two GPU samples is judged on the GPUs now: a straggler's busy GPU is no hang") {
@@ -311,7 +326,7 @@ TEST_CASE("a 2 s job's first 90 s checkpoint save that writes is no stall; its h
     CHECK(*r.verdict_at > 1400);
     CHECK(*r.verdict_at - 1400 <= 5 * 2);
     CHECK(has(r.verdict.evidence, ", the job's longest quiet of "));
-    CHECK(has(r.verdict.evidence, " steps and 25 % more, its processes idle too (log quiet, heartbeat stopped); n1 spin"));
+    CHECK(has(r.verdict.evidence, " steps and 200 % more, its processes idle too (log quiet, heartbeat stopped); n1 spin"));
 }
 
 TEST_CASE("the same save where the processes are not seen: the floor spares it; at floor 0 it is a false verdict") {
@@ -402,10 +417,11 @@ TEST_CASE("a job's nodes: the paced window only when every node sees its process
     a.node = "n1", b.node = "n2";
     b.activity_at = 1098;  // n2 still writing a shard of the checkpoint
     CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1100, c, true).stalled);
-    for (auto* s : {&a, &b}) s->ts = 1101;
-    CHECK(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
+    const double past = 1098 + 2 * (1 + c.cadence.margin) + 0.5;  // past n2's quiet window
+    for (auto* s : {&a, &b}) s->ts = past;
+    CHECK(judge({a, b}, {"n1", "n2"}, 0, past, c, true).stalled);
     b.activity_seen = false;  // n2 cannot see its processes: the floor again
-    CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1101, c, true).stalled);
+    CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, past, c, true).stalled);
 }
 
 TEST_CASE("stall_cadence_io, stall_cadence_cpu and stall_cadence_margin: plugstack keys, carried to the sampler") {
@@ -527,7 +543,7 @@ TEST_CASE("a node busy at its last sample: no verdict, but the window's close is
     n.activity_seen = true;
     const auto v = judge({n}, {}, 0, 1000.5, c, false);
     CHECK_FALSE(v.stalled);
-    CHECK(v.due == doctest::Approx(1000 + 2 * 1.25));
+    CHECK(v.due == doctest::Approx(1000 + 2 * (1 + c.cadence.margin)));
     CHECK(v.paced);
     CHECK_FALSE(judge({n}, {}, 0, 1010, c, false).stalled);  // still busy as last sampled
 }

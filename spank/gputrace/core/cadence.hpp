@@ -31,7 +31,7 @@ struct CadenceConfig {
     // has shown, and this share of it more (step-time jitter, and where in a look's span the last
     // activity fell). Not k times: a job that does nothing a look can see (no I/O, no CPU, no disk
     // wait, no busy GPU, no step) for longer than it ever has is the strong case.
-    double margin = 0.25;
+    double margin = 2;
     // s past a step: never a verdict sooner. A first checkpoint save the sampler cannot see idles
     // the GPUs for minutes, and a verdict signals (USR1 ends a job that does not catch it) and,
     // with --auto-recover, requeues: 600 s, the warm-up's length. It also leaves the 300 s spin
