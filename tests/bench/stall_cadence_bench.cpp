@@ -39,10 +39,10 @@
 //    slow collectives (the blind spot above).
 //  - hang to verdict for jobs hung before a pace is learned (the default windows).
 // Configurations: the shipped keys with the job's processes seen (the quiet needed: the longest the
-// job has shown and stall_cadence_margin more); no quick looks (stall_heartbeat_probe=0: every look
-// at stall_probe, as before them); 3x the quiet (margin 2: the k 3 the rule had) without and with
-// quick looks;
-// margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
+// job has shown and stall_cadence_margin more, margin 2: three times the quiet, the k 3 the rule
+// had); no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
+// 0.25 with and without quick looks (a tighter margin: sooner verdicts, more slow collectives
+// called); margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
 // there (what the floor guards); the fixed windows (k 0) as the baseline.
 // Usage: stall-cadence-bench [JOBS] [SEED]; STALL_BENCH_DEBUG=1 prints each false verdict and each
 // hang called later than 3 steps, with its evidence, to stderr.
@@ -246,16 +246,17 @@ int main(int argc, char** argv) {
                 "stall_heartbeat_probe %g s), %d jobs per figure, seed %llu\n",
                 kInterval, StallConfig{}.probe, StallConfig{}.heartbeat_probe, jobs, seed);
     const StallConfig c;
-    row("shipped keys, processes seen", c, true, jobs, seed);
+    row("shipped keys (margin 2: 3x the quiet), processes seen", c, true, jobs, seed);
     auto no_quick = c;
     no_quick.heartbeat_probe = 0;
-    row("no quick looks (stall_heartbeat_probe=0), processes seen", no_quick, true, jobs, seed);
-    auto thrice = no_quick;
-    thrice.cadence.margin = 2;
-    row("3x the quiet (margin 2, as k 3), no quick looks", thrice, true, jobs, seed);
-    auto thrice_quick = c;
-    thrice_quick.cadence.margin = 2;
-    row("3x the quiet (margin 2), quick looks", thrice_quick, true, jobs, seed);
+    row("no quick looks (stall_heartbeat_probe=0: 3x the quiet at stall_probe looks alone), processes seen", no_quick, true,
+        jobs, seed);
+    auto quarter = c;
+    quarter.cadence.margin = 0.25;
+    row("margin 0.25, quick looks (faster, calls more stragglers in the collective)", quarter, true, jobs, seed);
+    auto quarter_slow = no_quick;
+    quarter_slow.cadence.margin = 0.25;
+    row("margin 0.25, no quick looks", quarter_slow, true, jobs, seed);
     auto margin0 = c;
     margin0.cadence.margin = 0;
     row("margin 0, processes seen (what the margin guards)", margin0, true, jobs, seed);
