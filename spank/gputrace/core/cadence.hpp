@@ -30,7 +30,10 @@ struct CadenceConfig {
     // Where they are read and nothing of them moved: the quiet needed is the longest quiet the job
     // has shown, and this share of it more (step-time jitter, and where in a look's span the last
     // activity fell). Not k times: a job that does nothing a look can see (no I/O, no CPU, no disk
-    // wait, no busy GPU, no step) for longer than it ever has is the strong case.
+    // wait, no busy GPU, no step) for longer than it ever has is the strong case. 2 (three times
+    // the quiet): a collective slowed by a congested link shows nothing a look reads, and at 0.25
+    // over half the bench's jobs with such stragglers were called (cancelled, with --auto-recover
+    // requeued); at 2 about 1 %, for a verdict a few steps later.
     double margin = 2;
     // s past a step: never a verdict sooner. A first checkpoint save the sampler cannot see idles
     // the GPUs for minutes, and a verdict signals (USR1 ends a job that does not catch it) and,
