@@ -305,6 +305,14 @@ int run(const Options& o) {
         if (textfile) textfile->events(events);
         if (stall) {
             for (const auto& e : events) stall->on_event(e);
+            // A window at the job's pace closes between two samples: the GPUs as they are now,
+            // for the verdict alone (the spool keeps the job's interval).
+            if (stall->wants_gpus(wall_now())) {
+                watchdog.arm(o.call_timeout, "a sample for a stall verdict");
+                const auto now_samples = sampler.sample(wall_now());
+                watchdog.disarm();
+                stall->on_samples(now_samples, wall_now());
+            }
             stall->tick(wall_now());
         }
         if (mono_now() >= next_watch) {

@@ -11,6 +11,7 @@
 #include "common/store/spool_stalls.hpp"
 #include "common/util/install_paths.hpp"
 #include "common/util/parse.hpp"
+#include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/core/live_slowness.hpp"
 #include "spank/gputrace/job_mail.hpp"
 #include "common/recovery/recovery_policy.hpp"
@@ -37,7 +38,31 @@ StallWatch::~StallWatch() {
     if (share_) share_->remove(job_.job, job_.node);
 }
 
-void StallWatch::on_samples(const std::vector<Sample>& samples, double now) { tracker_.on_samples(samples, now); }
+void StallWatch::on_samples(const std::vector<Sample>& samples, double now) {
+    tracker_.on_samples(samples, now);
+    last_gpu_ = now;
+}
+
+void StallWatch::read_processes(double now, bool full) {
+    // Cheap (a /proc walk, or two small files per known process), and without it the paced window
+    // keeps its floor (cadence.hpp).
+    if (c_.cadence.k <= 0 || !c_.cadence.activity) return;
+    tracker_.on_activity(processes_.look(full), last_read_ > 0 ? now - last_read_ : 0, now);
+    last_read_ = now;
+    next_read_ = now + tracker_.process_interval(now);
+}
+
+double StallWatch::closes() const { return verdict_ ? 0 : closes_at(judged_, tracker_.state()); }
+
+bool StallWatch::wants_gpus(double now) const {
+    if (!c_.enabled || verdict_) return false;
+    // At the quick reads' pace too, once past the warm-up: a quiet learned from the GPUs (an
+    // evaluation pass, a straggler's GPU computing) is known to that pace, not to the interval.
+    if (c_.heartbeat_probe > 0 && now >= job_start_ + c_.warmup && now - last_gpu_ >= tracker_.process_interval(now))
+        return true;
+    const double at = closes();
+    return at > 0 && now >= at && last_gpu_ < at;
+}
 
 void StallWatch::on_event(const GpuEvent& e) {
     // Which XIDs count as hardware evidence: the rules' [[xid]] table, read once per sampler,
@@ -65,9 +90,7 @@ void StallWatch::look(double now) {
         tracker_.on_probe(probe_as_user(paths_, static_cast<uid_t>(job_.uid), static_cast<gid_t>(job_.gid),
                                         std::clamp(c_.probe, 1.0, 5.0)),
                           now);
-    // Cheap (a /proc walk), and without it the paced window keeps its floor (cadence.hpp).
-    if (c_.cadence.k > 0 && c_.cadence.activity) tracker_.on_activity(processes_.look(), last_look_ > 0 ? now - last_look_ : 0, now);
-    last_look_ = now;
+    read_processes(now, true);
     tracker_.close_work_window();
     std::vector<NodeState> states;
     if (share_) {
@@ -98,7 +121,11 @@ void StallWatch::look(double now) {
     // Without the job's node list, judge this node alone.
     const bool shared = share_ && !nodes_.empty();
     auto v = judge(shared_states(states), shared ? nodes_ : std::vector<std::string>{}, job_start_, now, c_, shared);
-    if (!v.stalled) return;
+    due_ = v.due;
+    if (!v.stalled) {
+        judged_ = std::move(v);
+        return;
+    }
     verdict_ = v;
     verdict_ts_ = now;
     const bool acts = job_.auto_recover && actor(v, nodes_, job_.node) == job_.node;
@@ -149,7 +176,20 @@ void StallWatch::record(double) {
 
 void StallWatch::tick(double now) {
     if (!c_.enabled) return;
-    if (now >= next_look_) {
+    // Quick looks once the warm-up is over (the pace is learned from then on): the heartbeat's
+    // mtime (a stat, no fork) and the processes the last walk found, each at its own interval.
+    const bool quick = c_.heartbeat_probe > 0 && !verdict_ && now >= job_start_ + c_.warmup;
+    if (quick && now >= next_beat_) {
+        tracker_.on_heartbeat(heartbeat_mtime(c_.heartbeat_dir, job_.job, job_.node), now);
+        next_beat_ = now + c_.heartbeat_probe;
+    }
+    if (quick && now >= next_read_) read_processes(now, false);
+    // Every stall_probe, and when the window running closes (what the quick looks saw moves it
+    // on): a verdict a look late would be a step late for a job stepping every few seconds. The
+    // full look that gives it walks /proc and reads the log as the job's user.
+    const double at = closes();
+    if (now >= next_look_ || (due_ > 0 && at > 0 && now >= at)) {
+        due_ = 0;
         look(now);
         next_look_ = now + c_.probe;
     }

@@ -1,6 +1,7 @@
 // The sampler's stall watcher (acme-gpu-sampler, never slurmstepd): feeds the job's samples and
 // XIDs to a NodeTracker, looks at the job's progress files as its user every stall_probe
-// seconds, shares this node's state with the job's other nodes, judges, and on a verdict
+// seconds (and quickly, as root, at its heartbeat's mtime and its known processes in between:
+// stall_heartbeat_probe), shares this node's state with the job's other nodes, judges, and on a verdict
 // records it in the spool (stalls) and logs it; with --auto-recover, the acting node signals
 // the job, and after stall_grace seconds cancels it (faultguard's epilog then diagnoses the
 // stall and requeues the job as for a crash).
@@ -34,14 +35,25 @@ public:
     ~StallWatch();
     void on_samples(const std::vector<Sample>& samples, double now);
     void on_event(const GpuEvent& e);
-    // Between samples: a look when one is due, the verdict, the actions due.
+    // Between samples: a quick look at the heartbeat and the job's known processes when due
+    // (stall_heartbeat_probe), a full look when one is due, the verdict, the actions due.
     void tick(double now);
+    // Whether the sampler should sample the job's GPUs now for the stall watch alone (not the
+    // spool): at the quick reads' pace (NodeTracker::process_interval) past the warm-up, and when a
+    // running window closes with no sample since, so a verdict at a short pace is judged on the
+    // GPUs as they are, not as they were a sample interval ago.
+    bool wants_gpus(double now) const;
     // This node's live straggler score (live_slowness.hpp) as of the last look; nullopt without
     // a share, in a single-node job, or before the job's other nodes are heard from.
     std::optional<double> slowness() const { return slowness_; }
 
 private:
     void look(double now);
+    // The job's processes' activity since they were last read, into the tracker (stall_cadence_activity).
+    // `full`: a walk of /proc; else the processes found at the last walk (JobProcesses::look).
+    void read_processes(double now, bool full);
+    // When the window judged at the last look closes, moved by what quick looks saw since (0: none).
+    double closes() const;
     void record(double now);
     void mail(const Verdict& v, double now);
     // What the verdict is judged on: every node's state with a share and the job's node list,
@@ -55,13 +67,17 @@ private:
     NodeTracker tracker_;
     std::unique_ptr<StallShare> share_;
     ProbePaths paths_;
-    JobProcesses processes_;  // the job's processes here: their I/O and CPU between looks
-    double last_look_ = 0;
+    JobProcesses processes_;  // the job's processes here: their I/O and CPU between reads
+    double last_read_ = 0;    // when they were last read (0: never)
     std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
     bool job_known_ = false;
     std::string job_name_, job_user_, mail_user_;  // from slurmctld, for stall_mail
     bool mailed_ = false;                          // once per run
     double next_look_ = 0, next_job_ask_ = 0;
+    double due_ = 0;  // when the window running at the last look closes (Verdict::due; 0: none)
+    Verdict judged_;  // the last look's verdict (not stalled): its window, for closes()
+    double next_beat_ = 0, next_read_ = 0;  // quick looks: the heartbeat, the known processes
+    double last_gpu_ = 0;                   // the last GPU sample
     std::optional<double> slowness_;
     std::optional<Verdict> verdict_;
     double verdict_ts_ = 0, signalled_at_ = 0;

@@ -1,26 +1,51 @@
 // Stall verdicts at the job's own pace, on a simulated clock (tests/unit/stall_sim.hpp drives the
-// sampler's NodeTracker and judge() as stall_watch.cpp does, one GPU sample a second, a look
-// every 2 s). Jobs step every 2 s, 10 s and 60 s (+-10 % jitter); between two steps nothing of
-// theirs shows (the hard case: GPU work the samples miss), except the data loader reading the
-// next batch (1-50 MB) at each step. Every job has a tail of its own: one step in 50 waits 3-10
-// steps for its data loader (reading 0.1-10 MB/s), and a share of its steps drawn per job (0-3 %)
-// straggle, taking 2-4 times as long (a slow rank, a garbage collection, a slow shard); healthy
-// jobs also pause every 5-15 minutes for a 30-150 s checkpoint save (writing 1-500 MB/s, ending
-// in a 0-20 s fsync asleep on the disk), every 10-30 minutes for a 60-300 s evaluation pass
-// (GPUs busy, no step), and one job in three once for 30-120 s of host-only work (an upload
-// through sockets, a recompilation: a core busy, no I/O). Prints, per configuration, with every
-// configuration judging the same jobs (the seed drawn at random unless given, and printed):
+// sampler's NodeTracker, judge() and its look schedule as sampler_main.cpp and stall_watch.cpp do)
+// at the SHIPPED settings: a GPU sample every 10 s (gputrace interval), a full look every 30 s
+// (stall_probe), quick looks at the heartbeat every 0.5 s (stall_heartbeat_probe), and the job's
+// known processes read at a share of the quiet it has shown. Jobs step every 2 s, 10 s and 60 s
+// (+-10 % jitter), touching their heartbeat at each step; between two steps nothing of theirs shows
+// (the hard case: GPU work the samples miss), except the data loader reading the next batch (1-50
+// MB) at each step. Every job has a tail of its own: one step in 50 waits 3-10 steps for its data
+// loader (reading 0.1-10 MB/s), and a share of its steps drawn per job (0-3 %) straggle, taking 2-4
+// times as long. Healthy jobs also pause every 5-15 minutes for a 30-150 s checkpoint save (writing
+// 1-500 MB/s, ending in a 0-20 s fsync asleep on the disk), every 10-30 minutes for a 60-300 s
+// evaluation pass (GPUs busy, no step), and one job in three once for 30-120 s of host-only work
+// (an upload through sockets, a recompilation: a core busy, no I/O).
+//
+// What a straggler shows, and where (one slow rank holds every rank at the step's collective):
+//  - a slow data loader on the slow rank: it is blocked in next(dataloader) while its workers
+//    read and decode (Meta's SPDL guide, "The Straggler": the others wait in nccl:all_reduce, the
+//    straggler's trace is blocked on the data loader): reads (1-10 MB/s) and a core on its node;
+//  - a slow GPU (thermal or degraded: NVIDIA/nccl#893, "one GPU slower than the others ... thermal
+//    issues?"): the slow rank's GPU computes (SMs, power, memory traffic: a busy sample) while the
+//    others wait in the collective at 100 % utilisation and idle power (NVIDIA/nccl#968, cupy#3557);
+//  - a host-side pause on the slow rank (Python's garbage collector, a page-cache miss storm): a
+//    core busy on its node (its host thread is not spin-waiting on a spinning GPU);
+//  - the blind spot, counted apart: a slow collective itself (a congested or degraded link): every
+//    rank waits inside it, every GPU reads as a hung collective does (utilisation 100 %, idle
+//    power, no memory traffic: NVIDIA/nccl#968), the bytes go by RDMA (no /proc/PID/io count) and
+//    the proxy thread's CPU is the same as in a hang. Nothing the sampler reads (NVML utilisation,
+//    power, memory utilisation; /proc/PID/io, stat) tells it from a hang, so a quiet of this kind
+//    longer than any the job has shown is a hang as far as the sampler can tell.
+// The first three draw one of them per straggling step; a job of the blind-spot row straggles
+// only that way. Prints, per configuration, every configuration judging the same jobs (the seed
+// drawn at random unless given, and printed):
 //  - hang to verdict, p95, in the job's steps, from the moment it hung (and from its last step),
 //    for hangs once the pace is learned, of the kinds the paper describes: a NCCL hang (GPUs
 //    spin, a host thread spin-waits on them, no I/O) and a deadlock (GPUs idle, the processes
 //    asleep); both still trickle 0-4 KiB/s of reads (a monitoring thread). The hung jobs lived
 //    the healthy jobs' lives (tails, saves, evaluations) up to the hang. Target: within 3 steps.
-//  - false verdicts over healthy jobs (target 0), twice: stragglers whose extra time shows on the
-//    node (a core busy, or reads: host work, a slow shard), and quiet stragglers whose extra time
-//    shows nothing a look can see (GPU work the samples miss, like the job's steps): a quiet
-//    straggler longer than any quiet the job has shown is a hang as far as the node can tell.
+//  - false verdicts over healthy jobs (target 0), and apart those over jobs whose stragglers are
+//    slow collectives (the blind spot above).
 //  - hang to verdict for jobs hung before a pace is learned (the default windows).
-// Usage: stall-cadence-bench [JOBS] [SEED].
+// Configurations: the shipped keys with the job's processes seen (the quiet needed: the longest the
+// job has shown and stall_cadence_margin more, margin 2: three times the quiet, the k 3 the rule
+// had); no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
+// 0.25 with and without quick looks (a tighter margin: sooner verdicts, more slow collectives
+// called); margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
+// there (what the floor guards); the fixed windows (k 0) as the baseline.
+// Usage: stall-cadence-bench [JOBS] [SEED]; STALL_BENCH_DEBUG=1 prints each false verdict and each
+// hang called later than 3 steps, with its evidence, to stderr.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -44,11 +69,11 @@ double uniform(Rng& rng, double lo, double hi) { return std::uniform_real_distri
 // A healthy job's life: the warm-up, 25 (jittered, waited) steps, and an hour.
 double lifetime(double step) { return kWarmup + 25 * step * 1.5 + 3600; }
 
-// A job's step-time tail: the share of its steps that straggle, and whether a straggler's extra
-// time shows nothing on the node (quiet) or a core busy or reads.
+// A job's step-time tail: the share of its steps that straggle, and whether its stragglers are
+// slow collectives (the blind spot) rather than a slow rank that shows on its node.
 struct Tails {
     double straggle = 0;
-    bool quiet = false;
+    bool blind = false;
 };
 
 // Trains from `from` to `to` at `step`: the step times into `job`, a data-loader wait of 3-10
@@ -64,11 +89,19 @@ double train(test::SimJob& job, double step, double from, double to, const Tails
             job.io.push_back({t + 1, t + wait, uniform(rng, 1e5, 1e7)});
             t += wait;
         } else if (u < 0.02 + tails.straggle) {
+            // The step's own second as usual, then the straggle until the slow rank catches up.
             const double slow = step * uniform(rng, 2, 4);
-            const bool host = uniform(rng, 0, 1) < 0.5;
-            const double reads = uniform(rng, 1e6, 1e7);
-            if (!tails.quiet && host) job.cpu.push_back({t + 1, t + slow, 1});
-            else if (!tails.quiet) job.io.push_back({t + 1, t + slow, reads});
+            const double kind = uniform(rng, 0, 3);
+            if (tails.blind) {
+                job.gpu_spin.emplace_back(t + 1, t + slow);
+            } else if (kind < 1) {  // a slow data loader: reads and a core
+                job.io.push_back({t + 1, t + slow, uniform(rng, 1e6, 1e7)});
+                job.cpu.push_back({t + 1, t + slow, 1});
+            } else if (kind < 2) {  // a slow GPU computing
+                job.gpu_busy.emplace_back(t + 1, t + slow);
+            } else {  // a host-side pause
+                job.cpu.push_back({t + 1, t + slow, 1});
+            }
             t += slow;
         } else {
             t += step * uniform(rng, 0.9, 1.1);
@@ -108,9 +141,12 @@ void live(test::SimJob& job, double step, double to, const Tails& tails, bool ho
     }
 }
 
+constexpr double kInterval = 10;  // the shipped gputrace interval (s between GPU samples)
+
 test::SimJob base(bool seen, Rng& rng) {
     test::SimJob job;
     job.processes_seen = seen;
+    job.gpu_interval = kInterval;
     job.step_io = uniform(rng, 1e6, 5e7);
     return job;
 }
@@ -147,6 +183,9 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
             ++h.missed;
             continue;
         }
+        if (std::getenv("STALL_BENCH_DEBUG") && *r.verdict_at - job.hang > 3 * step)
+            std::fprintf(stderr, "late: step %g hang %.1f verdict %.1f last step %.1f: %s\n", step, job.hang, *r.verdict_at,
+                         r.last_step, r.verdict.evidence.c_str());
         after_hang.push_back(*r.verdict_at - job.hang);
         after_step.push_back(*r.verdict_at - r.last_step);
     }
@@ -155,14 +194,20 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
     return h;
 }
 
-int false_verdicts(const StallConfig& c, double step, bool seen, bool quiet, int jobs, Rng& rng) {
+int false_verdicts(const StallConfig& c, double step, bool seen, bool blind, int jobs, Rng& rng) {
     int bad = 0;
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, rng);
-        const Tails tails{uniform(rng, 0, 0.03), quiet};
+        const Tails tails{uniform(rng, 0, 0.03), blind};
         job.end = lifetime(step);
         live(job, step, job.end, tails, j % 3 == 0, rng);
-        if (test::simulate(c, job).verdict_at) ++bad;
+        const auto r = test::simulate(c, job);
+        if (r.verdict_at) {
+            ++bad;
+            if (std::getenv("STALL_BENCH_DEBUG"))
+                std::fprintf(stderr, "false verdict: step %g blind %d at %.1f last step %.1f: %s\n", step, blind, *r.verdict_at,
+                             r.last_step, r.verdict.evidence.c_str());
+        }
     }
     return bad;
 }
@@ -183,13 +228,13 @@ void row(const char* name, const StallConfig& c, bool seen, int jobs, unsigned l
             line += buf;
         }
     }
-    int bad = 0, bad_quiet = 0;
+    int bad = 0, bad_blind = 0;
     for (const double step : {2.0, 10.0, 60.0}) bad += false_verdicts(c, step, seen, false, jobs, rng);
-    for (const double step : {2.0, 10.0, 60.0}) bad_quiet += false_verdicts(c, step, seen, true, jobs, rng);
+    for (const double step : {2.0, 10.0, 60.0}) bad_blind += false_verdicts(c, step, seen, true, jobs, rng);
     std::printf("stall cadence, %s: hang to verdict p95 in steps from the hang (from the last step): %s%s; "
-                "false verdicts %d over %d healthy jobs (target 0), %d with quiet stragglers\n",
+                "false verdicts %d over %d healthy jobs (target 0); blind spot, stragglers in the collective: %d of %d\n",
                 name, line.c_str(), missed ? (" (" + std::to_string(missed) + " hangs never called)").c_str() : "",
-                bad, 3 * jobs, bad_quiet);
+                bad, 3 * jobs, bad_blind, 3 * jobs);
 }
 
 }  // namespace
@@ -197,11 +242,24 @@ void row(const char* name, const StallConfig& c, bool seen, int jobs, unsigned l
 int main(int argc, char** argv) {
     const int jobs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 200;
     const unsigned long long seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : std::random_device{}();
-    std::printf("stall cadence bench: simulated clock, 1 s GPU samples, a look every 2 s, %d jobs per figure, seed %llu\n",
-                jobs, seed);
-    StallConfig c;
-    c.probe = 2;
-    row("shipped keys, processes seen", c, true, jobs, seed);
+    std::printf("stall cadence bench: simulated clock, shipped settings (GPU samples every %g s, stall_probe %g s, "
+                "stall_heartbeat_probe %g s), %d jobs per figure, seed %llu\n",
+                kInterval, StallConfig{}.probe, StallConfig{}.heartbeat_probe, jobs, seed);
+    const StallConfig c;
+    row("shipped keys (margin 2: 3x the quiet), processes seen", c, true, jobs, seed);
+    auto no_quick = c;
+    no_quick.heartbeat_probe = 0;
+    row("no quick looks (stall_heartbeat_probe=0: 3x the quiet at stall_probe looks alone), processes seen", no_quick, true,
+        jobs, seed);
+    auto quarter = c;
+    quarter.cadence.margin = 0.25;
+    row("margin 0.25, quick looks (faster, calls more stragglers in the collective)", quarter, true, jobs, seed);
+    auto quarter_slow = no_quick;
+    quarter_slow.cadence.margin = 0.25;
+    row("margin 0.25, no quick looks", quarter_slow, true, jobs, seed);
+    auto margin0 = c;
+    margin0.cadence.margin = 0;
+    row("margin 0, processes seen (what the margin guards)", margin0, true, jobs, seed);
     row("shipped keys, processes not seen (the 600 s floor)", c, false, jobs, seed);
     auto floor0 = c;
     floor0.cadence.floor = 0;

@@ -1,5 +1,9 @@
-// A job on a simulated clock, judged as the sampler judges it (stall_watch.cpp): one GPU sample
-// a second, a look at the job's files every stall_probe seconds, the verdict at each look.
+// A job on a simulated clock, judged as the sampler judges it (sampler_main.cpp, stall_watch.cpp):
+// a tick every 0.25 s (the sampler's event wait), a GPU sample every `gpu_interval` seconds and
+// one more when a window at the job's pace closes (StallWatch::wants_gpus), quick looks at the
+// heartbeat every stall_heartbeat_probe and at the job's processes at NodeTracker::process_interval
+// once the warm-up is over, a full look (log, heartbeat, checkpoints, a walk of the processes) every
+// stall_probe and when a window closes (closes_at), the verdict at each full look.
 // Shared by the stall unit tests and the cadence bench (tests/bench/stall_cadence_bench.cpp),
 // so the bench measures the code the tests pin down.
 #pragma once
@@ -7,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,11 +39,17 @@ struct SimJob {
     std::vector<Span> io{};      // read or written (a checkpoint save, a data-loader wait's reads)
     std::vector<Span> cpu{};     // host CPU (an upload, a recompilation, the trainer's loop)
     std::vector<std::pair<double, double>> disk_wait{};  // a process asleep on the disk (fsync on NFS)
-    std::vector<std::pair<double, double>> gpu_busy{};   // GPUs busy with no step (an evaluation pass)
+    // GPUs busy with no step: an evaluation pass, or a straggler's slow GPU computing its step
+    // (high SM use and power, memory traffic) while the others wait for it in the collective.
+    std::vector<std::pair<double, double>> gpu_busy{};
+    // GPUs spinning with no step: every rank inside a collective that moves slowly (a congested
+    // or degraded link), the readings a hung collective gives.
+    std::vector<std::pair<double, double>> gpu_spin{};
     double step_io = 0;  // bytes the data loader reads in each step's second (the next batch)
     // From the hang on, what a hung job still moves: a monitor's /proc reads (bytes/s) and a
     // host thread spin-waiting on the hung collective (cores).
     double hang_io = 0, hang_cpu = 0;
+    double gpu_interval = 1;  // s between the sampler's GPU samples (gputrace interval=)
 };
 
 struct SimResult {
@@ -56,32 +67,88 @@ inline std::vector<telemetry::Sample> sim_gpus(double util, long long watts, dou
 }
 
 inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
+    constexpr double dt = 0.25;  // the sampler's longest wait between two ticks
     telemetry::NodeTracker node(c, "n1", 0);
     SimResult r;
     std::size_t next = 0;  // the first step not yet taken
     long long log = 0, ckpt = 0;
-    double heartbeat = -1, next_look = c.probe, last_look = 0;
-    double io = 0, cpu = 0;  // since the last look
-    const auto in = [](double t, double from, double to) { return t > from && t <= to; };
-    for (double t = 1; t <= job.end; t += 1) {
+    double heartbeat = -1, last_stepped = -1e9;
+    double next_sample = job.gpu_interval, last_sample = 0, next_look = c.probe, next_beat = 0, next_read = 0;
+    double last_read = 0;
+    double io = 0, cpu = 0;  // since the processes were last read
+    telemetry::Verdict judged;
+    // The spans in effect at t (from < t <= to), walked in time order: long lives stay cheap.
+    struct Spans {
+        std::vector<SimJob::Span> all, live{};
+        std::size_t next = 0;
+        double at(double t) {
+            while (next < all.size() && all[next].from < t) live.push_back(all[next++]);
+            live.erase(std::remove_if(live.begin(), live.end(), [&](const SimJob::Span& s) { return s.to < t; }), live.end());
+            double sum = 0;
+            for (const auto& s : live) sum += s.rate;
+            return sum;
+        }
+    };
+    const auto spans = [](const auto& v) {
+        Spans out;
+        for (const auto& x : v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, SimJob::Span>) out.all.push_back(x);
+            else out.all.push_back({x.first, x.second, 1});
+        }
+        std::sort(out.all.begin(), out.all.end(), [](const auto& a, const auto& b) { return a.from < b.from; });
+        return out;
+    };
+    auto io_spans = spans(job.io), cpu_spans = spans(job.cpu), busy_spans = spans(job.gpu_busy),
+         spin_spans = spans(job.gpu_spin), disk_spans = spans(job.disk_wait);
+    bool gpu_busy = false, gpu_spin = false, disk_wait = false;  // at the current tick
+    const auto sample = [&](double t) {
+        if (t < job.hang && (t - last_stepped < 1 || gpu_busy)) node.on_samples(sim_gpus(95, 300, 40), t);
+        else if ((t >= job.hang && job.hang_spins) || (t < job.hang && gpu_spin)) node.on_samples(sim_gpus(97, 80, 1), t);
+        else node.on_samples(sim_gpus(0, 60, 0), t);
+        last_sample = t;
+    };
+    const auto read_processes = [&](double t) {
+        telemetry::Activity a{true, io, cpu, false};
+        a.disk_wait = disk_wait;
+        node.on_activity(a, last_read > 0 ? t - last_read : 0, t);
+        io = cpu = 0;
+        last_read = t;
+        next_read = t + node.process_interval(t);
+    };
+    for (double t = dt; t <= job.end; t += dt) {
         bool stepped = false;
         while (next < job.steps.size() && job.steps[next] <= t && job.steps[next] < job.hang) {
-            heartbeat = job.steps[next++];
+            heartbeat = last_stepped = job.steps[next++];
             ++log;
             stepped = true;
         }
-        if (stepped && t < job.hang) io += job.step_io;
-        for (const auto& s : job.io) io += in(t, s.from, s.to) && t < job.hang ? s.rate : 0;
-        for (const auto& s : job.cpu) cpu += in(t, s.from, s.to) && t < job.hang ? s.rate : 0;
-        if (t >= job.hang) io += job.hang_io, cpu += job.hang_cpu;
-        bool eval = false;
-        for (const auto& [from, to] : job.gpu_busy) eval = eval || (in(t, from, to) && t < job.hang);
-        if (stepped || eval) node.on_samples(sim_gpus(95, 300, 40), t);
-        else if (t >= job.hang && job.hang_spins) node.on_samples(sim_gpus(97, 80, 1), t);
-        else node.on_samples(sim_gpus(0, 60, 0), t);
+        if (stepped) io += job.step_io;
+        const bool live = t < job.hang;
+        io += live ? io_spans.at(t) * dt : job.hang_io * dt;
+        cpu += live ? cpu_spans.at(t) * dt : job.hang_cpu * dt;
+        gpu_busy = live && busy_spans.at(t) > 0;
+        gpu_spin = live && spin_spans.at(t) > 0;
+        disk_wait = live && disk_spans.at(t) > 0;
         for (const auto& [from, to] : job.ckpt_writes)
-            if (t > from && t <= to && t < job.hang) ckpt += 1 << 20;
-        if (t < next_look) continue;
+            if (t > from && t <= to && live) ckpt += static_cast<long long>((1 << 20) * dt);
+        if (t >= next_sample) {
+            sample(t);
+            next_sample += job.gpu_interval;
+        }
+        // StallWatch::wants_gpus: a window closing between two samples is judged on the GPUs now.
+        const bool quick = c.heartbeat_probe > 0 && t >= c.warmup;
+        const double closing = telemetry::closes_at(judged, node.state());
+        if ((quick && job.processes_seen && t - last_sample >= node.process_interval(t)) ||
+            (closing > 0 && t >= closing && last_sample < closing))
+            sample(t);
+        // StallWatch::tick: the quick looks, then a full look when due.
+        if (quick && t >= next_beat) {
+            node.on_heartbeat(heartbeat >= 0 ? std::optional<double>(heartbeat) : std::nullopt, t);
+            next_beat = t + c.heartbeat_probe;
+        }
+        if (quick && job.processes_seen && t >= next_read) read_processes(t);
+        const double at = telemetry::closes_at(judged, node.state());
+        if (t < next_look && !(at > 0 && t >= at)) continue;
         next_look = t + c.probe;
         telemetry::Probe p;
         p.log_size = log;
@@ -91,13 +158,9 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             p.ckpt_mtime = 0;
         }
         node.on_probe(p, t);
-        if (job.processes_seen) {
-            telemetry::Activity a{true, io, cpu, false};
-            for (const auto& [from, to] : job.disk_wait) a.disk_wait = a.disk_wait || (t >= from && t <= to && t < job.hang);
-            node.on_activity(a, t - last_look, t);
-        }
+        if (job.processes_seen) read_processes(t);
         io = cpu = 0;
-        last_look = t;
+        node.close_work_window();
         if (heartbeat >= 0) r.last_step = heartbeat;
         auto v = telemetry::judge({node.state()}, {}, 0, t, c, false);
         if (v.stalled) {
@@ -105,6 +168,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             r.verdict = std::move(v);
             return r;
         }
+        judged = std::move(v);
     }
     return r;
 }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +96,29 @@ TEST_CASE("the stall watcher's look at the heartbeat: a regular file only, never
     unlink(hb.c_str());
     std::ofstream(hb) << "";
     CHECK(probe_as_user(paths, getuid(), getgid(), 5).heartbeat_mtime);
+}
+
+TEST_CASE("heartbeat_mtime: the quick look's stat of the node's file, never through a symlink") {
+    TempDir dir;
+    const std::string base = dir.file("run/acme/heartbeat");
+    const uid_t uid = geteuid() == 0 ? 65534 : getuid();
+    const gid_t gid = geteuid() == 0 ? 65534 : getgid();
+    REQUIRE(prepare_heartbeat_dir(base, 7, uid, gid) == "");
+    CHECK_FALSE(heartbeat_mtime(base, 7, "n1"));  // not touched yet
+    const std::string file = heartbeat_job_dir(base, 7) + "/" + heartbeat_file_name("n1");
+    std::ofstream(file) << "";
+    const struct timespec times[2] = {{1000, 0}, {1234, 500000000}};
+    REQUIRE(utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+    const auto m = heartbeat_mtime(base, 7, "n1");
+    REQUIRE(m);
+    CHECK(*m == doctest::Approx(1234.5));
+    CHECK_FALSE(heartbeat_mtime(base, 7, "n2"));  // another node's name
+    CHECK_FALSE(heartbeat_mtime(base, 8, "n1"));  // another job
+    // A user's symlink in place of the file (to a file root could stat): not followed, not a heartbeat.
+    std::filesystem::remove(file);
+    std::filesystem::create_symlink(dir.file("elsewhere"), file);
+    std::ofstream(dir.file("elsewhere")) << "";
+    CHECK_FALSE(heartbeat_mtime(base, 7, "n1"));
 }
 
 TEST_CASE("heartbeat directory: the shim's path is heartbeat_job_dir's") {

@@ -6,14 +6,19 @@
 
 namespace acme::telemetry {
 
-void Cadence::observe(double sign, double step, double learn_from) {
+void Cadence::observe(double sign, double sign_from, double step, double learn_from, bool continued) {
     if (step > last_step_) {
         if (last_step_ >= learn_from) ++gaps_;
         last_step_ = step;
     }
     if (sign <= last_) return;
-    if (last_ >= learn_from) longest_ = std::max(longest_, sign - last_);
+    // A gap counts when the earliest it may have begun is past the warm-up: the warm-up's looks are
+    // coarse (stall_probe), and a gap reaching back into them is the looks' pace, not the job's.
+    // A continued sign never lengthens the quiet learned; it teaches one only where none is yet
+    // (a job busy at every sample shows no quiet shorter than the samples).
+    if (last_from_ >= learn_from && (!continued || longest_ <= 0)) longest_ = std::max(longest_, sign - last_from_);
     last_ = sign;
+    last_from_ = std::min(sign, sign_from);
 }
 
 double Cadence::trusted_step(const CadenceConfig& c) const {
@@ -24,12 +29,19 @@ StallWindow stall_window(double ceiling, std::string_view ceiling_name, double s
                          const CadenceConfig& c, bool activity_seen) {
     const std::string fixed = fmt::format("the fixed {} window", ceiling_name);
     if (step <= 0 || c.k <= 0) return {ceiling, false, fixed};
+    if (activity_seen) {
+        // No floor and no k: a save or an evaluation the job has not shown yet moves bytes, CPU or
+        // the GPUs; a quiet longer than any the job has shown, by the margin, is the hang.
+        const std::string pace = fmt::format("the job's longest quiet of {:.0f} s seen over {} steps and {:g} % more",
+                                             step, steps, c.margin * 100);
+        const double quiet = step * (1 + c.margin);
+        if (quiet >= ceiling) return {ceiling, false, fmt::format("{}; {} is longer", fixed, pace)};
+        return {quiet, true, pace + ", its processes idle too"};
+    }
     const std::string pace =
         fmt::format("{:g}x the job's longest step of {:.0f} s seen over {} steps", c.k, step, steps);
     const double paced = c.k * step;
     if (paced >= ceiling) return {ceiling, false, fmt::format("{}; {} is longer", fixed, pace)};
-    // No floor: a save or an evaluation the job has not shown yet moves bytes, CPU or the GPUs.
-    if (activity_seen) return {std::max(paced, step), true, pace + ", its processes idle too"};
     // The floor is the pause on top of a step: a save starts after a step's last sign, and the
     // next sign comes a step after it ends.
     const double floored = step + c.floor;

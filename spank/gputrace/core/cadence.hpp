@@ -10,8 +10,10 @@
 // a checkpoint save writes, a data-loader wait reads or waits on the disk, host-side work (an
 // upload, a recompilation) burns CPU while the GPUs idle; a hung collective spins the GPUs and
 // moves no bytes, a deadlock sleeps. Where the sampler reads the job's processes, the paced window
-// counts only the quiet in which nothing of that moved either, and needs no floor; where it
-// cannot, the floor stands in for the unseen pause. Pure functions of the times they are given, so simulated clocks test
+// counts only the quiet in which nothing of that moved either, and needs the longest such quiet
+// the job has shown and a margin more (not k times it, and no floor: a quiet longer than any the
+// job has shown, with nothing of it moving, is the strong case); where it cannot, k times the
+// step and the floor stand in for the unseen pause. Pure functions of the times they are given, so simulated clocks test
 // them (tests/unit/telemetry_cadence_test.cpp) and bench them (tests/bench/stall_cadence_bench.cpp).
 #pragma once
 
@@ -22,7 +24,17 @@ namespace acme::telemetry {
 
 // The admin's cadence keys (gputrace plugstack stall_cadence_*, gputrace(8)).
 struct CadenceConfig {
-    double k = 3;        // the verdict after k times the longest gap seen; 0: fixed windows only
+    // Where the job's processes are not read: the verdict after k times the longest gap seen,
+    // with the floor. 0: the fixed windows only (no verdict at the job's pace anywhere).
+    double k = 3;
+    // Where they are read and nothing of them moved: the quiet needed is the longest quiet the job
+    // has shown, and this share of it more (step-time jitter, and where in a look's span the last
+    // activity fell). Not k times: a job that does nothing a look can see (no I/O, no CPU, no disk
+    // wait, no busy GPU, no step) for longer than it ever has is the strong case. 2 (three times
+    // the quiet): a collective slowed by a congested link shows nothing a look reads, and at 0.25
+    // over half the bench's jobs with such stragglers were called (cancelled, with --auto-recover
+    // requeued); at 2 about 1 %, for a verdict a few steps later.
+    double margin = 2;
     // s past a step: never a verdict sooner. A first checkpoint save the sampler cannot see idles
     // the GPUs for minutes, and a verdict signals (USR1 ends a job that does not catch it) and,
     // with --auto-recover, requeues: 600 s, the warm-up's length. It also leaves the 300 s spin
@@ -49,32 +61,41 @@ struct CadenceConfig {
 // quiet between steps.
 class Cadence {
 public:
-    explicit Cadence(double job_start) : last_(job_start), last_step_(job_start) {}
+    explicit Cadence(double job_start) : last_(job_start), last_from_(job_start), last_step_(job_start) {}
     // `sign`: the node's newest sign of progress or of its processes' activity (a time; older or
-    // equal ones are ignored); `step`: its newest step (log, heartbeat, checkpoint);
-    // `learn_from`: when the warm-up ends.
-    void observe(double sign, double step, double learn_from);
+    // equal ones are ignored), `sign_from`: the earliest it may have happened (a log that grew,
+    // bytes that moved, are seen at a look: they happened since the look before); `step`: its
+    // newest step (log, heartbeat, checkpoint); `learn_from`: when the warm-up ends. A gap is
+    // counted from the earliest its first sign may have been to the latest its second was: never
+    // shorter than the quiet was, wherever in a look's span its edges fell, so a quiet as long
+    // seen again at another phase of the looks is not longer than the one learned.
+    // `continued`: the sign is a busy GPU sample after a busy one, with no sample between that
+    // said otherwise: the GPUs are taken as busy all along (an evaluation pass sampled every 10 s,
+    // NVML's utilisation being itself a share of the last sample period), so no quiet ends here
+    // (unless none was learned yet: the samples' spacing is then the finest quiet known).
+    void observe(double sign, double sign_from, double step, double learn_from, bool continued = false);
     double longest() const { return longest_; }
     long long gaps() const { return gaps_; }  // steps seen after the warm-up
     // The longest gap when enough gaps were seen to trust it; 0: no cadence (the fixed windows).
     double trusted_step(const CadenceConfig& c) const;
 
 private:
-    double last_, last_step_;
+    double last_, last_from_, last_step_;
     double longest_ = 0;
     long long gaps_ = 0;
 };
 
 struct StallWindow {
     double seconds = 0;
-    bool paced = false;  // k x the step: counted over the quiet in which the processes were idle too
+    bool paced = false;  // at the job's pace: counted over the quiet in which the processes were idle too
     std::string why;  // for the verdict's evidence: "3x the job's longest step of 10 s seen over 40 steps"
 };
 
 // The quiet a verdict needs: `ceiling` (the fixed window, named `ceiling_name`: "spin", "idle")
 // without a cadence (`step` 0), else k x step within [step + floor, ceiling]; `steps`: gaps seen.
 // `activity_seen`: the job's processes are read on every node, so a pause that does something is
-// seen as such and no floor is needed (k x step, at least a step, within the ceiling).
+// seen as such: `step` is then the job's longest quiet (nothing moving), and the verdict needs
+// that and the margin more, no floor, within the ceiling.
 StallWindow stall_window(double ceiling, std::string_view ceiling_name, double step, long long steps,
                          const CadenceConfig& c, bool activity_seen = false);
 

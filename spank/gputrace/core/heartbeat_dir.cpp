@@ -18,4 +18,10 @@ void remove_heartbeat_dir(std::string_view base, long long job_id) {
     acme_heartbeat_remove(std::string(base).c_str(), job_id);
 }
 
+std::optional<double> heartbeat_mtime(std::string_view base, long long job_id, std::string_view node) {
+    struct timespec mtime {};
+    if (acme_heartbeat_mtime(std::string(base).c_str(), job_id, std::string(node).c_str(), &mtime) != 0) return std::nullopt;
+    return static_cast<double>(mtime.tv_sec) + static_cast<double>(mtime.tv_nsec) / 1e9;
+}
+
 }  // namespace acme::telemetry

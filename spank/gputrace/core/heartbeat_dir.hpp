@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,5 +35,10 @@ std::string prepare_heartbeat_dir(std::string_view base, long long job_id, uid_t
 // (subdirectories a user made keep it).
 // Never follows a symlink; errors are ignored (the job is over, nothing depends on it).
 void remove_heartbeat_dir(std::string_view base, long long job_id);
+
+// The sampler's quick look (root, no fork, gputrace(8) stall_heartbeat_probe): the mtime of the
+// node's heartbeat file, every step a dirfd opened with O_NOFOLLOW and the file itself not
+// followed; nullopt when it is not there or not a plain file. Only metadata is read, never the file.
+std::optional<double> heartbeat_mtime(std::string_view base, long long job_id, std::string_view node);
 
 }  // namespace acme::telemetry

@@ -188,3 +188,22 @@ void acme_heartbeat_remove(const char *base, long long job_id) {
     }
     close(b);
 }
+
+int acme_heartbeat_mtime(const char *base, long long job_id, const char *node, struct timespec *mtime) {
+    const int b = open_base(base, 0, NULL, 0);
+    if (b < 0) return -1;
+    char name[32];
+    snprintf(name, sizeof name, "%lld", job_id);
+    const int job = openat(b, name, DIR_FLAGS);
+    close(b);
+    if (job < 0) return -1;
+    char file[1100];
+    const int n = snprintf(file, sizeof file, "heartbeat.%s", node);
+    struct stat st;
+    const int ok = n > 0 && (size_t)n < sizeof file && strchr(node, '/') == NULL &&
+                   fstatat(job, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    close(job);
+    if (!ok) return -1;
+    *mtime = st.st_mtim;
+    return 0;
+}

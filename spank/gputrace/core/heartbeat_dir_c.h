@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,6 +19,9 @@ int acme_heartbeat_job_dir(char *out, size_t size, const char *base, long long j
 int acme_heartbeat_prepare(const char *base, long long job_id, uid_t uid, gid_t gid, char *error, size_t error_size);
 /* remove_heartbeat_dir. */
 void acme_heartbeat_remove(const char *base, long long job_id);
+/* heartbeat_mtime: the mtime of <base>/<job>/heartbeat.<node> into `mtime` (0), or -1 when it is
+   not there or not a plain file (never followed; every directory on the way opened O_NOFOLLOW). */
+int acme_heartbeat_mtime(const char *base, long long job_id, const char *node, struct timespec *mtime);
 
 #ifdef __cplusplus
 }

@@ -121,6 +121,17 @@ Activity activity_between(const std::vector<ProcSample>& before, const std::vect
     return a;
 }
 
+namespace {
+ProcSample sample_of(long long pid, const ProcStat& stat) {
+    ProcSample p;
+    p.pid = pid;
+    p.start = stat.start;
+    p.cpu_ticks = stat.cpu_ticks;
+    p.disk_wait = stat.state == 'D';
+    return p;
+}
+}  // namespace
+
 JobProcesses::JobProcesses(long long job, std::string proc_root) : job_(job), root_(std::move(proc_root)) {}
 
 std::optional<std::vector<ProcSample>> JobProcesses::read() const {
@@ -162,11 +173,7 @@ std::optional<std::vector<ProcSample>> JobProcesses::read() const {
             const Entry& e = *it->second;
             if (e.pid == self || std::find(stepds.begin(), stepds.end(), e.pid) != stepds.end()) continue;
             unvisited.push_back(e.pid);
-            ProcSample p;
-            p.pid = e.pid;
-            p.start = e.stat.start;
-            p.cpu_ticks = e.stat.cpu_ticks;
-            p.disk_wait = e.stat.state == 'D';
+            ProcSample p = sample_of(e.pid, e.stat);
             if (const auto io = parse_proc_io(slurp(fmt::format("{}/{}/io", root_, e.pid)))) {
                 p.io = *io;
                 any_io = true;
@@ -180,8 +187,29 @@ std::optional<std::vector<ProcSample>> JobProcesses::read() const {
     return out;
 }
 
-Activity JobProcesses::look() {
-    auto now = read();
+std::optional<ProcSample> JobProcesses::read_one(long long pid) const {
+    const auto stat = parse_proc_stat(slurp(fmt::format("{}/{}/stat", root_, pid)));
+    if (!stat) return std::nullopt;  // gone: its counters went to its parent when it was reaped
+    ProcSample p = sample_of(pid, *stat);
+    const auto io = parse_proc_io(slurp(fmt::format("{}/{}/io", root_, pid)));
+    if (!io) return std::nullopt;
+    p.io = *io;
+    return p;
+}
+
+std::optional<std::vector<ProcSample>> JobProcesses::read_known() const {
+    std::vector<ProcSample> out;
+    for (const auto& before : *last_) {
+        const auto p = read_one(before.pid);
+        // A pid reused by another process is not the job's.
+        if (p && p->start == before.start) out.push_back(*p);
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+}
+
+Activity JobProcesses::look(bool full) {
+    auto now = full || !last_ ? read() : read_known();
     if (!now) {
         last_.reset();
         return {};

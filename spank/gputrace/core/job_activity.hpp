@@ -63,11 +63,15 @@ class JobProcesses {
 public:
     explicit JobProcesses(long long job, std::string proc_root = "/proc");
     // A look with no baseline (the first, or the first after one that found nothing) is unseen:
-    // what moved in its span is unknown.
-    Activity look();
+    // what moved in its span is unknown. `full` false: a quick read of the processes the last look
+    // found (two small files each, no walk of /proc); a process started since is seen at the next
+    // full one, which counts it whole. Without a baseline a quick read is a full one.
+    Activity look(bool full = true);
 
 private:
     std::optional<std::vector<ProcSample>> read() const;
+    std::optional<std::vector<ProcSample>> read_known() const;
+    std::optional<ProcSample> read_one(long long pid) const;
     long long job_;
     std::string root_;
     std::optional<std::vector<ProcSample>> last_;

@@ -70,6 +70,8 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0, 86400, c.warmup, errors);
     } else if (key == "stall_cadence_k") {
         set_number(key, value, 0, 100, c.cadence.k, errors);
+    } else if (key == "stall_cadence_margin") {
+        set_number(key, value, 0, 100, c.cadence.margin, errors);
     } else if (key == "stall_cadence_floor") {
         set_number(key, value, 0, 86400 * 7, c.cadence.floor, errors);
     } else if (key == "stall_cadence_io") {
@@ -88,6 +90,8 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
                                           util::printable(value)));
     } else if (key == "stall_probe") {
         set_number(key, value, 0.1, 3600, c.probe, errors);
+    } else if (key == "stall_heartbeat_probe") {
+        set_number(key, value, 0, 3600, c.heartbeat_probe, errors);
     } else if (key == "stall_grace") {
         set_number(key, value, 0, 3600, c.grace, errors);
     } else if (key == "stall_signal") {
@@ -126,12 +130,14 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_idle_window={}", c.idle_window),
         fmt::format("stall_warmup={}", c.warmup),
         fmt::format("stall_cadence_k={}", c.cadence.k),
+        fmt::format("stall_cadence_margin={}", c.cadence.margin),
         fmt::format("stall_cadence_floor={}", c.cadence.floor),
         fmt::format("stall_cadence_steps={}", c.cadence.steps),
         fmt::format("stall_cadence_io={}", c.cadence.io),
         fmt::format("stall_cadence_cpu={}", c.cadence.cpu),
         fmt::format("stall_cadence_activity={}", c.cadence.activity ? "on" : "off"),
         fmt::format("stall_probe={}", c.probe),
+        fmt::format("stall_heartbeat_probe={}", c.heartbeat_probe),
         fmt::format("stall_grace={}", c.grace),
         fmt::format("stall_signal={}", c.signal == 15 ? "TERM" : "USR1"),
         fmt::format("stall_spin_util={}", c.spin_util),
@@ -238,7 +244,7 @@ std::optional<NodeState> parse_state(std::string_view line) {
 }
 
 NodeTracker::NodeTracker(const StallConfig& c, std::string node, double job_start)
-    : c_(c), cadence_(job_start), learn_from_(job_start + c.warmup) {
+    : c_(c), cadence_(job_start), learn_from_(job_start + c.warmup), last_probe_(job_start) {
     s_.node = std::move(node);
     s_.ts = s_.pattern_since = s_.active_at = job_start;
 }
@@ -284,54 +290,101 @@ void NodeTracker::on_samples(const std::vector<Sample>& samples, double now) {
         s_.mem_util = mem / n;
     }
     all_spin_ = all_spin;
+    // Busy at this sample and the one before: busy between them, as far as a sample can tell.
+    const bool continued = node == Pattern::busy && s_.pattern == Pattern::busy;
     if (node != s_.pattern) s_.pattern_since = now;
     s_.pattern = node;
     if (node == Pattern::busy) s_.active_at = now;
     s_.ts = now;
-    learn();
+    learn(continued);
 }
 
 void NodeTracker::on_probe(const Probe& p, double now) {
     if (p.log_size) {
-        if (log_size_ && *log_size_ != *p.log_size) s_.log_changed_at = now;
+        if (log_size_ && *log_size_ != *p.log_size) {
+            // Growth seen now happened since the look before. Where quick looks saw the heartbeat
+            // move in that span, the lines are the steps' (a trainer logs as it heartbeats) and
+            // count as of its last touch; else as of now, the latest they may have been.
+            const bool beat = c_.heartbeat_probe > 0 && step_at_ > last_probe_;
+            s_.log_changed_at = std::max(s_.log_changed_at, beat ? step_at_ : now);
+            log_from_ = last_probe_;
+        }
         log_size_ = p.log_size;
         s_.log_seen = true;
     }
-    if (p.heartbeat_mtime) {
-        if (!heartbeat_ || *heartbeat_ != *p.heartbeat_mtime) {
-            s_.active_at = std::max(s_.active_at, std::min(now, *p.heartbeat_mtime));
-            step_at_ = std::max(step_at_, std::min(now, *p.heartbeat_mtime));
-        }
-        heartbeat_ = p.heartbeat_mtime;
-        s_.heartbeat_seen = true;
-    }
+    note_heartbeat(p.heartbeat_mtime, now);
     if (p.ckpt_mtime || p.ckpt_bytes) {
-        if ((ckpt_mtime_ || ckpt_bytes_) && (ckpt_mtime_ != p.ckpt_mtime || ckpt_bytes_ != p.ckpt_bytes))
+        if ((ckpt_mtime_ || ckpt_bytes_) && (ckpt_mtime_ != p.ckpt_mtime || ckpt_bytes_ != p.ckpt_bytes)) {
             s_.ckpt_changed_at = now;
+            ckpt_from_ = last_probe_;
+        }
         ckpt_mtime_ = p.ckpt_mtime;
         ckpt_bytes_ = p.ckpt_bytes;
     }
     s_.ts = now;
+    last_probe_ = now;
+    learn();
+}
+
+void NodeTracker::note_heartbeat(std::optional<double> mtime, double now) {
+    if (!mtime) return;
+    if (!heartbeat_ || *heartbeat_ != *mtime) {
+        s_.active_at = std::max(s_.active_at, std::min(now, *mtime));
+        step_at_ = std::max(step_at_, std::min(now, *mtime));
+    }
+    heartbeat_ = mtime;
+    s_.heartbeat_seen = true;
+}
+
+void NodeTracker::on_heartbeat(std::optional<double> mtime, double now) {
+    // Not a look at the log or checkpoints: their "seen since the look before" bound stays the
+    // last full look's.
+    note_heartbeat(mtime, now);
+    s_.ts = std::max(s_.ts, now);
     learn();
 }
 
 void NodeTracker::on_activity(const Activity& a, double span, double now) {
     s_.activity_seen = a.seen;
     if (a.seen && span > 0 &&
-        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu)))
+        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu))) {
         s_.activity_at = now;
+        // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span.
+        activity_from_ = a.disk_wait ? now : now - span;
+    } else if (a.seen && span > 0 && waited_) {
+        // Asleep on the disk at the read before, not now: it may have slept until just before
+        // this read (the latest its quiet may have begun), and from that read on (the earliest).
+        s_.activity_at = now;
+        activity_from_ = now - span;
+    }
+    waited_ = a.seen && a.disk_wait;
     s_.ts = now;
     learn();
 }
 
-void NodeTracker::learn() {
+double NodeTracker::process_interval(double now) const {
+    if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
+    const double coarsest = std::max(c_.probe, c_.heartbeat_probe);
+    return std::clamp(c_.cadence.margin * cadence_.longest() / 4, c_.heartbeat_probe, coarsest);
+}
+
+double closes_at(const Verdict& v, const NodeState& here) {
+    if (v.due <= 0) return 0;
+    const double progress = std::max({here.active_at, here.log_changed_at, here.ckpt_changed_at});
+    const double newest = v.paced ? std::max(progress, here.activity_at) : progress;
+    return std::max(v.due, std::min(newest + v.window, progress + v.fixed));
+}
+
+void NodeTracker::learn(bool continued) {
     // The pace is the job's longest quiet: no progress, and (where seen) its processes idle.
     cadence_.observe(std::max({s_.active_at, s_.log_changed_at, s_.ckpt_changed_at, s_.activity_at}),
-                     std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_);
-    // The log and the checkpoint are seen to grow at a look, so no step is known finer than the
-    // looks: a shorter one would be the sampler's pace, not the job's.
+                     std::max({s_.active_at, log_from_, ckpt_from_, activity_from_}),
+                     std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_, continued);
+    // The log and the checkpoint are seen to grow at a full look, the heartbeat at each quick one:
+    // no step is known finer than the looks that see it, a shorter one would be the sampler's pace.
     const double step = cadence_.trusted_step(c_.cadence);
-    s_.step = step > 0 ? std::max(step, c_.probe) : 0;
+    const double looks = s_.heartbeat_seen && c_.heartbeat_probe > 0 ? c_.heartbeat_probe : c_.probe;
+    s_.step = step > 0 ? std::max(step, looks) : 0;
     s_.steps = cadence_.gaps();
 }
 
@@ -362,13 +415,14 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
         for (const auto& n : nodes) seen.push_back(&n);
     }
     double progress = job_start;
-    bool any_spin = false, log_seen = false, heartbeat_seen = false, activity_seen = true;
+    bool any_spin = false, log_seen = false, heartbeat_seen = false, activity_seen = true, busy = false;
     double activity = 0;
     // The job's pace: the longest step any node learned. Every node sees no more progress than
     // the job as a whole, so any node's longest step is at least the job's: the longest is safe.
     const NodeState* paced = nullptr;
     for (const auto* n : seen) {
-        if (n->pattern == Pattern::busy || n->pattern == Pattern::unknown) return v;
+        if (n->pattern == Pattern::unknown) return v;
+        busy = busy || n->pattern == Pattern::busy;
         any_spin = any_spin || n->pattern == Pattern::spin;
         log_seen = log_seen || n->log_seen;
         heartbeat_seen = heartbeat_seen || n->heartbeat_seen;
@@ -384,8 +438,17 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     // The fixed window counts from the last progress; the paced one from the last time anything
     // of the job moved (its processes' I/O or CPU too): a save that writes is no hang.
     const double fixed = any_spin ? c.spin_window : c.idle_window;
-    const double quiet = now - (window.paced ? std::max(progress, activity) : progress);
-    if (quiet < window.seconds && now - progress < fixed) return v;
+    const double quiet_from = window.paced ? std::max(progress, activity) : progress;
+    const double quiet = now - quiet_from;
+    // A node busy at its last sample is progress; the window still runs from that sample, so the
+    // sampler looks (and samples the GPUs) when it would close if the GPUs stopped right after.
+    if (busy || (quiet < window.seconds && now - progress < fixed)) {
+        v.due = std::min(quiet_from + window.seconds, progress + fixed);
+        v.window = window.seconds;
+        v.fixed = fixed;
+        v.paced = window.paced;
+        return v;
+    }
     const bool ceiling = quiet < window.seconds;  // the paced window not reached: the fixed one was
     v.stalled = true;
     v.since = progress;

@@ -30,6 +30,10 @@ struct StallConfig {
     double warmup = 600;        // s after the job's start before any verdict
     CadenceConfig cadence;      // stall_cadence_*: sooner verdicts at the job's own pace (cadence.hpp)
     double probe = 30;          // s between looks at the log, heartbeat and checkpoints
+    // s between quick looks once the warm-up is over: root stats the heartbeat file (no fork),
+    // and the job's known processes are read at a share of the quiet it has shown
+    // (NodeTracker::process_interval); 0: none, everything at stall_probe.
+    double heartbeat_probe = 0.5;
     double grace = 60;          // s between the signal and the cancel (--auto-recover)
     int signal = 10;            // SIGUSR1 (10) or SIGTERM (15): the trainer's cue to checkpoint
     double spin_util = 80;      // % GPU utilisation at or above: SMs busy
@@ -102,16 +106,29 @@ public:
     NodeTracker(const StallConfig& c, std::string node, double job_start);
     void on_samples(const std::vector<Sample>& samples, double now);
     void on_probe(const Probe& p, double now);
+    // A quick look at the heartbeat alone (its mtime; nullopt: not there), between full looks.
+    void on_heartbeat(std::optional<double> mtime, double now);
     void on_xid(long long code);
-    // What the job's processes here did over the `span` s since the previous look.
+    // What the job's processes here did over the `span` s since the previous read of them.
     void on_activity(const Activity& a, double span, double now);
+    // Whether the job's processes should be read at every GPU sample, not only at each look: a
+    // pace is learned here with the processes seen, and a look's span is longer than the margin
+    // of its quiet (stall_cadence_margin x the step), so where in a span the last activity fell
+    // would matter more than the margin allows for.
+    // How often to read them now (s): a quarter of stall_cadence_margin's share of the longest
+    // quiet learned so far, within [stall_heartbeat_probe, stall_probe], from the warm-up's end
+    // (stall_probe before it, and where they are not read or quick looks are off). The quiet is
+    // learned from the earliest its first sign may have been, so a read this fine stretches no
+    // learned quiet by more than a quarter of the margin.
+    double process_interval(double now) const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
     const NodeState& state() const { return s_; }
 
 private:
-    void learn();  // the pace, after each update
+    void learn(bool continued = false);  // the pace, after each update (Cadence::observe)
+    void note_heartbeat(std::optional<double> mtime, double now);
     const StallConfig& c_;
     NodeState s_;
     Cadence cadence_;
@@ -120,7 +137,11 @@ private:
     std::optional<long long> log_size_, ckpt_bytes_;
     std::optional<double> heartbeat_, ckpt_mtime_;
     double step_at_ = 0;     // the last heartbeat touch seen (a step; active_at also moves with busy GPUs)
+    // The look before the one that saw the log, a checkpoint or the processes' activity move: the
+    // earliest that move may have been (Cadence::observe), and the look before now.
+    double log_from_ = 0, ckpt_from_ = 0, activity_from_ = 0, last_probe_ = 0;
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
+    bool waited_ = false;    // the last read of the processes found one asleep on the disk
     double util_sum_ = 0, sm_sum_ = 0;
     long long util_n_ = 0, sm_n_ = 0;
 };
@@ -131,7 +152,19 @@ struct Verdict {
     std::string named;       // the node that diverged; empty: none stood out
     bool hardware = false;   // named on GPU evidence (XIDs, a spin while the others idle)
     std::string evidence;    // one line
+    // Not stalled: when the window running now closes if nothing moves before (0: none runs: a
+    // node busy, unknown or unseen). The sampler looks then too, so a verdict is not a look late.
+    double due = 0;
+    // The running window's length and the fixed one's, and whether it is paced (its quiet counts
+    // from the processes' activity too): what closes_at() moves `due` by.
+    double window = 0, fixed = 0;
+    bool paced = false;
 };
+
+// When a window judged at a look to close at `v.due` closes now, given this node's state since:
+// a quick look that saw the heartbeat (or, paced, the processes) move puts it off without a full
+// look, which forks a probe as the job's user. Never sooner than `v.due`; 0 when none ran.
+double closes_at(const Verdict& v, const NodeState& here);
 
 // The job's verdict from every node's state (`nodes` holds this node's and the peers' read from
 // the share); `expected`: the job's nodes. The window: the fixed one, or at the job's pace the
