@@ -34,6 +34,7 @@
 #include "spank/gputrace/idle_watch.hpp"
 #include "spank/gputrace/stall_watch.hpp"
 #include "common/util/parse.hpp"
+#include "common/util/spawn.hpp"
 #include "common/util/version.hpp"
 #include "common/util/cli_checks.hpp"
 #include "common/util/wall_clock.hpp"
@@ -274,6 +275,9 @@ int run(const Options& o) {
     if (!o.idle_words.empty() && idle_config.on())
         idle.emplace(idle_config, stall_config.mail, o.job, o.node, db, log_line);
 
+    // Up: the prolog started this process in the background so that its start did not delay the
+    // job's; its samples keep their cadence at normal priority.
+    util::restore_normal_priority();
     double next_tick = mono_now();
     double next_watch = mono_now() + o.watch_interval;
     bool gone = false;
