@@ -61,6 +61,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--gid", std::to_string(gid),
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
+        "--start-wait", fmt::format("{}", config.start_wait),
     };
     // The stall keys also carry stall_mail, which the held-but-idle alert mails through.
     if (config.stall.enabled || config.idle.on())
