@@ -219,8 +219,9 @@ bool job_gone(long long job) {
 void wait_for_job_start(long long job, double seconds) {
     if (seconds <= 0) return;
     const double deadline = mono_now() + seconds;
+    // Each look is a /proc walk (about 1.5 ms of CPU with 150 processes): every 50 ms.
     while (!g_stop && mono_now() < deadline && !telemetry::job_has_local_work_stepd(job))
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 int run(const Options& o) {
