@@ -57,6 +57,18 @@ void lower_priority() {
 
 }  // namespace
 
+void restore_normal_priority() noexcept {
+    setpriority(PRIO_PROCESS, 0, 0);
+    constexpr int kIoprioClassNone = 0, kIoprioWhoProcess = 1;  // none: the default, from the CPU nice
+    syscall(SYS_ioprio_set, kIoprioWhoProcess, 0, kIoprioClassNone);
+    const int fd = ::open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        const ssize_t ignored = ::write(fd, "0", 1);
+        (void)ignored;
+        ::close(fd);
+    }
+}
+
 pid_t fork_supervised() {
     const pid_t supervisor = fork();
     if (supervisor != 0) {

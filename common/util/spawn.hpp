@@ -23,6 +23,11 @@ enum class Priority { normal, background };
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     const std::string& log_path, std::string& error, Priority priority = Priority::normal);
 
+// For a helper started with Priority::background that has work of its own once it is up (the
+// sampler): back to the normal priorities, its own and its session's. Root (or CAP_SYS_NICE)
+// only; best effort otherwise.
+void restore_normal_priority() noexcept;
+
 struct RunResult {
     bool started = false;
     bool timed_out = false;   // killed (with its process group) after the timeout

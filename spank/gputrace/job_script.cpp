@@ -61,6 +61,7 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--gid", std::to_string(gid),
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
+        "--start-wait", fmt::format("{}", config.start_wait),
     };
     // The stall keys also carry stall_mail, which the held-but-idle alert mails through.
     if (config.stall.enabled || config.idle.on())
@@ -84,7 +85,11 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node};
     if (const auto conf = getenv_str("SLURM_CONF"); !conf.empty()) env.push_back("SLURM_CONF=" + conf);
     std::string error;
-    if (!acme::util::spawn_detached(argv, env, sampler_logfile(config.spool, node), error)) {
+    // Started in the background (spawn.hpp): the sampler's start (its libraries, the spool, NVML)
+    // must not compete with the job's own (slurmd's Prolog script and extern step, which srun
+    // waits for); it returns to normal priority once it is up (sampler_main.cpp).
+    if (!acme::util::spawn_detached(argv, env, sampler_logfile(config.spool, node), error,
+                                    acme::util::Priority::background)) {
         slurm_error("%s: job %u: cannot start the sampler: %s", kPlugin, job_id, error.c_str());
         return 0;
     }

@@ -32,6 +32,18 @@ TEST_CASE("defaults: off, 10 s, the build's sampler, the build's spool") {
     CHECK(r.config.interval == 10);
     CHECK(r.config.sampler == "/libexec/acme-gpu-sampler");
     CHECK(r.config.spool == acme::paths::kSpoolDir);  // what gpuacct reads by default too
+    CHECK(r.config.start_wait == 1);
+}
+
+TEST_CASE("start_wait: seconds in [0, 600], 0 meaning the sampler starts at once") {
+    CHECK(parse({"start_wait=0"}).config.start_wait == 0);
+    CHECK(parse({"start_wait=2.5"}).config.start_wait == 2.5);
+    for (const char* bad : {"start_wait=-1", "start_wait=601", "start_wait=soon", "start_wait="}) {
+        const auto r = parse({bad});
+        REQUIRE(r.errors.size() == 1);
+        CHECK(r.errors[0].find("start_wait") != std::string::npos);
+        CHECK(r.config.start_wait == 1);
+    }
 }
 
 TEST_CASE("unknown keys and bad values are errors that name the key; the rest still applies") {

@@ -52,6 +52,14 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
             set_seconds(key, value, c.min_interval, result.errors);
         } else if (key == "max_interval") {
             set_seconds(key, value, c.max_interval, result.errors);
+        } else if (key == "start_wait") {
+            // 0 is allowed: the sampler opens the spool and NVML at once, as before.
+            const auto v = util::parse_double(value);
+            if (!v || *v < 0 || *v > 600)
+                result.errors.push_back(fmt::format("gputrace: plugstack argument start_wait={}: want seconds in [0, 600]",
+                                                    util::printable(value)));
+            else
+                c.start_wait = *v;
         } else if (key == "stop_timeout") {
             set_seconds(key, value, c.stop_timeout, result.errors);
         } else if (key == "watch_interval") {
@@ -91,7 +99,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, std
         } else {
             result.errors.push_back(fmt::format(
                 "gputrace: unknown plugstack argument \"{}\" (known: default, interval, min_interval, max_interval, "
-                "spool, nvml, sampler, stop_timeout, watch_interval, call_timeout, textfile_dir, textfile_job_labels, stall, stall_*, heartbeat_dir, idle_*)",
+                "spool, nvml, sampler, start_wait, stop_timeout, watch_interval, call_timeout, textfile_dir, textfile_job_labels, stall, stall_*, heartbeat_dir, idle_*)",
                 util::printable(key)));
         }
     }

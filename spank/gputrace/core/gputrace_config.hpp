@@ -23,6 +23,8 @@ struct GputraceConfig {
     std::string nvml = "libnvidia-ml.so.1";
     std::string sampler;               // path of acme-gpu-sampler; the build's libexec by default
     double stop_timeout = 10.0;        // seconds the epilog waits for the sampler's final flush
+    // seconds the sampler waits at most for the job's first step before its own start (0: none)
+    double start_wait = 1.0;
     double watch_interval = 10.0;      // seconds between the sampler's "is my job still there"
     double call_timeout = 10.0;        // seconds one NVML call may take before the sampler gives up
     // node_exporter's textfile-collector directory for the job's Prometheus series ("%n": the
