@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/store/database.hpp"
 
@@ -19,6 +20,16 @@ struct StallRow {
     std::string evidence, action;
     bool withdrawn = false;  // progress resumed before any cancel (spool v7): not a stall after all
 };
+
+// The sampler's mark, in the spool's run directory, that it cancelled this job for a stall: on a
+// node where the job had no task (a batch script's other nodes) slurmd's epilog sees exit code
+// 0:0 and task exits of 0 only, and would let the node go before the diagnosis and the recovery
+// it sets off have decided (faultguard's job_script.cpp). The epilog's helper removes it.
+inline std::string stall_cancel_mark_path(std::string_view spool, std::string_view node, long long job_id) {
+    std::string p;
+    p.append(spool).append("/run/").append(node).append(".").append(std::to_string(job_id)).append(".stall_cancelled");
+    return p;
+}
 
 // One row per (job, restart); a later call for the same run replaces it (the action grows).
 void upsert_stall(Database& db, long long job_id, const StallRow& row);

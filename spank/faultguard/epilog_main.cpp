@@ -282,7 +282,9 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
 int run(const Options& o) {
     auto db = store::open_spool(store::spool_path(o.spool, o.node));
 
-    // 1. The task exits slurmstepd wrote for this job on this node.
+    // 1. The task exits slurmstepd wrote for this job on this node; the sampler's stall-cancel mark,
+    // read by the plugin already (job_script.cpp), goes with them (a requeued run starts without it).
+    ::unlink(store::stall_cancel_mark_path(o.spool, o.node, o.job).c_str());
     const auto exits = faultguard::parse_task_exits(slurp_and_remove(faultguard::task_exit_path(o.spool, o.node, o.job)));
     faultguard::record_task_exits(db, o.job, o.node, exits);
 

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "common/store/spool_stalls.hpp"
 #include "common/util/parse.hpp"
 #include "common/util/spawn.hpp"
 #include "spank/faultguard/core/epilog_args.hpp"
@@ -170,8 +171,11 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     mkdir(config.spool.c_str(), 0700);
     // A job that ended cleanly has nothing to diagnose, drain or requeue: its rows and record can
     // be written after slurmd gave the node back, and the next job (often the same user's next
-    // srun) does not wait for them. A failed job's epilog holds the node until recovery decided.
-    if (ended_cleanly(a.exit_code2, read_task_exits(task_exit_path(config.spool, node, job_id)))) {
+    // srun) does not wait for them. A failed job's epilog holds the node until recovery decided;
+    // so does one the sampler cancelled for a stall, which looks clean on a node without tasks.
+    struct stat mark {};
+    const bool stall_cancelled = ::lstat(acme::store::stall_cancel_mark_path(config.spool, node, job_id).c_str(), &mark) == 0;
+    if (!stall_cancelled && ended_cleanly(a.exit_code2, read_task_exits(task_exit_path(config.spool, node, job_id)))) {
         a.detached = config.timeout;
         std::string error;
         if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error,

@@ -281,7 +281,7 @@ int run(const Options& o) {
     std::optional<telemetry::StallWatch> stall;
     parse_words(o.stall_words, "--stall", "a stall", stall_config, telemetry::set_stall_key);
     if (!o.stall_words.empty() && stall_config.enabled)
-        stall.emplace(stall_config, telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir},
+        stall.emplace(stall_config, telemetry::StallJob{o.job, o.restart, o.node, o.uid, o.gid, o.auto_recover, o.ckpt_dir, o.spool},
                       db, wall_now(), log_line);
 
     // Held-but-idle GPUs (gputrace(8) idle_*): mailed through stall_mail's recipient.

@@ -1,6 +1,11 @@
 #include "spank/gputrace/stall_watch.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 
@@ -174,6 +179,17 @@ void StallWatch::record(double) {
     }
 }
 
+void StallWatch::mark_cancel() {
+    if (job_.spool.empty()) return;
+    const std::string path = store::stall_cancel_mark_path(job_.spool, job_.node, job_.job);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        log_(fmt::format("job {}: cannot mark the stall's cancel in {}: {}", job_.job, path, std::strerror(errno)));
+        return;
+    }
+    ::close(fd);
+}
+
 void StallWatch::tick(double now) {
     if (!c_.enabled) return;
     // Quick looks once the warm-up is over (the pace is learned from then on): the heartbeat's
@@ -199,6 +215,7 @@ void StallWatch::tick(double now) {
         const std::string before = action_;
         action_ += fmt::format(", cancelled after {:g} s", c_.grace);
         record(now);
+        mark_cancel();
         if (const auto err = slurm::cancel_job(static_cast<unsigned>(job_.job)); !err.empty()) {
             action_ = before + fmt::format(", cancel failed: {}", err);
             record(now);

@@ -26,6 +26,7 @@ struct StallJob {
     long long uid = -1, gid = -1;
     bool auto_recover = false;
     std::string ckpt_dir;
+    std::string spool;  // where the cancel's mark goes (store::stall_cancel_mark_path)
 };
 
 class StallWatch {
@@ -55,6 +56,9 @@ private:
     // When the window judged at the last look closes, moved by what quick looks saw since (0: none).
     double closes() const;
     void record(double now);
+    // Before the cancel: tells this node's epilog the job did not end cleanly here (the mark's
+    // comment in spool_stalls.hpp).
+    void mark_cancel();
     void mail(const Verdict& v, double now);
     // What the verdict is judged on: every node's state with a share and the job's node list,
     // else this node's alone.

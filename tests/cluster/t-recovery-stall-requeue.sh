@@ -61,7 +61,21 @@ case $second in *n2* | *"n[1-2]"* | *"n[2-3]"*) fail "second run back on the sta
 row=$(spool_query n2 "SELECT named_node || '|' || hardware || '|' || action FROM stalls WHERE job_id = $id AND restart = 0")
 assert_contains "$row" "n2|1|signalled SIGUSR1, cancelled after 2 s" "n2's stall verdict"
 assert_contains "$(spool_query n2 "SELECT evidence FROM stalls WHERE job_id = $id")" "n2 named: its GPUs spin while the others idle" "the evidence"
-assert_eq "infrastructure|stalled_node|drain" "$(stored_diagnosis n2 "$id" | head -n 1)" "n2's diagnosis"
+diagnosis=$(stored_diagnosis n2 "$id" | head -n 1)
+# What each node's epilog helper said of the job, should n2's row be missing: it came back empty
+# in runs on a loaded machine (load 10-15), and the helpers' logs went with that minicluster.
+[ "$diagnosis" = "infrastructure|stalled_node|drain" ] ||
+  fail "n2's diagnosis: expected 'infrastructure|stalled_node|drain', got '$diagnosis'; the epilog helpers said:
+$(grep -h "$id" "$(spool_dir)"/n[12].faultguard.log 2>/dev/null | tail -n 20)
+slurmd: $(grep -h "job $id\b" "$ACME_MINICLUSTER_DIR"/log/slurmd-n[12].log 2>/dev/null | grep -i faultguard | tail -n 6)"
+# n2 had no task of the job (the batch script ran on n1), so its epilog saw exit code 0:0 and
+# clean task exits; the sampler's cancel mark still made it hold the node until the diagnosis
+# and recovery decided (slurmd's log shows the helper's own line, not the detached one).
+n2_log=$(grep -h "job $id on n2: " "$ACME_MINICLUSTER_DIR/log/slurmd-n2.log")
+assert_contains "$n2_log" "faultguard: job $id on n2: infrastructure/stalled_node" "n2's epilog, holding the node for the diagnosis"
+case $n2_log in *"job $id on n2: completed; its rows and record are written after the epilog"*)
+  fail "n2's epilog let the node go before the stall's diagnosis and recovery: $n2_log" ;; esac
+assert_eq "" "$(ls "$(spool_dir)/run/" | grep "^n2\.$id\.stall_cancelled$")" "the cancel mark, removed by the epilog's helper"
 state=$(sinfo -h -N -n n1,n2,n3 -o '%N %T %E')
 if echo "$state" | grep -q drain; then fail "a node was drained on a stall verdict the job could fake: $state"; fi
 assert_eq "0|1" "$(spool_query n2 "SELECT drained || '|' || requeued FROM recoveries WHERE job_id = $id AND restart = 0")" "n2's recovery row"
