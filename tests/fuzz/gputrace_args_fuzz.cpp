@@ -57,8 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (acme_arg_on_off(ac, argv.data(), "default", 0) != (result.config.default_on ? 1 : 0)) __builtin_trap();
     }
     // A stat's start time: the digits after the 20th blank-separated field past the last ')'.
-    unsigned long long start = 0;
-    if (acme_stat_start_time(text.c_str(), &start) == 0 && text.find(std::to_string(start)) == std::string::npos)
+    unsigned long long start_ticks = 0;
+    if (acme_stat_start_time(text.c_str(), &start_ticks) == 0 && text.find(std::to_string(start_ticks)) == std::string::npos)
         __builtin_trap();
     std::string error;
     const auto request = acme::telemetry::parse_telemetry_value(text, result.config, "--gpu-telemetry", error);
