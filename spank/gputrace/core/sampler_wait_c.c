@@ -164,9 +164,10 @@ void acme_sampler_wait_for_job(const char *proc_root, unsigned long long job_id,
     sigprocmask(SIG_BLOCK, &set, NULL);
     if (!(seconds > 0)) return;
     const double deadline = mono_seconds() + seconds;
-    /* Each look walks /proc (about a millisecond of CPU with 150 processes): every 50 ms. */
+    /* Each look walks /proc (about a millisecond of CPU with 150 processes): every 50 ms, the
+       first one 50 ms after the fork (the job prolog, which forked this, runs before any step:
+       a look at once would only cost the job's start that millisecond). */
     for (double now = mono_seconds(); now < deadline; now = mono_seconds()) {
-        if (acme_job_work_stepd_running(proc_root, job_id) != 0) return;
         double left = deadline - now;
         if (left > 0.05) left = 0.05;
         struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
@@ -175,6 +176,7 @@ void acme_sampler_wait_for_job(const char *proc_root, unsigned long long job_id,
             kill(getpid(), sig); /* pending again, still blocked: the sampler's to handle */
             return;
         }
+        if (acme_job_work_stepd_running(proc_root, job_id) != 0) return;
     }
 }
 
