@@ -14,6 +14,7 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/progress_probe.cpp spank/gputrace/core/progress_probe.hpp \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
 	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
+	spank/gputrace/core/sampler_wait_c.c spank/gputrace/core/sampler_wait_c.h \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
@@ -76,7 +77,8 @@ spank_gputrace_impl_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
 	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp \
-	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
+	spank/gputrace/core/sampler_wait_c.c spank/gputrace/core/sampler_wait_c.h
 spank_gputrace_impl_la_CFLAGS = $(SHIM_CFLAGS)
 spank_gputrace_impl_la_CXXFLAGS = $(SPANK_CXXFLAGS)
 spank_gputrace_impl_la_LDFLAGS = $(IMPL_LDFLAGS)
@@ -137,7 +139,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_config_test.cpp \
 	tests/unit/telemetry_sampler_test.cpp \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
-	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_stall_test.cpp \
+	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_sampler_wait_test.cpp tests/unit/telemetry_stall_test.cpp \
 	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
 	tests/unit/telemetry_idle_test.cpp \
 	tests/unit/telemetry_job_activity_test.cpp \

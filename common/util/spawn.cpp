@@ -129,7 +129,8 @@ bool reap_within(pid_t pid, int& status, double grace_s) {
 }
 
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                    const std::string& log_path, std::string& error, Priority priority) {
+                    const std::string& log_path, std::string& error, Priority priority, PreExec pre_exec,
+                    const void* pre_exec_arg) {
     if (argv.empty()) {
         error = "spawn: no program";
         return false;
@@ -167,6 +168,7 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
         reset_child(devnull, devnull, log);
         if (priority == Priority::background) lower_priority();
         if (chdir("/") != 0) _exit(126);
+        if (pre_exec) pre_exec(pre_exec_arg);
         execve(cargv[0], cargv.data(), cenv.data());
         _exit(127);
     }

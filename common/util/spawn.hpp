@@ -16,12 +16,19 @@ namespace acme::util {
 // lower), that group's nice 10 too.
 enum class Priority { normal, background };
 
+// Runs in spawn_detached's grandchild, reset and at its priority, just before the exec: only
+// async-signal-safe calls (the parent may have threads). For a wait that must not pay for the
+// program's own start (its dynamic linking) while it waits: the sampler's start_wait.
+using PreExec = void (*)(const void* arg);
+
 // Double-forks `argv` (argv[0] is the program path) into a new session with an empty signal
 // mask, default dispositions, stdin/stdout on /dev/null, stderr appended to `log_path`
-// (or /dev/null), no other descriptors, and exactly `env`. Returns once the intermediate child
-// has been reaped; false (with error) if the program could not be started.
+// (or /dev/null), no other descriptors, and exactly `env`; `pre_exec(arg)`, if given, runs
+// before the exec. Returns once the intermediate child has been reaped (not waiting for
+// pre_exec); false (with error) if the program could not be started.
 bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                    const std::string& log_path, std::string& error, Priority priority = Priority::normal);
+                    const std::string& log_path, std::string& error, Priority priority = Priority::normal,
+                    PreExec pre_exec = nullptr, const void* pre_exec_arg = nullptr);
 
 // For a helper started with Priority::background that has work of its own once it is up (the
 // sampler): back to the normal priorities, its own and its session's. Root (or CAP_SYS_NICE)

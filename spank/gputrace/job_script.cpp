@@ -16,6 +16,7 @@
 #include "spank/gputrace/core/heartbeat_dir.hpp"
 #include "spank/gputrace/core/sampler_control.hpp"
 #include "spank/gputrace/core/sampler_paths.hpp"
+#include "spank/gputrace/core/sampler_wait_c.h"
 #include "spank/gputrace/core/textfile_writer.hpp"
 #include "spank/gputrace/plugin.hpp"
 
@@ -23,6 +24,24 @@ namespace acme::telemetry::plugin {
 
 using acme::spank::getenv_str;
 using acme::spank::plain_node_name;
+
+namespace {
+
+// What the sampler's detached child needs before its exec, prepared before the fork.
+struct SamplerWait {
+    const char* spool;
+    const char* run_dir;
+    const char* pidfile;
+    unsigned long long job_id;
+    double seconds;
+};
+
+void wait_before_exec(const void* arg) {
+    const auto* w = static_cast<const SamplerWait*>(arg);
+    acme_sampler_wait_before_exec(w->spool, w->run_dir, w->pidfile, w->job_id, w->seconds);
+}
+
+}  // namespace
 
 int job_script_prolog(spank_t sp, int ac, char** av) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -61,7 +80,6 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
         "--gid", std::to_string(gid),
         "--watch-interval", fmt::format("{}", config.watch_interval),
         "--call-timeout", fmt::format("{}", config.call_timeout),
-        "--start-wait", fmt::format("{}", config.start_wait),
     };
     // The stall keys also carry stall_mail, which the held-but-idle alert mails through.
     if (config.stall.enabled || config.idle.on())
@@ -87,9 +105,15 @@ int job_script_prolog(spank_t sp, int ac, char** av) {
     std::string error;
     // Started in the background (spawn.hpp): the sampler's start (its libraries, the spool, NVML)
     // must not compete with the job's own (slurmd's Prolog script and extern step, which srun
-    // waits for); it returns to normal priority once it is up (sampler_main.cpp).
+    // waits for); it returns to normal priority once it is up (sampler_main.cpp). start_wait:
+    // the detached child first claims the pid file and waits for the job's first step, and only
+    // then execs the sampler (sampler_wait_c.h), so not even its dynamic linking runs meanwhile.
+    const std::string run_dir = sampler_run_dir(config.spool);
+    const std::string pidfile = sampler_pidfile(config.spool, node, job_id);
+    const SamplerWait wait{config.spool.c_str(), run_dir.c_str(), pidfile.c_str(), job_id, config.start_wait};
     if (!acme::util::spawn_detached(argv, env, sampler_logfile(config.spool, node), error,
-                                    acme::util::Priority::background)) {
+                                    acme::util::Priority::background, config.start_wait > 0 ? wait_before_exec : nullptr,
+                                    &wait)) {
         slurm_error("%s: job %u: cannot start the sampler: %s", kPlugin, job_id, error.c_str());
         return 0;
     }

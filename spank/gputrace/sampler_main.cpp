@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -59,7 +60,6 @@ struct Options {
     bool textfile_job_labels = false;
     long long uid = -1, gid = -1;
     double interval = 10, watch_interval = 10, call_timeout = 10;
-    double start_wait = 0;  // --start-wait: at most this long for the job's first step first
     std::vector<std::string> stall_words;  // --stall: gputrace's stall_* keys; none: no stall watch
     std::vector<std::string> idle_words;   // --idle: gputrace's idle_* keys; none: no idle watch
     long long restart = 0;
@@ -123,7 +123,17 @@ private:
     std::atomic<const char*> what_{""};
 };
 
+// The prolog's child that waited for the job's start (start_wait) already wrote this process's
+// pid (it is the same process): rewriting it would leave the epilog a moment of an empty file.
 bool write_pidfile(const std::string& path) {
+    {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char buf[64] = {0};
+        const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) ::close(fd);
+        const std::string mine = fmt::format("{} ", getpid());
+        if (n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).starts_with(mine)) return true;
+    }
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return false;
     const std::string text = fmt::format("{}\n", getpid());
@@ -210,25 +220,17 @@ bool job_gone(long long job) {
     return active.has_value() && !*active;
 }
 
-// gputrace(8) start_wait: the job's own start first. The prolog starts this process before
-// slurmd has started the job (its extern step, then the batch script or srun's step, which srun
-// waits for); opening the spool (a write and its sync) and NVML then would compete with that on
-// a busy node. So wait, in the background priority the prolog gave, until a step of the job's
-// work runs here, at most `seconds` (a job that never launches one, or a node where /proc cannot
-// tell), or until stopped (a job that ended first still gets its rows below).
-void wait_for_job_start(long long job, double seconds) {
-    if (seconds <= 0) return;
-    const double deadline = mono_now() + seconds;
-    // Each look is a /proc walk (about 1.5 ms of CPU with 150 processes): every 50 ms.
-    while (!g_stop && mono_now() < deadline && !telemetry::job_has_local_work_stepd(job))
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-}
-
 int run(const Options& o) {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+    // The prolog's child waited for the job's start with these blocked (sampler_wait_c.h): one
+    // that came meanwhile (the epilog's stop) is pending and arrives now.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, sig);
+    sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
 
     const auto job_gpus = util::parse_id_list(o.gpus);
     if (!job_gpus) {
@@ -239,7 +241,6 @@ int run(const Options& o) {
     mkdir(telemetry::sampler_run_dir(o.spool).c_str(), 0700);
     const std::string pidfile = telemetry::sampler_pidfile(o.spool, o.node, o.job);
     if (!write_pidfile(pidfile)) log_line(fmt::format("cannot write {}: the epilog will not find this sampler", pidfile));
-    wait_for_job_start(o.job, o.start_wait);
 
     auto db = store::open_spool(store::spool_path(o.spool, o.node));
     telemetry::SpoolWriter writer(db);
@@ -377,10 +378,6 @@ int main(int argc, char** argv) {
                    "write the job's Prometheus series into this node_exporter textfile directory");
     app.add_flag("--textfile-job-labels", o.textfile_job_labels,
                  "put hpc_job and user on every Prometheus series, not only on acme_job_gpu_info");
-    app.add_option("--start-wait", o.start_wait,
-                   "wait at most this many seconds for a step of the job (not its extern step) to run on this node "
-                   "before opening the spool and NVML (default 0: at once)")
-        ->check(acme::util::number_between(0.0, 600.0));
     app.add_option("--call-timeout", o.call_timeout, "seconds an NVML call may take")->check(acme::util::number_between(0.1, 3600.0));
     app.add_option("--stall", o.stall_words, "a stall detection key=value (gputrace(8) stall_*); repeatable");
     app.add_option("--idle", o.idle_words, "a held-but-idle GPU key=value (gputrace(8) idle_*); repeatable");

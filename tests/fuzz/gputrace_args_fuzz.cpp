@@ -2,6 +2,7 @@
 // blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
 // lists, the stall share's node-state lines (stall.hpp), and /proc's stat and io files as the
 // stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose).
+// The start time in a /proc/PID/stat as the sampler's pid file is checked (sampler_wait_c.h).
 // The shim's C reading of the same arguments (spank/shim_text.c, compiled in here as C++)
 // must give the values the C++ parser gives.
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include "spank/gputrace/core/gputrace_config.hpp"
 #include "spank/gputrace/core/idle.hpp"
 #include "spank/gputrace/core/job_activity.hpp"
+#include "spank/gputrace/core/sampler_wait_c.h"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
 #include "spank/shim_text.c"
@@ -54,6 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             __builtin_trap();
         if (acme_arg_on_off(ac, argv.data(), "default", 0) != (result.config.default_on ? 1 : 0)) __builtin_trap();
     }
+    // A stat's start time: the digits after the 20th blank-separated field past the last ')'.
+    unsigned long long start_ticks = 0;
+    if (acme_stat_start_time(text.c_str(), &start_ticks) == 0 && text.find(std::to_string(start_ticks)) == std::string::npos)
+        __builtin_trap();
     std::string error;
     const auto request = acme::telemetry::parse_telemetry_value(text, result.config, "--gpu-telemetry", error);
     if (!request && (error.empty() || error.find('\n') != std::string::npos)) __builtin_trap();

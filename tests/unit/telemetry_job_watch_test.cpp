@@ -39,19 +39,3 @@ TEST_CASE("a user's process titled like the job's slurmstepd does not keep the j
     process(proc, 201, "slurmstepd: [42.0]", 0);
     CHECK(telemetry::job_has_local_stepd(42, proc.path().string()));
 }
-
-TEST_CASE("the job has started once a slurmstepd of a step other than extern runs") {
-    test::TempDir proc;
-    process(proc, 300, "slurmstepd: [43.extern]", 0);
-    CHECK(telemetry::job_has_local_stepd(43, proc.path().string()));
-    CHECK_FALSE(telemetry::job_has_local_work_stepd(43, proc.path().string()));
-    process(proc, 301, "slurmstepd: [43.externx]", 1000);  // a user's, titled like a step
-    process(proc, 302, "slurmstepd: [430.0]", 0);          // another job's
-    CHECK_FALSE(telemetry::job_has_local_work_stepd(43, proc.path().string()));
-    process(proc, 303, "slurmstepd: [43.batch]", 0);
-    CHECK(telemetry::job_has_local_work_stepd(43, proc.path().string()));
-    test::TempDir proc2;
-    process(proc2, 400, "slurmstepd: [44.extern]", 0);
-    process(proc2, 401, "slurmstepd: [44.0]", 0);
-    CHECK(telemetry::job_has_local_work_stepd(44, proc2.path().string()));
-}

@@ -32,12 +32,12 @@ bool real_uid_is_root(const std::string& status_path) {
 
 namespace {
 
-// A root slurmstepd titled "slurmstepd: [JOB.STEP]"; with `work_only`, STEP is not "extern".
-bool find_stepd(long long job_id, const std::string& proc_root, bool work_only) {
+// A root slurmstepd titled "slurmstepd: [JOB.STEP]" (sampler_wait_c.h has the same look for a
+// step other than extern, in C before the sampler's exec).
+bool find_stepd(long long job_id, const std::string& proc_root) {
     std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(proc_root.c_str()), closedir);
     if (!dir) return true;  // cannot tell: assume it is there (callers then ask slurmctld or stop waiting)
     const std::string prefix = fmt::format("slurmstepd: [{}.", job_id);
-    constexpr std::string_view kExtern = "extern]";
     while (const dirent* entry = readdir(dir.get())) {
         if (!std::isdigit(static_cast<unsigned char>(entry->d_name[0]))) continue;
         const std::string path = proc_root + "/" + entry->d_name + "/cmdline";
@@ -47,8 +47,6 @@ bool find_stepd(long long job_id, const std::string& proc_root, bool work_only) 
         const ssize_t n = ::read(fd, buf, sizeof buf);
         ::close(fd);
         if (n < static_cast<ssize_t>(prefix.size()) || std::string_view(buf, prefix.size()) != prefix) continue;
-        const std::string_view step(buf + prefix.size(), static_cast<std::size_t>(n) - prefix.size());
-        if (work_only && step.substr(0, kExtern.size()) == kExtern) continue;
         if (real_uid_is_root(proc_root + "/" + entry->d_name + "/status")) return true;
     }
     return false;
@@ -56,10 +54,6 @@ bool find_stepd(long long job_id, const std::string& proc_root, bool work_only) 
 
 }  // namespace
 
-bool job_has_local_stepd(long long job_id, const std::string& proc_root) { return find_stepd(job_id, proc_root, false); }
-
-bool job_has_local_work_stepd(long long job_id, const std::string& proc_root) {
-    return find_stepd(job_id, proc_root, true);
-}
+bool job_has_local_stepd(long long job_id, const std::string& proc_root) { return find_stepd(job_id, proc_root); }
 
 }  // namespace acme::telemetry

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/util/parse.hpp"
+#include "spank/gputrace/core/sampler_wait_c.h"
 
 namespace acme::telemetry {
 namespace {
@@ -47,11 +48,24 @@ bool is_sampler_of(long pid, long long job_id) {
     return cmdline.find(job_arg) != std::string::npos;
 }
 
+bool is_pidfile_process(long pid, std::string_view start_ticks, const std::string& proc_root) {
+    const auto want = util::parse_int(start_ticks);
+    unsigned long long start = 0;
+    return want && *want >= 0 && acme_proc_start_time(proc_root.c_str(), pid, &start) == 0 &&
+           start == static_cast<unsigned long long>(*want);
+}
+
 StopResult stop_sampler(const std::string& pidfile, long long job_id, double timeout_s) {
     auto text = read_small(pidfile, O_NOFOLLOW);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    const auto pid = util::parse_int(text);
-    if (!pid || *pid <= 1 || !alive(*pid) || !is_sampler_of(*pid, job_id)) {
+    // "PID" (the sampler's own), or "PID START" (its start time: the prolog's child that waits
+    // for the job's start before it execs the sampler, sampler_wait_c.h).
+    const auto space = text.find(' ');
+    const auto pid = util::parse_int(text.substr(0, space));
+    const bool ours = pid && *pid > 1 && alive(*pid) &&
+                      (is_sampler_of(*pid, job_id) ||
+                       (space != std::string::npos && is_pidfile_process(*pid, std::string_view(text).substr(space + 1))));
+    if (!ours) {
         unlink(pidfile.c_str());
         return StopResult::not_running;
     }
