@@ -43,17 +43,19 @@
 // Configurations: before the ports (stall_cadence_nic=off: the longest quiet the job has shown and
 // stall_cadence_margin more, margin 2: three times the quiet) and the shipped keys (the ports read:
 // where every node's ports carried the job's steps and are still over the quiet, the quiet and
-// stall_cadence_nic_margin more, at least stall_cadence_nic_floor; else as before), the floor at
-// 5 s and 0 beside them; no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
+// stall_cadence_nic_margin more, at least stall_cadence_nic_floor; else as before), that floor at
+// 10 s and 0 beside them; no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
 // 0.25 with and without quick looks (a tighter margin: sooner verdicts, more slow collectives
 // called); margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
 // there (what the floor guards); the fixed windows (k 0) as the baseline.
 // Usage: stall-cadence-bench [JOBS] [SEED]; STALL_BENCH_DEBUG=1 prints each false verdict and each
-// hang called later than 3 steps, with its evidence, to stderr.
+// hang called later than 3 steps, with its evidence, to stderr; STALL_BENCH_ONLY=TEXT runs only the
+// rows whose name holds TEXT (the same jobs: each row draws them from the seed).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -83,8 +85,10 @@ struct Tails {
 };
 
 // The node's network ports (nic_traffic.hpp). A multi-node job's collectives cross them: each
-// step's all-reduce moves 0.1-10 GB/s for 20-60 % of the step (the share drawn per job: the
-// backward pass it overlaps); a job whose steps never show there (`visible` false: a one-node job on
+// step's gradient all-reduce moves 0.1-10 GB/s over the last 20-60 % of the step before its
+// heartbeat (the share drawn per job: the backward pass it overlaps, as DDP buckets it; the
+// burstiest case: FSDP's gathers and pipeline or tensor parallelism move bytes through more of
+// the step), and nothing else of the step shows there; a job whose steps never show there (`visible` false: a one-node job on
 // NVLink, a fabric whose RDMA the counters miss) teaches no trust. Management traffic (the subnet
 // manager's MADs, NCCL's RAS and the TCPStore keep-alives) trickles 0-64 KiB/s all along, the hang
 // included. A straggler elsewhere (a slow data loader, GPU or host pause on the slow rank) holds
@@ -105,9 +109,12 @@ constexpr double kRetransmit = 4.096e-6 * (1 << 20);
 // step (or wait) ended.
 double train(test::SimJob& job, double step, double from, double to, const Tails& tails, const Nic& nic, Rng& rng) {
     double t = from;
-    while (t < to) {
+    // At least the step that ends a pause (training resumes a step after it): a pause due at once
+    // after another starts after that step, not in a step's time of nothing.
+    do {
         job.steps.push_back(t);
-        if (nic.visible) job.nic.push_back({t, t + nic.frac * step, nic.rate});
+        // The all-reduce that ends the step: at the end of its backward pass, before the heartbeat.
+        if (nic.visible) job.nic.push_back({t - nic.frac * step, t, nic.rate});
         const double u = uniform(rng, 0, 1);
         if (u < 0.02) {
             const double wait = step * uniform(rng, 3, 10);
@@ -142,7 +149,7 @@ double train(test::SimJob& job, double step, double from, double to, const Tails
         } else {
             t += step * uniform(rng, 0.9, 1.1);
         }
-    }
+    } while (t < to);
     return t;
 }
 
@@ -266,6 +273,7 @@ int false_verdicts(const StallConfig& c, double step, bool seen, bool ports, boo
 
 // One configuration over the jobs `seed` draws: the same jobs for every configuration.
 void row(const char* name, const StallConfig& c, bool seen, bool ports, int jobs, unsigned long long seed) {
+    if (const char* only = std::getenv("STALL_BENCH_ONLY"); only && !std::strstr(name, only)) return;
     Rng rng(seed);
     std::string line;
     int missed = 0;
@@ -303,11 +311,11 @@ int main(int argc, char** argv) {
     auto ports_off = c;
     ports_off.cadence.nic = false;
     row("before the ports (stall_cadence_nic=off: margin 2, 3x the quiet), processes seen", ports_off, true, false, jobs, seed);
-    row("shipped keys (ports read: 1.25x the quiet, at least 10 s, where every port is still), processes seen", c, true, true,
+    row("shipped keys (ports read: 1.25x the quiet, at least 5 s, where every port is still), processes seen", c, true, true,
         jobs, seed);
-    auto floor5 = c;
-    floor5.cadence.nic_floor = 5;
-    row("ports read, stall_cadence_nic_floor=5 (one retransmission timeout)", floor5, true, true, jobs, seed);
+    auto floor10 = c;
+    floor10.cadence.nic_floor = 10;
+    row("ports read, stall_cadence_nic_floor=10 (two retransmission timeouts)", floor10, true, true, jobs, seed);
     auto floor0 = c;
     floor0.cadence.nic_floor = 0;
     row("ports read, stall_cadence_nic_floor=0", floor0, true, true, jobs, seed);

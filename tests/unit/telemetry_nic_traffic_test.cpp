@@ -229,7 +229,7 @@ TEST_CASE("ports that never carried the job's steps (NVLink alone, a fabric the 
     CHECK_FALSE(has(with.verdict.evidence, "network ports"));
 }
 
-TEST_CASE("stall_cadence_nic_floor: a 2 s job's still ports need 10 s, so a lost packet's retransmission is no hang") {
+TEST_CASE("stall_cadence_nic_floor: still ports need 5 s, so a lost packet's retransmission timeout is no hang") {
     auto job = ported(2, 1500);
     // A slow collective on a lossy link: bytes, then nothing for a retransmission timeout (4.3 s
     // at NCCL_IB_TIMEOUT 20), then bytes again: under 3x the quiet, over 1.25x it.
@@ -241,19 +241,47 @@ TEST_CASE("stall_cadence_nic_floor: a 2 s job's still ports need 10 s, so a lost
     auto floor0 = StallConfig{};
     floor0.cadence.nic_floor = 0;
     CHECK(simulate(floor0, job).verdict_at);
-    // Its hang: the floor never makes a verdict later than the margin's (3x a 2 s quiet: 6 s).
-    auto hung = ported(2, 1500);
-    hung.hang = 1401;
+    // A 3 s job's hang: at the floor on still ports (and a read), sooner than 3x its quiet; at
+    // floor 0 sooner still.
+    auto hung = ported(3, 1500);
+    hung.hang = 1402.5;
     hung.end = 1500;
-    const auto r = simulate(StallConfig{}, hung);
+    const auto r = simulate(StallConfig{}, hung), before = simulate(ports_off(), hung), early = simulate(floor0, hung);
     REQUIRE(r.verdict_at);
-    INFO(r.verdict.evidence);
-    CHECK(*r.verdict_at - hung.hang <= 3 * 2 + 1);
-    CHECK(has(r.verdict.evidence, "200 % more"));
-    const auto early = simulate(floor0, hung);  // at floor 0, 1.25x the quiet on still ports
+    REQUIRE(before.verdict_at);
     REQUIRE(early.verdict_at);
+    INFO(r.verdict.evidence);
+    CHECK(has(r.verdict.evidence, "(at least 5 s)"));
+    CHECK(*r.verdict_at - hung.hang <= 5 + 2);
+    CHECK(*r.verdict_at < *before.verdict_at);
     CHECK(*early.verdict_at < *r.verdict_at);
-    CHECK(has(early.verdict.evidence, "every node's network ports still"));
+    // The floor never makes a verdict later than the margin's: at 10 s, 3x the 3 s quiet calls it.
+    auto floor10 = StallConfig{};
+    floor10.cadence.nic_floor = 10;
+    const auto late = simulate(floor10, hung);
+    REQUIRE(late.verdict_at);
+    CHECK(*late.verdict_at == *before.verdict_at);
+}
+
+TEST_CASE("reads in the same instant (a quick read, then a full look's) tell nothing: no motion") {
+    StallConfig c;
+    NodeTracker t(c, "n1", 0);
+    t.on_nic({true, 0, 0}, true, 1, 700);
+    CHECK(t.state().nic_at == 0);
+    t.on_nic({true, 0, 0}, true, 0, 700);
+    CHECK(t.state().nic_at == 0);
+    t.on_nic({false, 0, 0}, true, 1, 701);  // no baseline: unknown, never still
+    CHECK(t.state().nic_at == 701);
+    t.on_nic({true, 2e6, 0}, true, 1, 702);
+    CHECK(t.state().nic_at == 702);
+    t.on_nic({true, 0, 3}, true, 1, 703);  // port_xmit_wait: data queued, no credit: congestion
+    CHECK(t.state().nic_at == 703);
+    auto off = c;
+    off.cadence.nic = false;
+    NodeTracker o(off, "n1", 0);
+    o.on_nic({false, 0, 0}, true, 1, 701);
+    CHECK(o.state().nic_at == 0);
+    CHECK_FALSE(o.state().nic_seen);
 }
 
 TEST_CASE("a job's nodes: the ports' window only when every node's ports carried the steps, from the last that moved") {

@@ -387,9 +387,18 @@ void NodeTracker::on_activity(const Activity& a, double span, double now) {
 void NodeTracker::on_nic(const NicDelta& d, bool present, double span, double now) {
     if (!c_.cadence.nic) return;
     // Unknown (no baseline, a counter gone back or stuck) reads as moving: never evidence of a hang.
-    if (!d.seen || span <= 0 || d.bytes / span >= c_.cadence.nic_bytes || d.xmit_wait > 0) {
+    // A read in the same instant as the one before (a quick read, then a full look's) tells nothing.
+    const bool moved = d.seen && (span > 0 ? d.bytes / span >= c_.cadence.nic_bytes : d.bytes > 0);
+    if (!d.seen || moved || d.xmit_wait > 0) {
         s_.nic_at = now;
+        // The bytes moved somewhere in the read's span: in the gap running now, and in the one
+        // before if the span reaches back into it (reads sparser than steps see one step's
+        // all-reduce after the next step's sign).
         nic_moved_ = true;
+        if (!nic_prev_credited_ && steps_seen_ > 0 && now - span < nic_gap_from_) {
+            nic_prev_credited_ = true;
+            ++nic_steps_;
+        }
     }
     nic_present_ = present;
     learn();
@@ -423,7 +432,9 @@ void NodeTracker::learn(bool continued) {
     if (cadence_.gaps() > steps_seen_) {
         steps_seen_ = cadence_.gaps();
         if (nic_moved_) ++nic_steps_;
+        nic_prev_credited_ = nic_moved_;
         nic_moved_ = false;
+        nic_gap_from_ = std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at});
     }
     s_.nic_seen = c_.cadence.nic && nic_present_ && nic_steps_ >= c_.cadence.steps && 10 * nic_steps_ >= 9 * steps_seen_;
     const double step = cadence_.trusted_step(c_.cadence);

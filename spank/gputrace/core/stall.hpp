@@ -153,7 +153,9 @@ private:
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     bool waited_ = false;    // the last read of the processes found one asleep on the disk
     // The ports moved since the last step; steps seen after the warm-up, and those with the ports moving.
-    bool nic_moved_ = false;
+    // The ports moved in the gap running since the last step (from `nic_gap_from_`), in the one before.
+    bool nic_moved_ = false, nic_prev_credited_ = false;
+    double nic_gap_from_ = 0;
     long long steps_seen_ = 0, nic_steps_ = 0;
     bool nic_present_ = false;
     double util_sum_ = 0, sm_sum_ = 0;
