@@ -60,8 +60,9 @@ struct CadenceConfig {
     double nic_margin = 0.25;
     // s: never a verdict on still ports sooner. A lost packet stalls an RDMA queue pair for one
     // retransmission timeout (4.096 us x 2^NCCL_IB_TIMEOUT: 4.3 s at NCCL's default 20), with
-    // every port of a slow but alive collective still meanwhile: 5 s spares one (the bench: the
-    // same lossy-link calls as at 10 s, a 2 s job's hang 3 steps sooner).
+    // every port of a slow but alive collective still meanwhile: 5 s spares one. The bench over
+    // four seeds: lossy-link slow collectives called 47 of 2400 at 5 s, 42 at 10 s (33 with the
+    // ports off); a 2 s job's hang p95 3.1-3.2 steps at 5 s, 5.5-5.7 at 10 s.
     double nic_floor = 5;
 };
 
