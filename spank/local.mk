@@ -8,6 +8,7 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/gputrace_config.hpp \
 	spank/gputrace/core/job_watch.cpp spank/gputrace/core/job_watch.hpp \
 	spank/gputrace/core/job_activity.cpp spank/gputrace/core/job_activity.hpp \
+	spank/gputrace/core/nic_traffic.cpp spank/gputrace/core/nic_traffic.hpp \
 	spank/gputrace/core/sampler.cpp spank/gputrace/core/sampler.hpp \
 	spank/gputrace/core/sampler_control.cpp spank/gputrace/core/sampler_control.hpp \
 	spank/gputrace/core/sampler_paths.hpp \
@@ -142,7 +143,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_sampler_wait_test.cpp tests/unit/telemetry_stall_test.cpp \
 	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
 	tests/unit/telemetry_idle_test.cpp \
-	tests/unit/telemetry_job_activity_test.cpp \
+	tests/unit/telemetry_job_activity_test.cpp tests/unit/telemetry_nic_traffic_test.cpp \
 	tests/unit/telemetry_live_slowness_test.cpp \
 	tests/unit/telemetry_heartbeat_dir_test.cpp
 

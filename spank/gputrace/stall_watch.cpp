@@ -34,6 +34,7 @@ StallWatch::StallWatch(const StallConfig& c, StallJob job, store::Database& db, 
             share_.reset();
         }
     }
+    if (c_.cadence.nic && c_.cadence.activity && c_.cadence.k > 0) nic_ = std::make_unique<NicTraffic>();
     paths_.heartbeat = heartbeat_path(c_, job_.job, job_.node);
     paths_.ckpt_dir = job_.ckpt_dir;
     next_look_ = job_start + c_.probe;
@@ -52,7 +53,13 @@ void StallWatch::read_processes(double now, bool full) {
     // Cheap (a /proc walk, or two small files per known process), and without it the paced window
     // keeps its floor (cadence.hpp).
     if (c_.cadence.k <= 0 || !c_.cadence.activity) return;
-    tracker_.on_activity(processes_.look(full), last_read_ > 0 ? now - last_read_ : 0, now);
+    const double span = last_read_ > 0 ? now - last_read_ : 0;
+    tracker_.on_activity(processes_.look(full), span, now);
+    // The ports at the same pace: a few sysfs counters (each read asks the HCA's firmware once).
+    if (nic_) {
+        const auto moved = nic_->read();
+        tracker_.on_nic(moved, nic_->present(), span, now);
+    }
     last_read_ = now;
     next_read_ = now + tracker_.process_interval(now);
 }

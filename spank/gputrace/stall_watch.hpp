@@ -14,6 +14,7 @@
 
 #include "common/store/database.hpp"
 #include "spank/gputrace/core/job_activity.hpp"
+#include "spank/gputrace/core/nic_traffic.hpp"
 #include "spank/gputrace/core/progress_probe.hpp"
 #include "spank/gputrace/core/stall.hpp"
 #include "spank/gputrace/core/stall_share.hpp"
@@ -72,6 +73,7 @@ private:
     std::unique_ptr<StallShare> share_;
     ProbePaths paths_;
     JobProcesses processes_;  // the job's processes here: their I/O and CPU between reads
+    std::unique_ptr<NicTraffic> nic_;  // the node's network ports (stall_cadence_nic; null: off)
     double last_read_ = 0;    // when they were last read (0: never)
     std::vector<std::string> nodes_;  // the job's, from slurmctld (empty until known)
     bool job_known_ = false;

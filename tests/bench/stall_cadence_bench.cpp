@@ -24,9 +24,11 @@
 //  - the blind spot, counted apart: a slow collective itself (a congested or degraded link): every
 //    rank waits inside it, every GPU reads as a hung collective does (utilisation 100 %, idle
 //    power, no memory traffic: NVIDIA/nccl#968), the bytes go by RDMA (no /proc/PID/io count) and
-//    the proxy thread's CPU is the same as in a hang. Nothing the sampler reads (NVML utilisation,
-//    power, memory utilisation; /proc/PID/io, stat) tells it from a hang, so a quiet of this kind
-//    longer than any the job has shown is a hang as far as the sampler can tell.
+//    the proxy thread's CPU is the same as in a hang. Nothing of the GPUs or the processes (NVML
+//    utilisation, power, memory utilisation; /proc/PID/io, stat) tells it from a hang; the node's
+//    network ports do (struct Nic below: bytes keep moving, or stop for a retransmission timeout
+//    on a lossy link), where the job's steps show there. Counted apart, as healthy jobs called
+//    (false verdicts by another name), on a congested and on a lossy link.
 // The first three draw one of them per straggling step; a job of the blind-spot row straggles
 // only that way. Prints, per configuration, every configuration judging the same jobs (the seed
 // drawn at random unless given, and printed):
@@ -38,17 +40,22 @@
 //  - false verdicts over healthy jobs (target 0), and apart those over jobs whose stragglers are
 //    slow collectives (the blind spot above).
 //  - hang to verdict for jobs hung before a pace is learned (the default windows).
-// Configurations: the shipped keys with the job's processes seen (the quiet needed: the longest the
-// job has shown and stall_cadence_margin more, margin 2: three times the quiet, the k 3 the rule
-// had); no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
+// Configurations: before the ports (stall_cadence_nic=off: the longest quiet the job has shown and
+// stall_cadence_margin more, margin 2: three times the quiet) and the shipped keys (the ports read:
+// where every node's ports carried the job's steps and are still over the quiet, the quiet and
+// stall_cadence_nic_margin more, at least stall_cadence_nic_floor; else as before), that floor at
+// 10 s and 0 beside them; no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
 // 0.25 with and without quick looks (a tighter margin: sooner verdicts, more slow collectives
 // called); margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
 // there (what the floor guards); the fixed windows (k 0) as the baseline.
 // Usage: stall-cadence-bench [JOBS] [SEED]; STALL_BENCH_DEBUG=1 prints each false verdict and each
-// hang called later than 3 steps, with its evidence, to stderr.
+// hang called later than 3 steps, with its evidence, to stderr; STALL_BENCH_ONLY=TEXT runs only the
+// rows whose name holds TEXT (the same jobs: each row draws them from the seed).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,15 +81,40 @@ double lifetime(double step) { return kWarmup + 25 * step * 1.5 + 3600; }
 struct Tails {
     double straggle = 0;
     bool blind = false;
+    bool lossy = false;  // the blind spot's link drops packets: its collective stalls outright at times
 };
+
+// The node's network ports (nic_traffic.hpp). A multi-node job's collectives cross them: each
+// step's gradient all-reduce moves 0.1-10 GB/s over the last 20-60 % of the step before its
+// heartbeat (the share drawn per job: the backward pass it overlaps, as DDP buckets it; the
+// burstiest case: FSDP's gathers and pipeline or tensor parallelism move bytes through more of
+// the step), and nothing else of the step shows there; a job whose steps never show there (`visible` false: a one-node job on
+// NVLink, a fabric whose RDMA the counters miss) teaches no trust. Management traffic (the subnet
+// manager's MADs, NCCL's RAS and the TCPStore keep-alives) trickles 0-64 KiB/s all along, the hang
+// included. A straggler elsewhere (a slow data loader, GPU or host pause on the slow rank) holds
+// every rank in the collective: no bytes move here until it joins (NCCL sends into buffers the
+// receiver has posted). A collective slowed by a congested link (the blind spot) moves bytes at
+// 1-30 % of the rate all along (a lossless fabric's credits and pauses last micro- to milliseconds,
+// far below a read); on a lossy link (a degraded cable, RoCE without PFC) a dropped packet stalls
+// its queue pair for a retransmission timeout (4.096 us x 2^20 = 4.3 s at NCCL's default
+// NCCL_IB_TIMEOUT; NCCL docs, env NCCL_IB_TIMEOUT) with nothing moving, one in four lost again (8.6 s).
+struct Nic {
+    bool visible = true;
+    double frac = 0.4, rate = 1e9, trickle = 0;
+};
+constexpr double kRetransmit = 4.096e-6 * (1 << 20);
 
 // Trains from `from` to `to` at `step`: the step times into `job`, a data-loader wait of 3-10
 // steps in one step of 50 (its reads an io span), stragglers of 2-4 steps. Returns when the last
 // step (or wait) ended.
-double train(test::SimJob& job, double step, double from, double to, const Tails& tails, Rng& rng) {
+double train(test::SimJob& job, double step, double from, double to, const Tails& tails, const Nic& nic, Rng& rng) {
     double t = from;
-    while (t < to) {
+    // At least the step that ends a pause (training resumes a step after it): a pause due at once
+    // after another starts after that step, not in a step's time of nothing.
+    do {
         job.steps.push_back(t);
+        // The all-reduce that ends the step: at the end of its backward pass, before the heartbeat.
+        if (nic.visible) job.nic.push_back({t - nic.frac * step, t, nic.rate});
         const double u = uniform(rng, 0, 1);
         if (u < 0.02) {
             const double wait = step * uniform(rng, 3, 10);
@@ -94,6 +126,17 @@ double train(test::SimJob& job, double step, double from, double to, const Tails
             const double kind = uniform(rng, 0, 3);
             if (tails.blind) {
                 job.gpu_spin.emplace_back(t + 1, t + slow);
+                const double rate = nic.rate * uniform(rng, 0.01, 0.3);
+                if (!nic.visible) {
+                } else if (!tails.lossy) {
+                    job.nic.push_back({t + 1, t + slow, rate});
+                } else {
+                    for (double at = t + 1; at < t + slow;) {
+                        const double flow = uniform(rng, 0.2, 2);
+                        job.nic.push_back({at, std::min(at + flow, t + slow), rate});
+                        at += flow + kRetransmit * (uniform(rng, 0, 1) < 0.25 ? 2 : 1);
+                    }
+                }
             } else if (kind < 1) {  // a slow data loader: reads and a core
                 job.io.push_back({t + 1, t + slow, uniform(rng, 1e6, 1e7)});
                 job.cpu.push_back({t + 1, t + slow, 1});
@@ -106,20 +149,22 @@ double train(test::SimJob& job, double step, double from, double to, const Tails
         } else {
             t += step * uniform(rng, 0.9, 1.1);
         }
-    }
+    } while (t < to);
     return t;
 }
 
 // A healthy job's life from 1 s to `to`: training with its checkpoint saves, evaluation passes
 // and (`host`) one host-only pause.
-void live(test::SimJob& job, double step, double to, const Tails& tails, bool host, Rng& rng) {
+void live(test::SimJob& job, double step, double to, const Tails& tails, const Nic& nic, bool host, Rng& rng) {
+    job.nic.push_back({0, to + 7200, nic.trickle});
+    job.hang_nic = nic.trickle;
     double next_save = uniform(rng, 300, 900), next_eval = uniform(rng, 600, 1800);
     double next_host = host ? uniform(rng, 600, 1800) : 1e18;
     double t = 1;
     while (t < to) {
         const double until = std::min({next_save, next_eval, next_host, to});
         // A pause starts when a step ends; training resumes a step after it ends.
-        t = train(job, step, t, until, tails, rng);
+        t = train(job, step, t, until, tails, nic, rng);
         if (t >= to) break;
         if (next_save <= until) {
             const double pause = uniform(rng, 30, 150), fsync = uniform(rng, 0, std::min(20.0, pause / 2));
@@ -143,12 +188,23 @@ void live(test::SimJob& job, double step, double to, const Tails& tails, bool ho
 
 constexpr double kInterval = 10;  // the shipped gputrace interval (s between GPU samples)
 
-test::SimJob base(bool seen, Rng& rng) {
+// `ports`: the sampler reads the node's network ports (the node has RDMA port counters).
+test::SimJob base(bool seen, bool ports, Rng& rng) {
     test::SimJob job;
     job.processes_seen = seen;
+    job.nic_present = ports;
     job.gpu_interval = kInterval;
     job.step_io = uniform(rng, 1e6, 5e7);
     return job;
+}
+
+Nic draw_nic(bool visible, Rng& rng) {
+    Nic n;
+    n.visible = visible;
+    n.frac = uniform(rng, 0.2, 0.6);
+    n.rate = std::exp(uniform(rng, std::log(1e8), std::log(1e10)));
+    n.trickle = uniform(rng, 0, 65536);
+    return n;
 }
 
 double p95(std::vector<double> v) {
@@ -162,15 +218,16 @@ struct Hangs {
     int missed = 0;                          // no verdict in the simulated hour after the hang
 };
 
-Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool seen, int jobs, Rng& rng) {
+Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool seen, bool ports, int jobs, Rng& rng) {
     std::vector<double> after_hang, after_step;
     Hangs h;
     for (int j = 0; j < jobs; ++j) {
-        auto job = base(seen, rng);
+        auto job = base(seen, ports, rng);
         const Tails tails{uniform(rng, 0, 0.03), false};
+        const Nic nic = draw_nic(true, rng);
         // Its life long enough for 25 steps after the warm-up whatever it paused for; it hangs in
         // the 20 minutes after its 25th (the pace learned), or within 10 steps of the warm-up.
-        live(job, step, kWarmup + 100 * step + 3600, tails, j % 3 == 0, rng);
+        live(job, step, kWarmup + 100 * step + 3600, tails, nic, j % 3 == 0, rng);
         const auto learning = std::lower_bound(job.steps.begin(), job.steps.end(), kWarmup);
         const double learned_at = job.steps.end() - learning > 25 ? learning[25] : job.steps.back();
         job.hang = learned ? uniform(rng, learned_at, learned_at + 1200) : uniform(rng, kWarmup + step, kWarmup + 10 * step);
@@ -194,13 +251,15 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
     return h;
 }
 
-int false_verdicts(const StallConfig& c, double step, bool seen, bool blind, int jobs, Rng& rng) {
+// Healthy jobs; one in four's steps never show on the ports (the trust the ports need, tested).
+int false_verdicts(const StallConfig& c, double step, bool seen, bool ports, bool blind, bool lossy, int jobs, Rng& rng) {
     int bad = 0;
     for (int j = 0; j < jobs; ++j) {
-        auto job = base(seen, rng);
-        const Tails tails{uniform(rng, 0, 0.03), blind};
+        auto job = base(seen, ports, rng);
+        const Tails tails{uniform(rng, 0, 0.03), blind, lossy};
+        const Nic nic = draw_nic(j % 4 != 3, rng);
         job.end = lifetime(step);
-        live(job, step, job.end, tails, j % 3 == 0, rng);
+        live(job, step, job.end, tails, nic, j % 3 == 0, rng);
         const auto r = test::simulate(c, job);
         if (r.verdict_at) {
             ++bad;
@@ -213,14 +272,15 @@ int false_verdicts(const StallConfig& c, double step, bool seen, bool blind, int
 }
 
 // One configuration over the jobs `seed` draws: the same jobs for every configuration.
-void row(const char* name, const StallConfig& c, bool seen, int jobs, unsigned long long seed) {
+void row(const char* name, const StallConfig& c, bool seen, bool ports, int jobs, unsigned long long seed) {
+    if (const char* only = std::getenv("STALL_BENCH_ONLY"); only && !std::strstr(name, only)) return;
     Rng rng(seed);
     std::string line;
     int missed = 0;
     for (const bool spins : {true, false}) {
         line += spins ? "NCCL hang (GPUs spin)" : "; deadlock (GPUs idle)";
         for (const double step : {2.0, 10.0, 60.0}) {
-            const auto h = hangs(c, step, spins, true, seen, jobs, rng);
+            const auto h = hangs(c, step, spins, true, seen, ports, jobs, rng);
             missed += h.missed;
             char buf[160];
             std::snprintf(buf, sizeof buf, "%s %g s steps %.1f (%.1f)", step == 2 ? "" : ",", step, h.from_hang / step,
@@ -228,13 +288,15 @@ void row(const char* name, const StallConfig& c, bool seen, int jobs, unsigned l
             line += buf;
         }
     }
-    int bad = 0, bad_blind = 0;
-    for (const double step : {2.0, 10.0, 60.0}) bad += false_verdicts(c, step, seen, false, jobs, rng);
-    for (const double step : {2.0, 10.0, 60.0}) bad_blind += false_verdicts(c, step, seen, true, jobs, rng);
+    int bad = 0, bad_blind = 0, bad_lossy = 0;
+    for (const double step : {2.0, 10.0, 60.0}) bad += false_verdicts(c, step, seen, ports, false, false, jobs, rng);
+    for (const double step : {2.0, 10.0, 60.0}) bad_blind += false_verdicts(c, step, seen, ports, true, false, jobs, rng);
+    for (const double step : {2.0, 10.0, 60.0}) bad_lossy += false_verdicts(c, step, seen, ports, true, true, jobs, rng);
     std::printf("stall cadence, %s: hang to verdict p95 in steps from the hang (from the last step): %s%s; "
-                "false verdicts %d over %d healthy jobs (target 0); blind spot, stragglers in the collective: %d of %d\n",
+                "false verdicts %d over %d healthy jobs (target 0); slow collectives (healthy, called as hangs): "
+                "congested link %d of %d, lossy link %d of %d\n",
                 name, line.c_str(), missed ? (" (" + std::to_string(missed) + " hangs never called)").c_str() : "",
-                bad, 3 * jobs, bad_blind, 3 * jobs);
+                bad, 3 * jobs, bad_blind, 3 * jobs, bad_lossy, 3 * jobs);
 }
 
 }  // namespace
@@ -246,29 +308,39 @@ int main(int argc, char** argv) {
                 "stall_heartbeat_probe %g s), %d jobs per figure, seed %llu\n",
                 kInterval, StallConfig{}.probe, StallConfig{}.heartbeat_probe, jobs, seed);
     const StallConfig c;
-    row("shipped keys (margin 2: 3x the quiet), processes seen", c, true, jobs, seed);
-    auto no_quick = c;
+    auto ports_off = c;
+    ports_off.cadence.nic = false;
+    row("before the ports (stall_cadence_nic=off: margin 2, 3x the quiet), processes seen", ports_off, true, false, jobs, seed);
+    row("shipped keys (ports read: 1.25x the quiet, at least 5 s, where every port is still), processes seen", c, true, true,
+        jobs, seed);
+    auto floor10 = c;
+    floor10.cadence.nic_floor = 10;
+    row("ports read, stall_cadence_nic_floor=10 (two retransmission timeouts)", floor10, true, true, jobs, seed);
+    auto floor0 = c;
+    floor0.cadence.nic_floor = 0;
+    row("ports read, stall_cadence_nic_floor=0", floor0, true, true, jobs, seed);
+    auto no_quick = ports_off;
     no_quick.heartbeat_probe = 0;
     row("no quick looks (stall_heartbeat_probe=0: 3x the quiet at stall_probe looks alone), processes seen", no_quick, true,
-        jobs, seed);
-    auto quarter = c;
+        false, jobs, seed);
+    auto quarter = ports_off;
     quarter.cadence.margin = 0.25;
-    row("margin 0.25, quick looks (faster, calls more stragglers in the collective)", quarter, true, jobs, seed);
+    row("margin 0.25, quick looks (faster, calls more stragglers in the collective)", quarter, true, false, jobs, seed);
     auto quarter_slow = no_quick;
     quarter_slow.cadence.margin = 0.25;
-    row("margin 0.25, no quick looks", quarter_slow, true, jobs, seed);
-    auto margin0 = c;
+    row("margin 0.25, no quick looks", quarter_slow, true, false, jobs, seed);
+    auto margin0 = ports_off;
     margin0.cadence.margin = 0;
-    row("margin 0, processes seen (what the margin guards)", margin0, true, jobs, seed);
-    row("shipped keys, processes not seen (the 600 s floor)", c, false, jobs, seed);
-    auto floor0 = c;
-    floor0.cadence.floor = 0;
-    row("floor 0, processes not seen (what the floor guards)", floor0, false, jobs, seed);
+    row("margin 0, processes seen (what the margin guards)", margin0, true, false, jobs, seed);
+    row("shipped keys, processes not seen (the 600 s floor)", c, false, true, jobs, seed);
+    auto floor0p = ports_off;
+    floor0p.cadence.floor = 0;
+    row("floor 0, processes not seen (what the floor guards)", floor0p, false, false, jobs, seed);
     auto fixed = c;
     fixed.cadence.k = 0;
-    row("fixed windows (k 0, the baseline)", fixed, true, jobs, seed);
+    row("fixed windows (k 0, the baseline)", fixed, true, false, jobs, seed);
     Rng rng(seed);
-    const auto early = hangs(c, 2, true, false, true, jobs, rng), early_idle = hangs(c, 2, false, false, true, jobs, rng);
+    const auto early = hangs(c, 2, true, false, true, true, jobs, rng), early_idle = hangs(c, 2, false, false, true, true, jobs, rng);
     std::printf("stall cadence, no cadence (hung within 10 steps of the warm-up's end): p95 %.0f s spinning, %.0f s idle "
                 "from the hang (the default windows: %.0f s, %.0f s)\n",
                 early.from_hang, early_idle.from_hang, c.spin_window, c.idle_window);

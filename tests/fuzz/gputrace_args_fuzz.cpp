@@ -1,10 +1,12 @@
 // libFuzzer: gputrace's parsers of admin and user input: plugstack arguments (words split on
 // blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
 // lists, the stall share's node-state lines (stall.hpp), and /proc's stat and io files as the
-// stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose).
-// The start time in a /proc/PID/stat as the sampler's pid file is checked (sampler_wait_c.h).
+// stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose),
+// and a sysfs counter as it reads the node's network ports (nic_traffic.hpp). The start time in a
+// /proc/PID/stat as the sampler's pid file is checked (sampler_wait_c.h).
 // The shim's C reading of the same arguments (spank/shim_text.c, compiled in here as C++)
 // must give the values the C++ parser gives.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +16,7 @@
 #include "spank/gputrace/core/gputrace_config.hpp"
 #include "spank/gputrace/core/idle.hpp"
 #include "spank/gputrace/core/job_activity.hpp"
+#include "spank/gputrace/core/nic_traffic.hpp"
 #include "spank/gputrace/core/sampler_wait_c.h"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
@@ -71,10 +74,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto state = acme::telemetry::parse_state(text)) {
         const auto again = acme::telemetry::parse_state(acme::telemetry::format_state(*state));
         if (!again || again->node != state->node || again->pattern != state->pattern || again->steps != state->steps ||
-            again->activity_seen != state->activity_seen)
+            again->activity_seen != state->activity_seen || again->nic_seen != state->nic_seen)
             __builtin_trap();
     }
     if (const auto stat = acme::telemetry::parse_proc_stat(text); stat && stat->comm.size() > text.size()) __builtin_trap();
     (void)acme::telemetry::parse_proc_io(text);
+    // A sysfs counter (nic_traffic.hpp): digits (and one newline) only, and the value they spell.
+    if (const auto v = acme::telemetry::parse_counter(text)) {
+        std::string_view digits = text;
+        if (!digits.empty() && digits.back() == '\n') digits.remove_suffix(1);
+        if (digits.find_first_not_of("0123456789") != std::string_view::npos ||
+            std::to_string(*v) != digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1)))
+            __builtin_trap();
+    }
     return 0;
 }

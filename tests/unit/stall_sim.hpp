@@ -50,6 +50,12 @@ struct SimJob {
     // host thread spin-waiting on the hung collective (cores).
     double hang_io = 0, hang_cpu = 0;
     double gpu_interval = 1;  // s between the sampler's GPU samples (gputrace interval=)
+    // The node's network ports (nic_traffic.hpp), read with the processes: off, no RDMA port
+    // counters on the node. `nic`: bytes/s on them (a step's collective, a slow collective's
+    // trickle), `hang_nic`: what still moves after the hang (management traffic, keep-alives).
+    bool nic_present = false;
+    std::vector<Span> nic{};
+    double hang_nic = 0;
 };
 
 struct SimResult {
@@ -75,7 +81,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
     double heartbeat = -1, last_stepped = -1e9;
     double next_sample = job.gpu_interval, last_sample = 0, next_look = c.probe, next_beat = 0, next_read = 0;
     double last_read = 0;
-    double io = 0, cpu = 0;  // since the processes were last read
+    double io = 0, cpu = 0, nic = 0;  // since the processes (and the ports) were last read
     telemetry::Verdict judged;
     // The spans in effect at t (from < t <= to), walked in time order: long lives stay cheap.
     struct Spans {
@@ -98,7 +104,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         std::sort(out.all.begin(), out.all.end(), [](const auto& a, const auto& b) { return a.from < b.from; });
         return out;
     };
-    auto io_spans = spans(job.io), cpu_spans = spans(job.cpu), busy_spans = spans(job.gpu_busy),
+    auto io_spans = spans(job.io), cpu_spans = spans(job.cpu), nic_spans = spans(job.nic), busy_spans = spans(job.gpu_busy),
          spin_spans = spans(job.gpu_spin), disk_spans = spans(job.disk_wait);
     bool gpu_busy = false, gpu_spin = false, disk_wait = false;  // at the current tick
     const auto sample = [&](double t) {
@@ -111,7 +117,8 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         telemetry::Activity a{true, io, cpu, false};
         a.disk_wait = disk_wait;
         node.on_activity(a, last_read > 0 ? t - last_read : 0, t);
-        io = cpu = 0;
+        if (job.nic_present) node.on_nic({last_read > 0, nic, 0}, true, last_read > 0 ? t - last_read : 0, t);
+        io = cpu = nic = 0;
         last_read = t;
         next_read = t + node.process_interval(t);
     };
@@ -126,6 +133,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         const bool live = t < job.hang;
         io += live ? io_spans.at(t) * dt : job.hang_io * dt;
         cpu += live ? cpu_spans.at(t) * dt : job.hang_cpu * dt;
+        nic += live ? nic_spans.at(t) * dt : job.hang_nic * dt;
         gpu_busy = live && busy_spans.at(t) > 0;
         gpu_spin = live && spin_spans.at(t) > 0;
         disk_wait = live && disk_spans.at(t) > 0;
@@ -159,7 +167,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         }
         node.on_probe(p, t);
         if (job.processes_seen) read_processes(t);
-        io = cpu = 0;
+        io = cpu = nic = 0;
         node.close_work_window();
         if (heartbeat >= 0) r.last_step = heartbeat;
         auto v = telemetry::judge({node.state()}, {}, 0, t, c, false);

@@ -50,6 +50,20 @@ struct CadenceConfig {
     // Off: the job's processes are not read (a site that may not look, a sampler without root):
     // the floor guards every paced window.
     bool activity = true;
+    // Where every node of the job reads its network ports (nic_traffic.hpp) and they were seen to
+    // carry the job's steps, and none moved (below `nic_bytes` a second, no port_xmit_wait) over the
+    // quiet: the quiet needed is the longest the job has shown and `nic_margin` of it more, not
+    // `margin`. A collective slowed by a congested link moves bytes there, a hung one none; the
+    // margin was wide for the first. Off: the ports are not read (the margin alone, as before).
+    bool nic = true;
+    double nic_bytes = 1048576;  // bytes/s: a subnet manager's MADs, NCCL's RAS and a TCPStore's keep-alives stay below
+    double nic_margin = 0.25;
+    // s: never a verdict on still ports sooner. A lost packet stalls an RDMA queue pair for one
+    // retransmission timeout (4.096 us x 2^NCCL_IB_TIMEOUT: 4.3 s at NCCL's default 20), with
+    // every port of a slow but alive collective still meanwhile: 5 s spares one. The bench over
+    // four seeds: lossy-link slow collectives called 47 of 2400 at 5 s, 42 at 10 s (33 with the
+    // ports off); a 2 s job's hang p95 3.1-3.2 steps at 5 s, 5.5-5.7 at 10 s.
+    double nic_floor = 5;
 };
 
 // One node's gaps between signs of progress. A gap counts only when it starts after the job's

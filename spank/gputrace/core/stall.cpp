@@ -83,6 +83,17 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         if (b) c.cadence.activity = *b;
         else errors.push_back(fmt::format("gputrace: plugstack argument stall_cadence_activity={}: want on or off",
                                           util::printable(value)));
+    } else if (key == "stall_cadence_nic") {
+        const auto b = util::parse_bool(value);
+        if (b) c.cadence.nic = *b;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall_cadence_nic={}: want on or off",
+                                          util::printable(value)));
+    } else if (key == "stall_cadence_nic_bytes") {
+        set_number(key, value, 0, 1e12, c.cadence.nic_bytes, errors);
+    } else if (key == "stall_cadence_nic_margin") {
+        set_number(key, value, 0, 100, c.cadence.nic_margin, errors);
+    } else if (key == "stall_cadence_nic_floor") {
+        set_number(key, value, 0, 86400, c.cadence.nic_floor, errors);
     } else if (key == "stall_cadence_steps") {
         const auto v = util::parse_int(value);
         if (v && *v >= 1 && *v <= 100000) c.cadence.steps = *v;
@@ -136,6 +147,10 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_cadence_io={}", c.cadence.io),
         fmt::format("stall_cadence_cpu={}", c.cadence.cpu),
         fmt::format("stall_cadence_activity={}", c.cadence.activity ? "on" : "off"),
+        fmt::format("stall_cadence_nic={}", c.cadence.nic ? "on" : "off"),
+        fmt::format("stall_cadence_nic_bytes={}", c.cadence.nic_bytes),
+        fmt::format("stall_cadence_nic_margin={}", c.cadence.nic_margin),
+        fmt::format("stall_cadence_nic_floor={}", c.cadence.nic_floor),
         fmt::format("stall_probe={}", c.probe),
         fmt::format("stall_heartbeat_probe={}", c.heartbeat_probe),
         fmt::format("stall_grace={}", c.grace),
@@ -177,11 +192,11 @@ std::optional<Pattern> parse_pattern(std::string_view text) {
 // not seen).
 std::string format_state(const NodeState& s) {
     const auto rate = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
-    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {} {:.3f} {} {} {:.3f}",
+    return fmt::format("acme-stall-v1 {} {:.3f} {} {:.3f} {:.3f} {:.3f} {:.3f} {} {} {} {:.1f} {:.1f} {:.1f} {} {} {:.3f} {} {} {:.3f} {} {:.3f}",
                        s.node, s.ts, to_string(s.pattern), s.pattern_since, s.active_at, s.log_changed_at,
                        s.ckpt_changed_at, s.log_seen ? 1 : 0, s.heartbeat_seen ? 1 : 0, s.fatal_xids, s.util, s.power_w,
                        s.mem_util, rate(s.work_util), rate(s.work_sm), s.step, s.steps,
-                       s.activity_seen ? 1 : 0, s.activity_at);
+                       s.activity_seen ? 1 : 0, s.activity_at, s.nic_seen ? 1 : 0, s.nic_at);
 }
 
 std::optional<NodeState> parse_state(std::string_view line) {
@@ -194,7 +209,8 @@ std::optional<NodeState> parse_state(std::string_view line) {
             f.push_back(line.substr(start, i - start));
             start = i + 1;
         }
-    if ((f.size() != 14 && f.size() != 16 && f.size() != 18 && f.size() != 20) || f[0] != "acme-stall-v1" || !plain_node(f[1]))
+    if ((f.size() != 14 && f.size() != 16 && f.size() != 18 && f.size() != 20 && f.size() != 22) || f[0] != "acme-stall-v1" ||
+        !plain_node(f[1]))
         return std::nullopt;
     NodeState s;
     s.node = std::string(f[1]);
@@ -234,11 +250,17 @@ std::optional<NodeState> parse_state(std::string_view line) {
         s.step = *step;
         s.steps = *steps;
     }
-    if (f.size() == 20) {
+    if (f.size() >= 20) {
         const auto at = util::parse_double(f[19]);
         if ((f[18] != "0" && f[18] != "1") || !at || !(*at >= 0 && *at < 1e11)) return std::nullopt;
         s.activity_seen = f[18] == "1";
         s.activity_at = *at;
+    }
+    if (f.size() == 22) {
+        const auto at = util::parse_double(f[21]);
+        if ((f[20] != "0" && f[20] != "1") || !at || !(*at >= 0 && *at < 1e11)) return std::nullopt;
+        s.nic_seen = f[20] == "1";
+        s.nic_at = *at;
     }
     return s;
 }
@@ -362,6 +384,26 @@ void NodeTracker::on_activity(const Activity& a, double span, double now) {
     learn();
 }
 
+void NodeTracker::on_nic(const NicDelta& d, bool present, double span, double now) {
+    if (!c_.cadence.nic) return;
+    // Unknown (no baseline, a counter gone back or stuck) reads as moving: never evidence of a hang.
+    // A read in the same instant as the one before (a quick read, then a full look's) tells nothing.
+    const bool moved = d.seen && (span > 0 ? d.bytes / span >= c_.cadence.nic_bytes : d.bytes > 0);
+    if (!d.seen || moved || d.xmit_wait > 0) {
+        s_.nic_at = now;
+        // The bytes moved somewhere in the read's span: in the gap running now, and in the one
+        // before if the span reaches back into it (reads sparser than steps see one step's
+        // all-reduce after the next step's sign).
+        nic_moved_ = true;
+        if (!nic_prev_credited_ && steps_seen_ > 0 && now - span < nic_gap_from_) {
+            nic_prev_credited_ = true;
+            ++nic_steps_;
+        }
+    }
+    nic_present_ = present;
+    learn();
+}
+
 double NodeTracker::process_interval(double now) const {
     if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
     const double coarsest = std::max(c_.probe, c_.heartbeat_probe);
@@ -372,7 +414,9 @@ double closes_at(const Verdict& v, const NodeState& here) {
     if (v.due <= 0) return 0;
     const double progress = std::max({here.active_at, here.log_changed_at, here.ckpt_changed_at});
     const double newest = v.paced ? std::max(progress, here.activity_at) : progress;
-    return std::max(v.due, std::min(newest + v.window, progress + v.fixed));
+    double at = std::min(newest + v.window, progress + v.fixed);
+    if (v.nic_window > 0) at = std::min(at, std::max(newest, here.nic_at) + v.nic_window);
+    return std::max(v.due, at);
 }
 
 void NodeTracker::learn(bool continued) {
@@ -382,6 +426,17 @@ void NodeTracker::learn(bool continued) {
                      std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}), learn_from_, continued);
     // The log and the checkpoint are seen to grow at a full look, the heartbeat at each quick one:
     // no step is known finer than the looks that see it, a shorter one would be the sampler's pace.
+    // The ports tell a hung collective from a slow one only where they carry the job's steps
+    // (not NVLink alone in a one-node job, not a fabric whose RDMA bypasses them): they moved
+    // between nine in ten of its steps since the warm-up, and as many as the pace needs.
+    if (cadence_.gaps() > steps_seen_) {
+        steps_seen_ = cadence_.gaps();
+        if (nic_moved_) ++nic_steps_;
+        nic_prev_credited_ = nic_moved_;
+        nic_moved_ = false;
+        nic_gap_from_ = std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at});
+    }
+    s_.nic_seen = c_.cadence.nic && nic_present_ && nic_steps_ >= c_.cadence.steps && 10 * nic_steps_ >= 9 * steps_seen_;
     const double step = cadence_.trusted_step(c_.cadence);
     const double looks = s_.heartbeat_seen && c_.heartbeat_probe > 0 ? c_.heartbeat_probe : c_.probe;
     s_.step = step > 0 ? std::max(step, looks) : 0;
@@ -415,8 +470,8 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
         for (const auto& n : nodes) seen.push_back(&n);
     }
     double progress = job_start;
-    bool any_spin = false, log_seen = false, heartbeat_seen = false, activity_seen = true, busy = false;
-    double activity = 0;
+    bool any_spin = false, log_seen = false, heartbeat_seen = false, activity_seen = true, busy = false, nic_seen = true;
+    double activity = 0, nic = 0;
     // The job's pace: the longest step any node learned. Every node sees no more progress than
     // the job as a whole, so any node's longest step is at least the job's: the longest is safe.
     const NodeState* paced = nullptr;
@@ -430,6 +485,8 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
         if (n->step > 0 && (!paced || n->step > paced->step)) paced = n;
         activity_seen = activity_seen && n->activity_seen;
         activity = std::max(activity, n->activity_at);
+        nic_seen = nic_seen && n->nic_seen;
+        nic = std::max(nic, n->nic_at);
     }
     // The GPUs alone never decide: a job whose log and heartbeat cannot be seen is not judged.
     if (!log_seen && !heartbeat_seen) return v;
@@ -440,16 +497,27 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     const double fixed = any_spin ? c.spin_window : c.idle_window;
     const double quiet_from = window.paced ? std::max(progress, activity) : progress;
     const double quiet = now - quiet_from;
+    // Every node's ports still too (they carried the job's steps): a slow collective would move
+    // bytes there, so the job's longest quiet and stall_cadence_nic_margin more is the hang.
+    const double step = paced ? paced->step : 0;
+    const double nic_window = c.cadence.nic && activity_seen && nic_seen && step > 0 && c.cadence.k > 0
+                                  ? std::min(std::max(step * (1 + c.cadence.nic_margin), c.cadence.nic_floor), fixed)
+                                  : 0;
+    const double nic_from = std::max({progress, activity, nic});
+    const bool nic_still = nic_window > 0 && now - nic_from >= nic_window;
     // A node busy at its last sample is progress; the window still runs from that sample, so the
     // sampler looks (and samples the GPUs) when it would close if the GPUs stopped right after.
-    if (busy || (quiet < window.seconds && now - progress < fixed)) {
+    if (busy || (quiet < window.seconds && now - progress < fixed && !nic_still)) {
         v.due = std::min(quiet_from + window.seconds, progress + fixed);
+        if (nic_window > 0) v.due = std::min(v.due, nic_from + nic_window);
         v.window = window.seconds;
         v.fixed = fixed;
         v.paced = window.paced;
+        v.nic_window = nic_window;
         return v;
     }
-    const bool ceiling = quiet < window.seconds;  // the paced window not reached: the fixed one was
+    // The paced window not reached: the ports' (still) or the fixed one (closed) was.
+    const bool ceiling = quiet < window.seconds && !nic_still;
     v.stalled = true;
     v.since = progress;
 
@@ -497,9 +565,14 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     signals += heartbeat_seen ? ", heartbeat stopped" : ", no heartbeat";
     std::string nodes_text;
     for (const auto* n : seen) nodes_text += (nodes_text.empty() ? "" : "; ") + describe(*n, now);
-    const std::string window_why = ceiling ? fmt::format("the fixed {} window; its processes still moved {:.0f} s ago",
-                                                         any_spin ? "spin" : "idle", now - activity)
-                                           : window.why;
+    const std::string window_why =
+        ceiling ? fmt::format("the fixed {} window; its processes still moved {:.0f} s ago", any_spin ? "spin" : "idle",
+                              now - activity)
+        : quiet < window.seconds
+            ? fmt::format("the job's longest quiet of {:.0f} s seen over {} steps and {:g} % more (at least {:g} s), its "
+                          "processes idle and every node's network ports still (no bytes for {:.0f} s)",
+                          step, paced ? paced->steps : 0, c.cadence.nic_margin * 100, c.cadence.nic_floor, now - nic_from)
+            : window.why;
     v.evidence = fmt::format("no progress for {:.0f} s, {} ({}); {}{}", now - progress, window_why, signals, nodes_text,
                              named ? fmt::format("; {} named: {}", named->node, why) : std::string("; no node stood out"));
     return v;

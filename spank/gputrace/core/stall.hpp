@@ -14,6 +14,7 @@
 #include "common/util/install_paths.hpp"
 #include "spank/gputrace/core/cadence.hpp"
 #include "spank/gputrace/core/job_activity.hpp"
+#include "spank/gputrace/core/nic_traffic.hpp"
 #include "spank/gputrace/core/spool_writer.hpp"
 
 namespace acme::telemetry {
@@ -94,6 +95,12 @@ struct NodeState {
     // fields; a line without them reads as a node that cannot see them.
     bool activity_seen = false;
     double activity_at = 0;
+    // Whether this node's network ports are read and were seen to carry the job's steps (most of
+    // them moved bytes between two steps: stall_cadence_nic, nic_traffic.hpp), and the last read at
+    // which they moved (or could not be read: unknown is never still). Two more trailing fields; a
+    // line without them reads as a node whose ports tell nothing.
+    bool nic_seen = false;
+    double nic_at = 0;
 };
 std::string format_state(const NodeState& s);
 // nullopt on anything but a line format_state wrote (the share is root's, but a file system
@@ -111,6 +118,9 @@ public:
     void on_xid(long long code);
     // What the job's processes here did over the `span` s since the previous read of them.
     void on_activity(const Activity& a, double span, double now);
+    // What the node's network ports moved over the `span` s since the previous read of them
+    // (`present` false: no RDMA port counters here, no evidence).
+    void on_nic(const NicDelta& d, bool present, double span, double now);
     // Whether the job's processes should be read at every GPU sample, not only at each look: a
     // pace is learned here with the processes seen, and a look's span is longer than the margin
     // of its quiet (stall_cadence_margin x the step), so where in a span the last activity fell
@@ -142,6 +152,12 @@ private:
     double log_from_ = 0, ckpt_from_ = 0, activity_from_ = 0, last_probe_ = 0;
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     bool waited_ = false;    // the last read of the processes found one asleep on the disk
+    // The ports moved since the last step; steps seen after the warm-up, and those with the ports moving.
+    // The ports moved in the gap running since the last step (from `nic_gap_from_`), in the one before.
+    bool nic_moved_ = false, nic_prev_credited_ = false;
+    double nic_gap_from_ = 0;
+    long long steps_seen_ = 0, nic_steps_ = 0;
+    bool nic_present_ = false;
     double util_sum_ = 0, sm_sum_ = 0;
     long long util_n_ = 0, sm_n_ = 0;
 };
@@ -159,6 +175,8 @@ struct Verdict {
     // from the processes' activity too): what closes_at() moves `due` by.
     double window = 0, fixed = 0;
     bool paced = false;
+    // The window where every node's ports were still too (stall_cadence_nic_margin; 0: none runs).
+    double nic_window = 0;
 };
 
 // When a window judged at a look to close at `v.due` closes now, given this node's state since:

@@ -1,0 +1,356 @@
+// The node's network ports (nic_traffic.hpp) and what they change in a verdict (stall.cpp, judge):
+// where every node's ports carried the job's steps and none moved over the quiet, the job's longest
+// quiet and stall_cadence_nic_margin more (at least stall_cadence_nic_floor) is the hang; a
+// collective that moves bytes slowly is not called by it; a node whose ports tell nothing is judged
+// as before.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "spank/gputrace/core/nic_traffic.hpp"
+#include "spank/gputrace/core/stall.hpp"
+#include "tests/unit/stall_sim.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace acme::telemetry;
+using acme::test::regular_steps;
+using acme::test::SimJob;
+using acme::test::simulate;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+namespace fs = std::filesystem;
+
+void put(const fs::path& file, unsigned long long v) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << v << "\n";
+}
+
+// A sysfs-like tree: /class/infiniband/mlx5_0 a link to /devices/mlx5_0, as the kernel makes it.
+struct FakeSys {
+    acme::test::TempDir dir;
+    fs::path dev() const { return dir.path() / "devices" / "mlx5_0"; }
+    fs::path port() const { return dev() / "ports" / "1"; }
+    void ib(unsigned long long xmit, unsigned long long rcv, unsigned long long wait = 0) {
+        put(port() / "counters" / "port_xmit_data", xmit);
+        put(port() / "counters" / "port_rcv_data", rcv);
+        put(port() / "counters" / "port_xmit_wait", wait);
+        link("infiniband", "mlx5_0", dev());
+    }
+    void net(const std::string& name, unsigned long long rx, unsigned long long tx) {
+        const auto d = dir.path() / "devices" / "net" / name;
+        put(d / "statistics" / "rx_bytes", rx);
+        put(d / "statistics" / "tx_bytes", tx);
+        link("net", name, d);
+    }
+    void link(const std::string& cls, const std::string& name, const fs::path& to) {
+        const auto l = dir.path() / "class" / cls / name;
+        fs::create_directories(l.parent_path());
+        if (!fs::is_symlink(l)) fs::create_directory_symlink(to, l);
+    }
+    std::string root() const { return dir.path().string(); }
+};
+
+// A job stepping every `step` s whose all-reduce crosses the ports (1 GB/s for 40 % of each
+// step), a management trickle (8 KiB/s) all along, its processes and ports read, shipped samples.
+SimJob ported(double step, double to) {
+    SimJob job;
+    job.steps = regular_steps(1, to, step);
+    job.processes_seen = true;
+    job.step_io = 4e6;
+    job.gpu_interval = 10;
+    job.nic_present = true;
+    for (const double t : job.steps) job.nic.push_back({t, t + 0.4 * step, 1e9});
+    job.nic.push_back({0, 1e9, 8192});
+    job.hang_nic = 8192;
+    return job;
+}
+
+// One step of `job` held from `from` to `to` (a slow collective): no step, no step traffic between,
+// every GPU spinning as in a hung collective; the next step at `to`.
+void hold(SimJob& job, double from, double to) {
+    const auto inside = [&](double t) { return t > from && t < to; };
+    job.steps.erase(std::remove_if(job.steps.begin(), job.steps.end(), inside), job.steps.end());
+    job.nic.erase(std::remove_if(job.nic.begin(), job.nic.end(), [&](const SimJob::Span& n) { return inside(n.from); }),
+                  job.nic.end());
+    job.steps.push_back(to);
+    std::sort(job.steps.begin(), job.steps.end());
+    job.gpu_spin.emplace_back(from + 1, to);
+}
+
+StallConfig ports_off() {
+    StallConfig c;
+    c.cadence.nic = false;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a sysfs counter: digits and a newline; anything else is none") {
+    CHECK(parse_counter("123\n") == 123ULL);
+    CHECK(parse_counter("0") == 0ULL);
+    CHECK(parse_counter("18446744073709551615\n") == 18446744073709551615ULL);
+    for (const char* bad : {"", "\n", "-1\n", "12 3\n", "0x10\n", "18446744073709551616\n", "1e3\n", "12\n\n"})
+        CHECK_FALSE(parse_counter(bad));
+}
+
+TEST_CASE("the ports: bytes in 4-octet units plus the netdevs' but lo's, since the last read; port_xmit_wait apart") {
+    FakeSys sys;
+    sys.ib(1000, 500);
+    sys.net("ib0", 10, 20);
+    sys.net("lo", 0, 0);
+    NicTraffic nic(sys.root());
+    REQUIRE(nic.present());
+    sys.ib(1100, 550, 7);
+    sys.net("ib0", 1010, 20);
+    sys.net("lo", 1 << 30, 1 << 30);  // loopback is never the job's fabric
+    const auto d = nic.read();
+    CHECK(d.seen);
+    CHECK(d.bytes == 4 * 150 + 1000);
+    CHECK(d.xmit_wait == 7);
+    const auto still = nic.read();
+    CHECK(still.seen);
+    CHECK(still.bytes == 0);
+    CHECK(still.xmit_wait == 0);
+}
+
+TEST_CASE("no /sys/class/infiniband, or none of its ports with counters: no evidence, whatever the netdevs do") {
+    FakeSys sys;
+    sys.net("eth0", 10, 20);
+    NicTraffic none(sys.root());
+    CHECK_FALSE(none.present());
+    CHECK_FALSE(none.read().seen);
+    fs::create_directories(sys.port());  // a port without counters or hw_counters
+    sys.link("infiniband", "mlx5_0", sys.dev());
+    NicTraffic bare(sys.root());
+    CHECK_FALSE(bare.present());
+    CHECK_FALSE(bare.read().seen);
+}
+
+TEST_CASE("a port without PMA counters (EFA): its hw_counters' *_bytes") {
+    FakeSys sys;
+    put(sys.port() / "hw_counters" / "tx_bytes", 100);
+    put(sys.port() / "hw_counters" / "rx_bytes", 100);
+    put(sys.port() / "hw_counters" / "rdma_read_bytes", 100);
+    put(sys.port() / "hw_counters" / "tx_pkts", 100);  // not bytes: not read
+    sys.link("infiniband", "mlx5_0", sys.dev());
+    NicTraffic nic(sys.root());
+    REQUIRE(nic.present());
+    put(sys.port() / "hw_counters" / "tx_bytes", 150);
+    put(sys.port() / "hw_counters" / "rdma_read_bytes", 160);
+    put(sys.port() / "hw_counters" / "tx_pkts", 1000000);
+    const auto d = nic.read();
+    CHECK(d.seen);
+    CHECK(d.bytes == 110);
+}
+
+TEST_CASE("unknown is never still: a saturated 32-bit counter, one gone back, a port come or gone, a bad file") {
+    FakeSys sys;
+    sys.ib(1000, 500);
+    NicTraffic nic(sys.root());
+    REQUIRE(nic.present());
+    sys.ib(0xffffffffULL, 500);  // PortCounters saturate: it no longer counts
+    CHECK_FALSE(nic.read().seen);
+    sys.ib(2000, 500);
+    CHECK_FALSE(nic.read().seen);  // no baseline from the read before
+    CHECK(nic.read().seen);
+    sys.ib(10, 500);  // went back (the device reset)
+    CHECK_FALSE(nic.read().seen);
+    CHECK(nic.read().seen);
+    sys.net("eth1", 0, 0);  // a netdev came
+    CHECK_FALSE(nic.read().seen);
+    CHECK(nic.read().seen);
+    std::ofstream(sys.port() / "counters" / "port_rcv_data") << "garbage\n";
+    CHECK_FALSE(nic.read().seen);
+}
+
+TEST_CASE("below the class directory's own links nothing is followed: a counters link is no port") {
+    FakeSys sys;
+    put(sys.dir.path() / "elsewhere" / "port_xmit_data", 5);
+    put(sys.dir.path() / "elsewhere" / "port_rcv_data", 5);
+    fs::create_directories(sys.port());
+    fs::create_directory_symlink(sys.dir.path() / "elsewhere", sys.port() / "counters");
+    sys.link("infiniband", "mlx5_0", sys.dev());
+    NicTraffic nic(sys.root());
+    CHECK_FALSE(nic.present());
+    fs::remove(sys.port() / "counters");
+    put(sys.port() / "counters" / "port_xmit_data", 5);
+    fs::create_symlink(sys.dir.path() / "elsewhere" / "port_rcv_data", sys.port() / "counters" / "port_rcv_data");
+    NicTraffic file_link(sys.root());
+    CHECK_FALSE(file_link.present());  // a counter that is a link: the read is unknown
+}
+
+TEST_CASE("a 10 s job whose steps cross the ports hangs: called within 3 steps on still ports, 3x its quiet without them") {
+    auto job = ported(10, 1500);
+    job.hang = 1404;
+    job.end = 1800;
+    const auto r = simulate(StallConfig{}, job);
+    REQUIRE(r.verdict_at);
+    INFO(r.verdict.evidence);
+    CHECK(*r.verdict_at - job.hang <= 3 * 10);
+    CHECK(has(r.verdict.evidence, "every node's network ports still"));
+    const auto before = simulate(ports_off(), job);
+    REQUIRE(before.verdict_at);
+    CHECK(*before.verdict_at > *r.verdict_at + 10);
+    CHECK_FALSE(has(before.verdict.evidence, "network ports"));
+}
+
+TEST_CASE("a collective slowed by a congested link moves bytes: the ports spare it; read as still, they would not") {
+    auto job = ported(10, 1800);
+    // After the pace is learned, one step's collective takes 25 s at 50 MB/s: every GPU spinning
+    // as in a hang, no /proc bytes, only the ports moving (2.5 steps: under 3x the quiet).
+    hold(job, 1401, 1426);
+    job.end = 1700;
+    auto trickle = job;
+    job.nic.push_back({1402, 1426, 5e7});
+    CHECK_FALSE(simulate(StallConfig{}, job).verdict_at);
+    // The same straggle with its bytes under stall_cadence_nic_bytes: the ports still, a verdict.
+    trickle.nic.push_back({1402, 1426, 1e5});
+    const auto called = simulate(StallConfig{}, trickle);
+    REQUIRE(called.verdict_at);
+    CHECK(has(called.verdict.evidence, "every node's network ports still"));
+}
+
+TEST_CASE("ports that never carried the job's steps (NVLink alone, a fabric the counters miss) change nothing") {
+    auto job = ported(10, 1500);
+    job.nic.clear();
+    job.nic.push_back({0, 1e9, 8192});
+    job.hang = 1404;
+    job.end = 1800;
+    const auto with = simulate(StallConfig{}, job), without = simulate(ports_off(), job);
+    REQUIRE(with.verdict_at);
+    REQUIRE(without.verdict_at);
+    CHECK(*with.verdict_at == *without.verdict_at);
+    CHECK_FALSE(has(with.verdict.evidence, "network ports"));
+}
+
+TEST_CASE("stall_cadence_nic_floor: still ports need 5 s, so a lost packet's retransmission timeout is no hang") {
+    auto job = ported(2, 1500);
+    // A slow collective on a lossy link: bytes, then nothing for a retransmission timeout (4.3 s
+    // at NCCL_IB_TIMEOUT 20), then bytes again: under 3x the quiet, over 1.25x it.
+    hold(job, 1401, 1406.5);
+    job.nic.push_back({1402, 1402.2, 5e7});
+    job.nic.push_back({1406.5, 1407, 5e7});
+    job.end = 1450;
+    CHECK_FALSE(simulate(StallConfig{}, job).verdict_at);
+    auto floor0 = StallConfig{};
+    floor0.cadence.nic_floor = 0;
+    CHECK(simulate(floor0, job).verdict_at);
+    // A 3 s job's hang: at the floor on still ports (and a read), sooner than 3x its quiet; at
+    // floor 0 sooner still.
+    auto hung = ported(3, 1500);
+    hung.hang = 1402.5;
+    hung.end = 1500;
+    const auto r = simulate(StallConfig{}, hung), before = simulate(ports_off(), hung), early = simulate(floor0, hung);
+    REQUIRE(r.verdict_at);
+    REQUIRE(before.verdict_at);
+    REQUIRE(early.verdict_at);
+    INFO(r.verdict.evidence);
+    CHECK(has(r.verdict.evidence, "(at least 5 s)"));
+    CHECK(*r.verdict_at - hung.hang <= 5 + 2);
+    CHECK(*r.verdict_at < *before.verdict_at);
+    CHECK(*early.verdict_at < *r.verdict_at);
+    // The floor never makes a verdict later than the margin's: at 10 s, 3x the 3 s quiet calls it.
+    auto floor10 = StallConfig{};
+    floor10.cadence.nic_floor = 10;
+    const auto late = simulate(floor10, hung);
+    REQUIRE(late.verdict_at);
+    CHECK(*late.verdict_at == *before.verdict_at);
+}
+
+TEST_CASE("reads in the same instant (a quick read, then a full look's) tell nothing: no motion") {
+    StallConfig c;
+    NodeTracker t(c, "n1", 0);
+    t.on_nic({true, 0, 0}, true, 1, 700);
+    CHECK(t.state().nic_at == 0);
+    t.on_nic({true, 0, 0}, true, 0, 700);
+    CHECK(t.state().nic_at == 0);
+    t.on_nic({false, 0, 0}, true, 1, 701);  // no baseline: unknown, never still
+    CHECK(t.state().nic_at == 701);
+    t.on_nic({true, 2e6, 0}, true, 1, 702);
+    CHECK(t.state().nic_at == 702);
+    t.on_nic({true, 0, 3}, true, 1, 703);  // port_xmit_wait: data queued, no credit: congestion
+    CHECK(t.state().nic_at == 703);
+    auto off = c;
+    off.cadence.nic = false;
+    NodeTracker o(off, "n1", 0);
+    o.on_nic({false, 0, 0}, true, 1, 701);
+    CHECK(o.state().nic_at == 0);
+    CHECK_FALSE(o.state().nic_seen);
+}
+
+TEST_CASE("a job's nodes: the ports' window only when every node's ports carried the steps, from the last that moved") {
+    StallConfig c;
+    c.probe = 1000;
+    NodeState a, b;
+    for (auto* s : {&a, &b}) {
+        s->ts = 1100;
+        s->pattern = Pattern::spin;
+        s->active_at = 1000;
+        s->log_seen = true;
+        s->step = 10, s->steps = 50;
+        s->activity_seen = true;
+        s->nic_seen = true;
+    }
+    a.node = "n1", b.node = "n2";
+    a.nic_at = 1000, b.nic_at = 1009;  // n2's ports moved last
+    auto v = judge({a, b}, {"n1", "n2"}, 0, 1020, c, true);
+    CHECK_FALSE(v.stalled);
+    CHECK(v.due == doctest::Approx(1009 + 12.5));
+    CHECK(v.nic_window == doctest::Approx(12.5));
+    v = judge({a, b}, {"n1", "n2"}, 0, 1022, c, true);
+    CHECK(v.stalled);
+    CHECK(has(v.evidence, "no bytes for 13 s"));
+    b.nic_seen = false;  // n2's ports tell nothing: 3x the quiet
+    CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1022, c, true).stalled);
+    CHECK(judge({a, b}, {"n1", "n2"}, 0, 1030, c, true).stalled);
+}
+
+TEST_CASE("the ports' state travels in the share's line; an older sampler's line reads as ports that tell nothing") {
+    NodeState s;
+    s.node = "n1";
+    s.nic_seen = true;
+    s.nic_at = 1234.5;
+    s.activity_seen = true;
+    const auto back = parse_state(format_state(s));
+    REQUIRE(back);
+    CHECK(back->nic_seen);
+    CHECK(back->nic_at == doctest::Approx(1234.5));
+    auto line = format_state(s);
+    line = line.substr(0, line.rfind(' '));
+    line = line.substr(0, line.rfind(' '));  // the 20 fields before the ports'
+    const auto old = parse_state(line);
+    REQUIRE(old);
+    CHECK(old->activity_seen);
+    CHECK_FALSE(old->nic_seen);
+    CHECK_FALSE(parse_state(line + " 2 5.000"));
+}
+
+TEST_CASE("stall_cadence_nic, _nic_bytes, _nic_margin, _nic_floor: plugstack keys, carried to the sampler") {
+    StallConfig c;
+    std::vector<std::string> errors;
+    CHECK(set_stall_key("stall_cadence_nic", "off", c, errors));
+    CHECK(set_stall_key("stall_cadence_nic_bytes", "4194304", c, errors));
+    CHECK(set_stall_key("stall_cadence_nic_margin", "0.5", c, errors));
+    CHECK(set_stall_key("stall_cadence_nic_floor", "6", c, errors));
+    CHECK(errors.empty());
+    StallConfig back;
+    for (const auto& w : stall_words(c)) {
+        const auto eq = w.find('=');
+        set_stall_key(w.substr(0, eq), w.substr(eq + 1), back, errors);
+    }
+    CHECK_FALSE(back.cadence.nic);
+    CHECK(back.cadence.nic_bytes == 4194304);
+    CHECK(back.cadence.nic_margin == 0.5);
+    CHECK(back.cadence.nic_floor == 6);
+    CHECK(set_stall_key("stall_cadence_nic", "maybe", c, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == "gputrace: plugstack argument stall_cadence_nic=maybe: want on or off");
+    CHECK(set_stall_key("stall_cadence_nic_floor", "-1", c, errors));
+    CHECK(errors.back() == "gputrace: plugstack argument stall_cadence_nic_floor=-1: want a number in [0, 86400]");
+}
