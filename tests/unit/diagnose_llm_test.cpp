@@ -67,10 +67,8 @@ struct FakeServer {
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            bound = slurp(port);
-            if (!bound.empty() && bound.back() != '\n') bound.clear();  // written, not yet whole
+            bound = slurp(port);  // whole once there: the server renames it into place
         }
-        while (!bound.empty() && bound.back() == '\n') bound.pop_back();
         url = (cert.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + bound;
     }
     ~FakeServer() {
