@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 1200
+# alone: installs the packages into /usr and /etc/slurm, which other tests' commands may read
 # The Debian packages, built from this tree and installed, work on a real Slurm:
 # dpkg-buildpackage -b in a copy of the tree's committed and working files yields exactly
 # acme-slurm-plugins, acme-slurm-tools and acme-evalschedd with their essential files,
