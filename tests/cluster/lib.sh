@@ -70,7 +70,7 @@ wait_job() { # jobid [timeout_s]
 # faultguard's timeout).
 wait_detached_epilog() { # jobid
   local deadline=$((SECONDS + 30))
-  while ((SECONDS < deadline)) && pgrep -f "acme-faultguard-epilog --job $1 " >/dev/null; do sleep 0.1; done
+  while ((SECONDS < deadline)) && pgrep -f "acme-faultguard-epilog --job $1 .*--spool $(spool_dir) " >/dev/null; do sleep 0.1; done
 }
 
 job_field() { # jobid field
@@ -109,7 +109,7 @@ all_nodes_idle() {
 # Fails if any acme-gpu-sampler of this job is still running (after the epilog, there must be none).
 assert_no_sampler() { # jobid
   local left
-  left=$(pgrep -f "acme-gpu-sampler --job $1 " || true)
+  left=$(pgrep -f "acme-gpu-sampler --job $1 .*--spool $(spool_dir) " || true)
   [ -z "$left" ] || fail "sampler(s) of job $1 still running: $left"
 }
 

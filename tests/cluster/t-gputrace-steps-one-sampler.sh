@@ -7,7 +7,7 @@ id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap 'for i in 1 2 3;
 # Watch while it runs: count this job's samplers.
 max=0
 while state=$(job_field "$id" JobState); [ "$state" = PENDING ] || [ "$state" = RUNNING ] || [ "$state" = CONFIGURING ]; do
-  n=$(pgrep -fc "acme-gpu-sampler --job $id " || true)
+  n=$(pgrep -fc "acme-gpu-sampler --job $id .*--spool $(spool_dir) " || true)
   [ "$n" -gt "$max" ] && max=$n
   sleep 0.2
 done

@@ -53,7 +53,7 @@ assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after j
 id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 6')
 prom2=$textfile/$node/acme-gputrace-$id2.prom
 wait_file "$prom2" 20
-pid=$(pgrep -f "acme-gpu-sampler --job $id2 " | head -n 1)
+pid=$(pgrep -f "acme-gpu-sampler --job $id2 .*--spool $(spool_dir) " | head -n 1)
 [ -n "$pid" ] || fail "no sampler of job $id2 running"
 kill -9 "$pid"
 assert_eq COMPLETED "$(wait_job "$id2" 60)" "job $id2 state"

@@ -16,8 +16,14 @@ for ((g = 0; g < gpus; g++)); do
 done
 use_scenario <<<"$text"
 
+# Each job runs until the test has seen what it looks for while the job runs, and is then let go
+# (at most 5 minutes): a job of fixed length ended under load before its series were scraped,
+# and the energy query then found the job's info series gone ("expected '4', got ''").
+hold=$ACME_TEST_TMP/hold
+printf '#!/bin/sh\n# until $1 exists, at most 5 minutes\ni=0\nwhile [ ! -e "$1" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done\n' >"$hold"
+chmod 755 "$hold"
 out=$ACME_TEST_TMP/job.out
-id=$(submit -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$out" --wrap 'srun -N2 sleep 14')
+id=$(submit -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$out" --wrap "srun -N2 $hold $ACME_TEST_TMP/release-1")
 for _ in $(seq 1 100); do
   [ "$(job_field "$id" JobState)" = RUNNING ] && break
   sleep 0.2
@@ -53,6 +59,7 @@ assert_eq "" "$(prom_query "DCGM_FI_DEV_GPU_UTIL{hpc_job!=\"\"}" Hostname gpu)" 
 assert_eq "$(printf '%s|0|100\n%s|1|110' "${nodes[0]}" "${nodes[0]}")" \
   "$(prom_query "$(of_job DCGM_FI_DEV_POWER_USAGE "Hostname=\"${nodes[0]}\"")" Hostname gpu)" "power series"
 assert_eq 4 "$(prom_query "count($(of_job DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION))" | cut -d'|' -f1)" "energy counters"
+touch "$ACME_TEST_TMP/release-1"
 
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
 # The textfiles went with the job: Prometheus marks the series stale at its next scrapes.
@@ -81,8 +88,9 @@ done
 # A second job on the first node's same two GPUs: its info series is new, its GPU series are the
 # first job's (the same labels), so the node's GPU series over both jobs are still two.
 first=$id
-id=$(submit -N1 -w "${nodes[0]}" --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/second.out" --wrap 'sleep 8')
+id=$(submit -N1 -w "${nodes[0]}" --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/second.out" --wrap "$hold $ACME_TEST_TMP/release-2")
 expect_util_series "${nodes[0]}|0|20"$'\n'"${nodes[0]}|1|35" "job $id after job $first"
 assert_eq 2 "$(prom_query "count(count_over_time(DCGM_FI_DEV_GPU_UTIL{Hostname=\"${nodes[0]}\",gpu=~\"0|1\"}[10m]))" | cut -d'|' -f1)" \
   "GPU utilisation series of ${nodes[0]} GPUs 0 and 1 over jobs $first and $id"
+touch "$ACME_TEST_TMP/release-2"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"

@@ -28,7 +28,8 @@ while :; do
   rows=$(records)
   [ "$(grep -c ' None$' <<<"$rows")" -eq 0 ] && [ "$(grep -c . <<<"$rows")" -eq 4 ] && break
   ((SECONDS < deadline)) || break
-  if ! pgrep -f -- "(acme-faultguard-epilog .*--detached |--publish .*\.record)" >/dev/null; then
+  # This minicluster's helpers only (its spool): another one may run beside it (tests/cluster/run).
+  if ! pgrep -f -- "(acme-faultguard-epilog .*--spool $(spool_dir) .*--detached |--publish $(spool_dir)/.*\.record)" >/dev/null; then
     [ "$last_look" = done ] && break
     last_look=done
   fi

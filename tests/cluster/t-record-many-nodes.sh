@@ -47,7 +47,7 @@ ended=$SECONDS
 count_parts() {
   acme_records "$id" | tail -n 1 | python3 -c 'import json,sys; r=json.loads(sys.stdin.read() or "null"); print(len(r["nodes"]) if r else 0)'
 }
-publishing() { pgrep -f -- "--publish .*/n[0-9]*\.$id\.0\.record" >/dev/null; }
+publishing() { pgrep -f -- "--publish $(spool_dir)/.*/n[0-9]*\.$id\.0\.record" >/dev/null; }
 parts=0 complete_after="" last_look=""
 turn=$((nodes / 4 < 60 ? nodes / 4 : 60))
 deadline=$((SECONDS + 43 + 3 * turn + 135 + 60))

@@ -28,7 +28,7 @@ assert_eq "resume=[] error=[cannot read $ckpt: No such file or directory (not mo
 for _ in $(seq 1 400); do
   rec=$(acme_records "$id" | tail -n 1)
   [ "$rec" != null ] && [ -n "$rec" ] && break
-  publishing=$(pgrep -f -- "--publish .*/n[0-9]*\.$id\.0\.record" || true)
+  publishing=$(pgrep -f -- "--publish $(spool_dir)/.*/n[0-9]*\.$id\.0\.record" || true)
   [ -z "$publishing" ] && [ "${seen_publisher:-}" = done ] && break
   [ -z "$publishing" ] && seen_publisher=done  # one more look after it exited
   sleep 0.5
