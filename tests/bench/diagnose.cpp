@@ -8,6 +8,12 @@
 // for logs nobody tuned a rule to.
 // `diagnose --first-sight NN --commit HASH` prints batch NN's record with the current rules
 // (tests/data/first-sight/README.md says when to write one) and exits.
+// Then the learned fallback, time-split (common/diagnose/time_split.hpp): each batch from 06 on
+// scored as the recorded rules' answer, else the answer of a model trained only on the cases
+// before it, at a threshold calibrated on earlier batches, per batch and pooled over the design
+// batches (06-09, looked at while choosing the model) and the held-out ones (10 on).
+// ACME_BENCH_TRIALS=1 lists each no-rule case with the model's best reason and probability;
+// ACME_BENCH_TIME_SPLIT_ONLY=1 stops after that section. Then the fallback left-one-repository-out.
 // Then speed: a log tail, side by side with grep -E running every rule pattern over the same
 // text. Prints figures and ratios; never fails (the unit accuracy test asserts the floors).
 #include <algorithm>
@@ -26,6 +32,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/corpus.hpp"
+#include "common/diagnose/time_split.hpp"
 
 #ifndef ACME_RULES_DIR
 #error "build with -DACME_RULES_DIR=\"<tree>/rules\""
@@ -40,6 +47,12 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The time-split figure: batches from kFirstTimeSplit on are scored; the fallback's design was
+// chosen looking at those up to kLastDesignSplit only. The precision its threshold is calibrated to.
+constexpr std::string_view kFirstTimeSplit = "06";
+constexpr std::string_view kLastDesignSplit = "09";
+constexpr double kFallbackPrecision = 0.8;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -84,6 +97,14 @@ std::string to_ere(std::string pattern) {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+void add(acme::diagnose::corpus::Score& into, const acme::diagnose::corpus::Score& s) {
+    into.total += s.total;
+    into.reason_right += s.reason_right;
+    into.category_right += s.category_right;
+    for (std::size_t r = 0; r < s.confusion.size(); ++r)
+        for (std::size_t c = 0; c < s.confusion[r].size(); ++c) into.confusion[r][c] += s.confusion[r][c];
+}
+
 std::string figures(const acme::diagnose::corpus::Score& s) {
     return fmt::format("category {:.3f}, reason {:.3f}, infrastructure precision {:.3f}, recall {:.3f} ({} cases)",
                        s.category_accuracy(), s.reason_accuracy(), s.infrastructure_precision(),
@@ -120,8 +141,10 @@ int main(int argc, char** argv) {
             if (entry.path().extension() == ".tsv") records.push_back(entry.path());
     std::sort(records.begin(), records.end());
     std::optional<corpus::FirstSight> latest;
+    std::vector<corpus::FirstSight> sights;
     for (const auto& path : records) {
         corpus::FirstSight record = corpus::read_first_sight(path);
+        sights.push_back(record);
         corpus::Score now = corpus::score(engine, corpus::of_batch(cases, record.batch));
         fmt::print("batch {} first sight (rules at {}): {}\n", record.batch, record.commit.substr(0, 12),
                    figures(record.score));
@@ -135,6 +158,54 @@ int main(int argc, char** argv) {
                latest ? fmt::format("batch {} at first sight", latest->batch) : std::string("the corpus"),
                judged.category_accuracy(), judged.reason_accuracy(), judged.infrastructure_precision(),
                judged.infrastructure_recall());
+
+    // 0a. The learned fallback as it would have met each batch (common/diagnose/time_split.hpp):
+    // batch k scored as the recorded rules' answer, else the answer of a model trained only on
+    // the cases before batch k, at a threshold calibrated on the earlier batches' no-rule cases
+    // (each met by the model trained before it), never on batch k. Its design was chosen looking
+    // at batches 06-09 only; 10 and later are the held-out figure.
+    {
+        auto started = Clock::now();
+        auto splits = corpus::time_splits(cases, sights);
+        std::vector<corpus::FallbackTrial> earlier;
+        struct Pool {
+            corpus::Score without, with;
+            int answered = 0, right = 0, asked = 0;
+        } design, held_out;
+        std::string lines;
+        for (std::size_t i = 0; i < splits.size(); ++i) {
+            double threshold = corpus::calibrated_threshold(earlier, kFallbackPrecision);
+            if (splits[i].batch >= kFirstTimeSplit) {
+                auto s = corpus::score_split(sights[i], splits[i], threshold);
+                Pool& pool = splits[i].batch <= kLastDesignSplit ? design : held_out;
+                add(pool.without, s.without);
+                add(pool.with, s.with);
+                pool.answered += s.answered;
+                pool.right += s.right;
+                pool.asked += static_cast<int>(splits[i].trials.size());
+                lines += fmt::format("  batch {} (trained on {} cases, threshold {:.2f} from {} earlier no-rule cases): "
+                                     "fallback answered {} of {} no-rule cases, {} right\n"
+                                     "    first sight:            {}\n    first sight + fallback: {}\n",
+                                     splits[i].batch, splits[i].trained_on, threshold, earlier.size(), s.answered,
+                                     splits[i].trials.size(), s.right, figures(s.without), figures(s.with));
+                if (std::getenv("ACME_BENCH_TRIALS"))
+                    for (const auto& t : splits[i].trials)
+                        lines += fmt::format("      {} {:<70} best {:<24} p={:.2f}{}\n", t.best == t.expected ? "+" : "-",
+                                             t.where, t.best, t.probability, t.probability >= threshold ? " ANSWER" : "");
+            }
+            earlier.insert(earlier.end(), splits[i].trials.begin(), splits[i].trials.end());
+        }
+        fmt::print("learned fallback, time-split ({} splits, {:.0f} s; precision target {:.2f}):\n{}", splits.size(),
+                   seconds_since(started), kFallbackPrecision, lines);
+        for (const auto& [name, pool] : {std::pair<const char*, const Pool&>{"design batches", design},
+                                         std::pair<const char*, const Pool&>{"held-out batches", held_out}}) {
+            fmt::print("  pooled {}: fallback answered {} of {} no-rule cases, {} right\n"
+                       "    first sight:            {}\n    first sight + fallback: {}\n",
+                       name, pool.answered, pool.asked, pool.right, figures(pool.without), figures(pool.with));
+        }
+        fmt::print("\n");
+        if (std::getenv("ACME_BENCH_TIME_SPLIT_ONLY")) return 0;
+    }
 
     // 0b. The learned fallback, scored leave-one-source-repository-out: for each repository, a
     // model trained on every other repository's cases, then the engine (rules first, the model
