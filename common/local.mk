@@ -99,12 +99,17 @@ tests_unit_acme_unit_SOURCES += \
 # shares with tests/bench/diagnose (the corpus reader is theirs, not libacme's).
 tests_unit_acme_unit_SOURCES += tests/unit/diagnose_xid_test.cpp \
 	common/diagnose/corpus.cpp common/diagnose/corpus.hpp
+# The learned fallback's time-split evaluation (issue 40), which tests/bench/diagnose prints.
+tests_unit_acme_unit_SOURCES += tests/unit/diagnose_time_split_test.cpp \
+	common/diagnose/time_split.cpp common/diagnose/time_split.hpp
 EXTRA_DIST += tests/data/diagnosis
 
-# `make bench`: tests/bench/diagnose runs the engine against grep -E with every rule pattern.
+# `make bench`: tests/bench/diagnose runs the engine against grep -E with every rule pattern, and
+# scores the learned fallback time-split over the first-sight records (time_split: the bench's).
 BENCH_TARGETS += tests/bench/diagnose
 EXTRA_PROGRAMS += tests/bench/diagnose
-tests_bench_diagnose_SOURCES = tests/bench/diagnose.cpp common/diagnose/corpus.cpp common/diagnose/corpus.hpp
+tests_bench_diagnose_SOURCES = tests/bench/diagnose.cpp common/diagnose/corpus.cpp common/diagnose/corpus.hpp \
+	common/diagnose/time_split.cpp common/diagnose/time_split.hpp
 tests_bench_diagnose_CPPFLAGS = $(AM_CPPFLAGS) -DACME_RULES_DIR=\"$(abs_top_srcdir)/rules\" \
 	-DACME_CORPUS_DIR=\"$(abs_top_srcdir)/tests/data/diagnosis\" \
 	-DACME_FIRST_SIGHT_DIR=\"$(abs_top_srcdir)/tests/data/first-sight\"

@@ -58,9 +58,10 @@ std::size_t index_of(Category category) {
     return static_cast<std::size_t>(std::find(kCategories.begin(), kCategories.end(), category) - kCategories.begin());
 }
 
-// One case's verdict into the figures; `where` names it in the miss lists.
+}  // namespace
+
 void tally(Score& s, const std::string& where, const ReasonInfo& expected, const ReasonInfo& got,
-           const std::string& evidence, bool known_miss = false) {
+           const std::string& evidence, bool known_miss) {
     bool reason_ok = got.name == expected.name;
     bool category_ok = got.category == expected.category;
     ++s.total;
@@ -75,6 +76,8 @@ void tally(Score& s, const std::string& where, const ReasonInfo& expected, const
         (known_miss ? s.known_false_infrastructure : s.false_infrastructure)
             .push_back(fmt::format("  {}: called {} ({})", where, got.name, evidence));
 }
+
+namespace {
 
 Diagnosis diagnose_case(const Engine& engine, const Case& c) {
     JobEnd job = c.job;
@@ -215,6 +218,7 @@ FirstSight parse_first_sight(std::string_view text, std::string_view name) {
         if (!expected || !got)
             throw std::runtime_error(fmt::format("{}:{}: not a row of case, expected and got reasons", name, number));
         tally(record.score, cells[0], *expected, *got, cells[6]);
+        record.rows.push_back({cells[0], cells[1], cells[2], cells[5], cells[6]});
     }
     if (record.batch.empty() || record.commit.empty())
         throw std::runtime_error(fmt::format("{}: no '# batch' or '# commit' line", name));

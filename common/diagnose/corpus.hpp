@@ -69,7 +69,17 @@ std::vector<std::string> batches(const std::vector<Case>& cases);
 struct FirstSight {
     std::string batch, commit;
     Score score;  // rebuilt from the rows (expected and got reasons); misses as recorded
+    struct Row {
+        std::string where;     // the case as recorded: "<expected reason>/<file name>"
+        std::string expected, got, rule, evidence;  // rule "-": no rule decided
+    };
+    std::vector<Row> rows;  // in the record's order
 };
+
+// One verdict into the figures (what score() and parse_first_sight do per case); `where` names the
+// case in the miss lists.
+void tally(Score& s, const std::string& where, const ReasonInfo& expected, const ReasonInfo& got,
+           const std::string& evidence, bool known_miss = false);
 
 // The record as TSV: comment lines naming the batch and the commit, a header, one row per case
 // (case, expected reason, got reason, their categories, the deciding rule).

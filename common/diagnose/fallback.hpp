@@ -42,7 +42,10 @@ struct FallbackPrediction {
 
 class FallbackModel {
 public:
-    static constexpr double kDefaultThreshold = 0.6;
+    // The time-split evaluation (tests/bench/diagnose) calibrates a threshold per batch on the
+    // earlier batches' no-rule cases, each met by the model trained before it, to 0.8 of its
+    // answers right: 0.90 from batch 08 to batch 14. The shipped model answers at that.
+    static constexpr double kDefaultThreshold = 0.9;
 
     // Trains on the examples (at least two reasons). Deterministic. A positive `temperature`
     // skips the calibration folds and uses it (a leave-one-out evaluation borrows the full

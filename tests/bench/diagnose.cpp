@@ -8,6 +8,13 @@
 // for logs nobody tuned a rule to.
 // `diagnose --first-sight NN --commit HASH` prints batch NN's record with the current rules
 // (tests/data/first-sight/README.md says when to write one) and exits.
+// Then the learned fallback, time-split (common/diagnose/time_split.hpp): each batch from 06 on
+// scored as the recorded rules' answer, else the answer of a model trained only on the cases
+// before it, at a threshold calibrated on earlier batches, per batch and pooled over the design
+// batches (06-09, looked at while choosing the model) and the held-out ones (10 on).
+// ACME_BENCH_TRIALS=1 lists each no-rule case with the model's best reason and probability;
+// ACME_BENCH_TIME_SPLIT_ONLY=1 stops after that section. Then the fallback over the corpus, held
+// out by source repository.
 // Then speed: a log tail, side by side with grep -E running every rule pattern over the same
 // text. Prints figures and ratios; never fails (the unit accuracy test asserts the floors).
 #include <algorithm>
@@ -16,9 +23,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +35,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/corpus.hpp"
+#include "common/diagnose/time_split.hpp"
 
 #ifndef ACME_RULES_DIR
 #error "build with -DACME_RULES_DIR=\"<tree>/rules\""
@@ -40,6 +50,12 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The time-split figure: batches from kFirstTimeSplit on are scored; the fallback's design was
+// chosen looking at those up to kLastDesignSplit only. The precision its threshold is calibrated to.
+constexpr std::string_view kFirstTimeSplit = "06";
+constexpr std::string_view kLastDesignSplit = "09";
+constexpr double kFallbackPrecision = 0.8;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -84,6 +100,14 @@ std::string to_ere(std::string pattern) {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+void add(acme::diagnose::corpus::Score& into, const acme::diagnose::corpus::Score& s) {
+    into.total += s.total;
+    into.reason_right += s.reason_right;
+    into.category_right += s.category_right;
+    for (std::size_t r = 0; r < s.confusion.size(); ++r)
+        for (std::size_t c = 0; c < s.confusion[r].size(); ++c) into.confusion[r][c] += s.confusion[r][c];
+}
+
 std::string figures(const acme::diagnose::corpus::Score& s) {
     return fmt::format("category {:.3f}, reason {:.3f}, infrastructure precision {:.3f}, recall {:.3f} ({} cases)",
                        s.category_accuracy(), s.reason_accuracy(), s.infrastructure_precision(),
@@ -120,8 +144,10 @@ int main(int argc, char** argv) {
             if (entry.path().extension() == ".tsv") records.push_back(entry.path());
     std::sort(records.begin(), records.end());
     std::optional<corpus::FirstSight> latest;
+    std::vector<corpus::FirstSight> sights;
     for (const auto& path : records) {
         corpus::FirstSight record = corpus::read_first_sight(path);
+        sights.push_back(record);
         corpus::Score now = corpus::score(engine, corpus::of_batch(cases, record.batch));
         fmt::print("batch {} first sight (rules at {}): {}\n", record.batch, record.commit.substr(0, 12),
                    figures(record.score));
@@ -136,26 +162,81 @@ int main(int argc, char** argv) {
                judged.category_accuracy(), judged.reason_accuracy(), judged.infrastructure_precision(),
                judged.infrastructure_recall());
 
-    // 0b. The learned fallback, scored leave-one-source-repository-out: for each repository, a
-    // model trained on every other repository's cases, then the engine (rules first, the model
-    // where no rule decides) on that repository's cases. The rules alone are the corpus figure.
+    // 0a. The learned fallback as it would have met each batch (common/diagnose/time_split.hpp):
+    // batch k scored as the recorded rules' answer, else the answer of a model trained only on
+    // the cases before batch k, at a threshold calibrated on the earlier batches' no-rule cases
+    // (each met by the model trained before it), never on batch k. Its design was chosen looking
+    // at batches 06-09 only; 10 and later are the held-out figure.
     {
         auto started = Clock::now();
-        std::map<std::string, std::vector<std::size_t>> groups;
-        std::vector<FallbackExample> all;
-        for (std::size_t i = 0; i < cases.size(); ++i) {
-            groups[corpus::source_group(cases[i])].push_back(i);
-            all.push_back({cases[i].expected, cases[i].text, corpus::source_group(cases[i]),
-                           fallback_features(cases[i].text)});
+        auto splits = corpus::time_splits(cases, sights);
+        std::vector<corpus::FallbackTrial> earlier;
+        struct Pool {
+            corpus::Score without, with;
+            int answered = 0, right = 0, asked = 0;
+        } design, held_out;
+        std::string lines;
+        for (std::size_t i = 0; i < splits.size(); ++i) {
+            double threshold = corpus::calibrated_threshold(earlier, kFallbackPrecision);
+            if (splits[i].batch >= kFirstTimeSplit) {
+                auto s = corpus::score_split(sights[i], splits[i], threshold);
+                Pool& pool = splits[i].batch <= kLastDesignSplit ? design : held_out;
+                add(pool.without, s.without);
+                add(pool.with, s.with);
+                pool.answered += s.answered;
+                pool.right += s.right;
+                pool.asked += static_cast<int>(splits[i].trials.size());
+                lines += fmt::format("  batch {} (trained on {} cases, threshold {:.2f} from {} earlier no-rule cases): "
+                                     "fallback answered {} of {} no-rule cases, {} right\n"
+                                     "    first sight:            {}\n    first sight + fallback: {}\n",
+                                     splits[i].batch, splits[i].trained_on, threshold, earlier.size(), s.answered,
+                                     splits[i].trials.size(), s.right, figures(s.without), figures(s.with));
+                if (std::getenv("ACME_BENCH_TRIALS"))
+                    for (const auto& t : splits[i].trials)
+                        lines += fmt::format("      {} {:<70} best {:<24} p={:.2f}{}\n", t.best == t.expected ? "+" : "-",
+                                             t.where, t.best, t.probability, t.probability >= threshold ? " ANSWER" : "");
+            }
+            earlier.insert(earlier.end(), splits[i].trials.begin(), splits[i].trials.end());
         }
-        double temperature = FallbackModel::train(all).temperature();
+        fmt::print("learned fallback, time-split ({} splits, {:.0f} s; precision target {:.2f}):\n{}", splits.size(),
+                   seconds_since(started), kFallbackPrecision, lines);
+        for (const auto& [name, pool] : {std::pair<const char*, const Pool&>{"design batches", design},
+                                         std::pair<const char*, const Pool&>{"held-out batches", held_out}}) {
+            fmt::print("  pooled {}: fallback answered {} of {} no-rule cases, {} right\n"
+                       "    first sight:            {}\n    first sight + fallback: {}\n",
+                       name, pool.answered, pool.asked, pool.right, figures(pool.without), figures(pool.with));
+        }
+        fmt::print("\n");
+        if (std::getenv("ACME_BENCH_TIME_SPLIT_ONLY")) return 0;
+    }
+
+    // 0b. The learned fallback over the whole corpus, held out by source repository: the
+    // repositories in 10 folds; each fold's cases scored by the engine (rules first, the model
+    // where no rule decides) with a model trained on the other folds. The rules alone are the
+    // corpus figure. (One model per repository, as before, cost a training per repository: over
+    // a thousand.)
+    {
+        constexpr std::size_t kFolds = 10;
+        auto started = Clock::now();
+        std::vector<std::vector<std::size_t>> folds(kFolds);
+        std::vector<FallbackExample> all;
+        std::set<std::string> repositories;
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            std::string group = corpus::source_group(cases[i]);
+            repositories.insert(group);
+            folds[std::hash<std::string>{}(group) % kFolds].push_back(i);
+            all.push_back({cases[i].expected, cases[i].text, group, fallback_features(cases[i].text)});
+        }
         corpus::Score combined;
         int answered = 0, answered_right = 0, decided = 0, decided_right = 0;
-        for (const auto& [group, members] : groups) {
+        for (const auto& members : folds) {
+            if (members.empty()) continue;
             std::vector<FallbackExample> rest;
+            std::vector<bool> held_out(cases.size(), false);
+            for (std::size_t i : members) held_out[i] = true;
             for (std::size_t i = 0; i < cases.size(); ++i)
-                if (std::find(members.begin(), members.end(), i) == members.end()) rest.push_back(all[i]);
-            auto model = std::make_shared<const FallbackModel>(FallbackModel::train(rest, temperature));
+                if (!held_out[i]) rest.push_back(all[i]);
+            auto model = std::make_shared<const FallbackModel>(FallbackModel::train(rest));
             Engine with = engine.with_fallback(model);
             std::vector<corpus::Case> held;
             for (std::size_t i : members) {
@@ -166,12 +247,7 @@ int main(int argc, char** argv) {
                     answered_right += p.reason == cases[i].expected;
                 }
             }
-            corpus::Score s = corpus::score(with, held);
-            combined.total += s.total;
-            combined.reason_right += s.reason_right;
-            combined.category_right += s.category_right;
-            for (std::size_t r = 0; r < s.confusion.size(); ++r)
-                for (std::size_t c = 0; c < s.confusion[r].size(); ++c) combined.confusion[r][c] += s.confusion[r][c];
+            add(combined, corpus::score(with, held));
             for (const auto& c : held) {
                 JobEnd job = c.job;
                 job.log = c.text;
@@ -182,8 +258,8 @@ int main(int argc, char** argv) {
                 }
             }
         }
-        fmt::print("learned fallback, leave-one-source-repository-out ({} repositories, temperature {:.1f}, threshold {:.2f}, {:.0f} s):\n",
-                   groups.size(), temperature, FallbackModel::kDefaultThreshold, seconds_since(started));
+        fmt::print("learned fallback, held out by source repository ({} repositories in {} folds, threshold {:.2f}, {:.0f} s):\n",
+                   repositories.size(), kFolds, FallbackModel::kDefaultThreshold, seconds_since(started));
         fmt::print("  alone: answers {} of {} cases, {:.1f} % of them right\n", answered, cases.size(),
                    answered ? 100.0 * answered_right / answered : 0.0);
         fmt::print("  rules + fallback: {} (the fallback decided {} cases where no rule did, {} right)\n", figures(combined),
