@@ -27,7 +27,10 @@ scenario 0 60000 0 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n1.toml"
 scenario 97 75000 1 >"$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"
 small_stall_windows stall_spin_window=4 stall_idle_window=600
 on_exit 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack; scontrol update nodename=n2 state=resume >/dev/null 2>&1'
-scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
+# Its first run must land on n1 and n2 (the scenarios above): from three idle nodes, Slurm takes
+# the lowest two. Resuming them is not enough: in CI the test before it (another minicluster's
+# order) left n2 completing, and the job ran on n1 and n3, where nothing stalls.
+all_nodes_idle
 
 start=$SECONDS
 id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=2 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" \
@@ -41,6 +44,14 @@ if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
 fi
 echo resumed
 exit 0")
+
+# Where it runs is the test's premise, so it is checked first (a clear line instead of a stall
+# that never comes).
+for _ in $(seq 1 100); do
+  [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] && break
+  sleep 0.2
+done
+assert_eq "n[1-2]" "$(job_field "$id" NodeList)" "the first run's nodes (n2 spins, n1 idles)"
 
 deadline=$((SECONDS + 60))
 while :; do
