@@ -118,6 +118,11 @@ void StallWatch::look(double now) {
         if (cancelled_) return;
         const auto moved = progress_since(shared_states(states), verdict_ts_, withdrawals_ == 0 || !job_.auto_recover);
         if (!moved) return;
+        // A job that has already ended (the acting node cancelled it, or it finished) still
+        // writes: slurmstepd's "*** JOB ... CANCELLED ***" banner goes into its log, and a node
+        // that did not act would take that for progress and withdraw a verdict that was carried
+        // out. Only a job slurmctld still runs can withdraw; when it cannot be asked, as before.
+        if (slurm::job_is_active(static_cast<unsigned>(job_.job)) == false) return;
         ++withdrawals_;
         withdrawn_ = true;
         action_ = fmt::format("{}withdrawn after {:.0f} s: {}", action_ == "none" ? "" : action_ + ", ",
