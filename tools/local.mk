@@ -22,13 +22,18 @@ tests_unit_acme_unit_SOURCES += tests/unit/gpucheck_verdict_test.cpp \
 	tools/gpucheck/verdict.cpp tools/gpucheck/verdict.hpp
 
 # --- tools/fallback-train: the learned fallback's model, trained at build time from the corpus
-# (no download) and installed beside the rules (rulesdir: common/local.mk); retrained when the
-# trainer or the corpus's directories change ---
+# (no download), its threshold calibrated on the first-sight records, and installed beside the
+# rules (rulesdir: common/local.mk); retrained when the trainer, the corpus's directories or the
+# records change ---
 noinst_PROGRAMS += tools/fallback-train/acme-fallback-train
 tools_fallback_train_acme_fallback_train_SOURCES = tools/fallback-train/main.cpp \
-	common/diagnose/corpus.cpp common/diagnose/corpus.hpp
+	common/diagnose/corpus.cpp common/diagnose/corpus.hpp \
+	common/diagnose/time_split.cpp common/diagnose/time_split.hpp
 tools_fallback_train_acme_fallback_train_LDADD = libacme.la
 nodist_rules_DATA = fallback/fallback.model
-fallback/fallback.model: tools/fallback-train/acme-fallback-train$(EXEEXT) $(srcdir)/tests/data/diagnosis $(srcdir)/tests/data/diagnosis/*
-	$(AM_V_GEN)$(MKDIR_P) $(@D) && ./tools/fallback-train/acme-fallback-train $(srcdir)/tests/data/diagnosis > $@.tmp && mv $@.tmp $@
+fallback/fallback.model: tools/fallback-train/acme-fallback-train$(EXEEXT) $(srcdir)/tests/data/diagnosis $(srcdir)/tests/data/diagnosis/* \
+		$(srcdir)/tests/data/first-sight $(srcdir)/tests/data/first-sight/*.tsv
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && ./tools/fallback-train/acme-fallback-train $(srcdir)/tests/data/diagnosis \
+		$(srcdir)/tests/data/first-sight > $@.tmp && mv $@.tmp $@
 CLEANFILES += fallback/fallback.model
+EXTRA_DIST += tests/data/first-sight

@@ -81,18 +81,23 @@ diagnose::Diagnosis with_model(const Options& o, std::string_view log, diagnose:
 
 // --explain: the learned fallback's answer for a log whether or not it decided (it decides only
 // where no rule and no history did, and only above its threshold), and the words that weighed
-// most for it against the runner-up.
+// most for it against the runner-up; and, when rules of different categories tied, the
+// candidates and what the tie-breaker did.
 struct Explanation {
     bool model = false;
     diagnose::FallbackPrediction prediction;
     double threshold = 0;
+    std::string threshold_source;
+    diagnose::TieBreak tie;  // no candidates: no tie
 };
 
-Explanation explain(const diagnose::Engine& engine, const std::string& log) {
+Explanation explain(const diagnose::Engine& engine, const std::string& log, diagnose::TieBreak tie) {
     Explanation e;
+    e.tie = std::move(tie);
     if (const auto* model = engine.fallback()) {
         e.model = true;
         e.threshold = engine.fallback_threshold();
+        e.threshold_source = std::string(engine.fallback_threshold_source());
         e.prediction = model->predict(log, e.threshold);
     }
     return e;
@@ -111,12 +116,32 @@ public:
                     f["best"] = why->prediction.best;
                     f["probability"] = why->prediction.probability;
                     f["threshold"] = why->threshold;
+                    f["threshold_from"] = why->threshold_source;
                     f["reason"] = why->prediction.reason;
                     f["decided_by"] = nlohmann::json::array();
                     for (const auto& [word, weight] : why->prediction.decided_by)
                         f["decided_by"].push_back({{"feature", word}, {"weight", weight}});
                 }
                 j["fallback"] = f;
+                if (!why->tie.candidates.empty()) {
+                    nlohmann::json t;
+                    t["margin"] = why->tie.margin;
+                    t["tie_breaker"] = why->tie.enabled;
+                    t["decided"] = why->tie.decided;
+                    t["why"] = why->tie.why;
+                    t["candidates"] = nlohmann::json::array();
+                    for (const auto& c : why->tie.candidates) {
+                        nlohmann::json one{{"rule", c.rule},         {"reason", c.reason},
+                                           {"category", std::string(diagnose::to_string(c.category))},
+                                           {"priority", c.priority}, {"line", c.line}};
+                        one["probability"] = c.probability >= 0 ? nlohmann::json(c.probability) : nlohmann::json(nullptr);
+                        t["candidates"].push_back(std::move(one));
+                    }
+                    t["decided_by"] = nlohmann::json::array();
+                    for (const auto& [word, weight] : why->tie.decided_by)
+                        t["decided_by"].push_back({{"feature", word}, {"weight", weight}});
+                    j["tie"] = t;
+                }
             }
             out_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             return;
@@ -128,10 +153,21 @@ public:
             out_ << "  fallback:   no model (" << diagnose::kFallbackModelFile << " is not in the rules directory)\n";
             return;
         }
-        out_ << fmt::format("  fallback:   {} p={:.2f} ({} the {:.2f} threshold{})\n", why->prediction.best,
+        out_ << fmt::format("  fallback:   {} p={:.2f} ({} the {:.2f} threshold of {}{})\n", why->prediction.best,
                             why->prediction.probability, why->prediction.probability >= why->threshold ? "over" : "under",
-                            why->threshold, d.rule == "fallback" ? "; it decided" : "");
+                            why->threshold, why->threshold_source, d.rule == "fallback" ? "; it decided" : "");
         for (const auto& [word, weight] : why->prediction.decided_by)
+            out_ << fmt::format("    {:+.3f}  \"{}\"\n", weight, word);
+        if (why->tie.candidates.empty()) return;
+        out_ << fmt::format("  tie:        rules of {} categories within {} of the top priority (tie-breaker {}){}\n",
+                            why->tie.candidates.size(), why->tie.margin, why->tie.enabled ? "on" : "off",
+                            why->tie.decided ? "; the fallback decided" : "");
+        for (const auto& c : why->tie.candidates)
+            out_ << fmt::format("    {:<14} {} ({}, priority {}{}) p={:.2f}\n", diagnose::to_string(c.category), c.rule,
+                                c.reason, c.priority, c.line ? fmt::format(", line {}", c.line) : std::string(),
+                                c.probability);
+        out_ << fmt::format("    {}\n", why->tie.why);
+        for (const auto& [word, weight] : why->tie.decided_by)
             out_ << fmt::format("    {:+.3f}  \"{}\"\n", weight, word);
     }
 
@@ -328,9 +364,11 @@ int diagnose_files(const Options& o, std::istream& in, std::ostream& out, std::o
         diagnose::JobEnd end;
         end.log = input.text;
         if (!o.exit_code.empty()) end.job_exit = diagnose::parse_exit_code2(o.exit_code);
-        auto d = with_model(o, input.text, engine.diagnose(end, history ? &*history : nullptr), err);
+        diagnose::TieBreak tie;
+        auto d = with_model(o, input.text, engine.diagnose(end, history ? &*history : nullptr, o.explain ? &tie : nullptr),
+                            err);
         if (o.explain) {
-            auto why = explain(engine, input.text);
+            auto why = explain(engine, input.text, std::move(tie));
             printer.print(input.name, "", d, &why);
         } else {
             printer.print(input.name, "", d);
@@ -392,7 +430,8 @@ int run(const std::vector<std::string>& args, const Defaults& defaults, std::ist
     app.add_option("files", o.files, "log files to diagnose, '-' for standard input");
     app.add_flag("--json", o.json, "one JSON object per input, one per line");
     app.add_flag("--explain", o.explain,
-                 "also show what the learned fallback says of each log file and the words that decided it");
+                 "also show what the learned fallback says of each log file and the words that decided it, and any tie "
+                 "between rules of different categories with what the tie-breaker did");
     auto* job = app.add_option("--job", o.job, "diagnose a finished job: its stored diagnosis from slurmdbd (--spool-dir: the node spools)")->check(util::positive_integer());
     auto* lbl = app.add_option("--label", o.label,
                                "record the confirmed REASON of JOBID for history matching; with --suggest-rule: "

@@ -15,7 +15,10 @@ void render_plain(std::ostream& out, const std::string& title, const std::string
     fmt::print(out, "  confidence: {:.2f}\n", d.confidence);
     fmt::print(out, "  action:     {}\n", diagnose::to_string(d.action));
     if (!origin.empty()) fmt::print(out, "  source:     {}\n", origin);
-    if (diagnose::from_fallback(d))
+    if (diagnose::from_fallback(d) && d.rule != "fallback")
+        fmt::print(out, "  answer of:  rule {}, chosen by the learned fallback between tied rules (recovery does not act on it)\n",
+                   d.rule);
+    else if (diagnose::from_fallback(d))
         fmt::print(out, "  answer of:  the learned fallback (not a rule; recovery does not act on it)\n");
     else if (diagnose::from_model(d))
         fmt::print(out, "  answer of:  model {} (LLM, not a rule; recovery does not act on it)\n", diagnose::model_name(d));

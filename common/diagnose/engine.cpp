@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <numeric>
 #include <fstream>
 #include <sstream>
 
@@ -193,11 +194,98 @@ std::vector<Evidence> error_evidence(std::string_view log, const Lines& lines) {
 
 const ReasonInfo& reason_of(const RuleCommon& rule) { return *rule.reason; }
 
-Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
+void rank(std::vector<Finding>& findings) {
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.priority != b.priority) return a.priority > b.priority;
         return a.line < b.line;
     });
+}
+
+// The tie among ranked findings (engine.hpp): the top-ranked log finding of each category within
+// `margin` of the top priority, down to the first finding that is not from the log. Indices into
+// findings; fewer than two: no tie.
+std::vector<std::size_t> tied(const std::vector<Finding>& findings, int margin) {
+    std::vector<std::size_t> out;
+    if (findings.empty() || findings.front().evidence.source != "log" ||
+        findings.front().rule->reason->category == Category::unknown)
+        return out;
+    std::vector<Category> seen;
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        const Finding& f = findings[i];
+        if (f.evidence.source != "log" || f.priority < findings.front().priority - margin) break;
+        Category c = f.rule->reason->category;
+        if (c == Category::unknown || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+        seen.push_back(c);
+        out.push_back(i);
+    }
+    if (out.size() < 2) out.clear();
+    return out;
+}
+
+// The fallback's word on a tie: fills `tie` and returns the index (into findings) of the finding
+// that decides. `model` may be null (then the ranking stands).
+std::size_t break_tie(const std::vector<Finding>& findings, const std::vector<std::size_t>& candidates,
+                      const FallbackModel* model, const JobEnd& job, bool enabled, int margin, double threshold,
+                      TieBreak& tie) {
+    tie = TieBreak{};
+    tie.margin = margin;
+    tie.threshold = threshold;
+    tie.enabled = enabled && model;
+    for (std::size_t i : candidates) {
+        const Finding& f = findings[i];
+        tie.candidates.push_back({f.rule->id, std::string(f.rule->reason->name), f.rule->reason->category, f.priority,
+                                  f.line, -1});
+    }
+    if (!model) {
+        tie.why = "no fallback model: the ranking decides";
+        return candidates.front();
+    }
+    auto features = fallback_features(job.log);
+    auto p = model->probabilities(features);
+    const auto& reasons = model->reasons();
+    // Per candidate: its category's probability, and the category's most probable reason (class).
+    std::vector<std::size_t> top_class(tie.candidates.size(), reasons.size());
+    for (std::size_t k = 0; k < tie.candidates.size(); ++k) {
+        double sum = 0;
+        for (std::size_t c = 0; c < reasons.size(); ++c) {
+            const ReasonInfo* r = find_reason(reasons[c]);
+            if (!r || r->category != tie.candidates[k].category) continue;
+            sum += p[c];
+            if (top_class[k] == reasons.size() || p[c] > p[top_class[k]]) top_class[k] = c;
+        }
+        tie.candidates[k].probability = sum;
+    }
+    std::vector<std::size_t> order(tie.candidates.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return tie.candidates[a].probability > tie.candidates[b].probability;
+    });
+    std::size_t best = order[0], next = order[1];
+    if (top_class[best] < reasons.size() && top_class[next] < reasons.size())
+        tie.decided_by = model->decided_by(features, top_class[best], top_class[next], 5);
+    const TieCandidate& b = tie.candidates[best];
+    std::string says = fmt::format("the learned fallback prefers {} (p={:.2f})", to_string(b.category), b.probability);
+    if (best == 0) {
+        tie.why = says + ", the ranking's answer: it stands";
+    } else if (b.probability < threshold) {
+        tie.why = fmt::format("{}, under the {:.2f} threshold: the ranking decides", says, threshold);
+    } else if (b.category == Category::infrastructure) {
+        tie.why = says + ": the fallback never makes an answer infrastructure, the ranking decides";
+    } else if (!enabled) {
+        tie.why = says + ", over the threshold, but the tie-breaker is off (tie_breaker = false): the ranking decides";
+    } else {
+        tie.chosen = best;
+        tie.decided = true;
+        tie.why = fmt::format("{}, over the {:.2f} threshold: rule {} decides", says, threshold, b.rule);
+    }
+    return candidates[tie.chosen];
+}
+
+// The diagnosis of ranked findings, decided by findings[chosen] (0 unless a tie was broken).
+Diagnosis decide(std::vector<Finding>& findings, const Exits& exits, std::size_t chosen, const TieBreak* tie) {
+    if (chosen != 0)  // the chosen finding first; the others keep their order
+        std::rotate(findings.begin(), findings.begin() + static_cast<std::ptrdiff_t>(chosen),
+                    findings.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
     const Finding& top = findings.front();
     const ReasonInfo& reason = reason_of(*top.rule);
 
@@ -211,7 +299,7 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
     for (std::size_t i = 1; i < findings.size(); ++i) {
         const ReasonInfo& other = reason_of(*findings[i].rule);
         if (other.name == reason.name) ++agreeing;
-        else if (findings[i].priority == top.priority) contested = true;
+        else if (findings[i].priority >= top.priority) contested = true;
     }
     confidence += std::min(0.06, 0.02 * static_cast<double>(agreeing));
     if (contested) confidence -= 0.15;
@@ -222,6 +310,26 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
     d.action = top.rule->action.value_or(reason.action);
     d.confidence = std::clamp(confidence, 0.0, 1.0);
     d.rule = top.rule->id;
+    if (chosen != 0 && tie) {
+        // The fallback chose: never a drain or a requeue, and said so first.
+        if (d.action == Action::drain || d.action == Action::requeue) d.action = Action::none;
+        d.confidence = std::min(d.confidence, 0.85);
+        std::string rivals;
+        for (const auto& c : tie->candidates)
+            if (c.rule != d.rule)
+                rivals += fmt::format("{}{} {} (priority {}, p={:.2f})", rivals.empty() ? "" : ", ", to_string(c.category), c.rule,
+                                      c.priority, c.probability);
+        std::string words;
+        for (std::size_t i = 0; i < tie->decided_by.size(); ++i)
+            words += fmt::format("{}\"{}\"", i ? ", " : "", tie->decided_by[i].first);
+        d.evidence.push_back(
+            {0, "fallback",
+             clean_text(fmt::format("rules of different categories tied (priorities within {}): the learned fallback chose {} "
+                                    "{} (priority {}, p={:.2f}) over {}, from {}",
+                                    tie->margin, to_string(d.category), d.rule, top.priority,
+                                    tie->candidates[tie->chosen].probability, rivals, words.empty() ? "no word" : words),
+                        0)});
+    }
     d.evidence.push_back(top.evidence);
 
     // Supporting lines: the same reason seen elsewhere (other ranks, other rules), in order.
@@ -245,16 +353,34 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits) {
 
 }  // namespace
 
-Engine::Engine(RuleSet rules, std::shared_ptr<const FallbackModel> fallback, double threshold)
+Engine::Engine(RuleSet rules, std::shared_ptr<const FallbackModel> fallback, const FallbackKeys& overrides)
     : rules_(std::make_shared<const RuleSet>(std::move(rules))),
       scanner_(std::make_shared<const LogScanner>(rules_->log)),
-      fallback_(std::move(fallback)),
-      threshold_(threshold) {}
+      fallback_(std::move(fallback)) {
+    configure(overrides);
+}
 
-Engine Engine::with_fallback(std::shared_ptr<const FallbackModel> fallback, double threshold) const {
+void Engine::configure(const FallbackKeys& overrides) {
+    FallbackKeys keys = rules_->fallback;
+    keys.override_with(overrides);
+    if (keys.threshold) {
+        threshold_ = *keys.threshold;
+        threshold_source_ = "[fallback] threshold";
+    } else if (fallback_ && fallback_->calibrated()) {
+        threshold_ = fallback_->threshold();
+        threshold_source_ = kFallbackModelFile;
+    } else {
+        threshold_ = FallbackModel::kDefaultThreshold;
+        threshold_source_ = "the default";
+    }
+    tie_breaker_ = keys.tie_breaker.value_or(kTieBreakerDefault);
+    tie_margin_ = keys.tie_margin.value_or(kTieMarginDefault);
+}
+
+Engine Engine::with_fallback(std::shared_ptr<const FallbackModel> fallback, const FallbackKeys& overrides) const {
     Engine copy = *this;
     copy.fallback_ = std::move(fallback);
-    copy.threshold_ = threshold;
+    copy.configure(overrides);
     return copy;
 }
 
@@ -272,7 +398,8 @@ Engine Engine::from_dir(const std::filesystem::path& dir) {
     return Engine(std::move(rules), std::move(fallback));
 }
 
-Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
+Diagnosis Engine::diagnose(const JobEnd& job, const History* history, TieBreak* tie) const {
+    if (tie) *tie = TieBreak{};
     Exits exits = collect_exits(job);
     std::vector<Finding> findings;
     gpu_findings(*rules_, job, findings);
@@ -290,7 +417,16 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
                                 {hit.line, "log", clean_text(lines.line(hit.line), hit.column)}});
         }
     }
-    if (!findings.empty()) return decide(findings, exits);
+    if (!findings.empty()) {
+        rank(findings);
+        std::size_t chosen = 0;
+        TieBreak met;
+        if (auto candidates = tied(findings, tie_margin_); !candidates.empty() && (tie || (tie_breaker_ && fallback_))) {
+            chosen = break_tie(findings, candidates, fallback_.get(), job, tie_breaker_, tie_margin_, threshold_, met);
+            if (tie) *tie = met;
+        }
+        return decide(findings, exits, chosen, &met);
+    }
 
     Diagnosis d;
     if (exits.success()) {
@@ -316,7 +452,7 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history) const {
     // The learned fallback: only where neither a rule nor the site's history decided. It names a
     // cause for the person reading; it never drains or requeues.
     if (fallback_ && d.reason == unknown_reason().name) {
-        FallbackPrediction p = fallback_->predict(job.log, threshold_);
+        FallbackPrediction p = fallback_->predict(job.log, threshold_);  // the engine's (a key may override the model's)
         if (const ReasonInfo* reason = find_reason(p.reason); reason && reason->name != unknown_reason().name) {
             d.category = reason->category;
             d.reason = std::string(reason->name);

@@ -247,34 +247,54 @@ std::vector<double> FallbackModel::scores(const std::vector<std::string>& featur
     return z;
 }
 
-FallbackPrediction FallbackModel::predict(std::string_view log, double threshold) const {
+std::vector<double> FallbackModel::probabilities(const std::vector<std::string>& features) const {
+    if (reasons_.empty()) return {};
+    return softmax(scores(features), temperature_);
+}
+
+std::vector<std::pair<std::string, double>> FallbackModel::decided_by(const std::vector<std::string>& features,
+                                                                      std::size_t for_class, std::size_t against,
+                                                                      std::size_t most) const {
+    std::vector<std::pair<std::string, double>> out;
+    if (for_class >= reasons_.size() || against >= reasons_.size()) return out;
+    double v = features.empty() ? 0.0 : 1.0 / std::sqrt(static_cast<double>(features.size()));
+    for (const auto& f : features)
+        if (auto it = weights_.find(f); it != weights_.end()) {
+            double weight = (it->second[for_class] - it->second[against]) * v;
+            if (weight > 0) out.emplace_back(f, weight);
+        }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (out.size() > most) out.resize(most);
+    return out;
+}
+
+FallbackPrediction FallbackModel::predict(std::string_view log, std::optional<double> threshold) const {
     FallbackPrediction out;
     out.reason = std::string(unknown_reason().name);
     if (reasons_.empty()) return out;
     auto features = fallback_features(log);
-    auto p = softmax(scores(features), temperature_);
+    auto p = probabilities(features);
     std::vector<std::size_t> order(p.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
     std::size_t first = order[0], second = order.size() > 1 ? order[1] : order[0];
     out.best = reasons_[first];
     out.probability = p[first];
-    if (p[first] >= threshold) out.reason = reasons_[first];
-    double v = features.empty() ? 0.0 : 1.0 / std::sqrt(static_cast<double>(features.size()));
-    for (const auto& f : features)
-        if (auto it = weights_.find(f); it != weights_.end()) {
-            double weight = (it->second[first] - it->second[second]) * v;
-            if (weight > 0) out.decided_by.emplace_back(f, weight);
-        }
-    std::stable_sort(out.decided_by.begin(), out.decided_by.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (out.decided_by.size() > 8) out.decided_by.resize(8);
+    if (p[first] >= threshold.value_or(threshold_)) out.reason = reasons_[first];
+    out.decided_by = decided_by(features, first, second);
     return out;
 }
 
+void FallbackModel::set_threshold(double threshold) {
+    if (!(threshold > 0 && threshold <= 1)) throw RuleError(fmt::format("fallback: threshold {} is not in (0, 1]", threshold));
+    threshold_ = threshold;
+    calibrated_ = true;
+}
+
 std::string FallbackModel::to_text() const {
-    std::string out = "acme-fallback-model\t1\n";
+    std::string out = fmt::format("acme-fallback-model\t{}\n", kFormatVersion);
     out += fmt::format("temperature\t{}\n", temperature_);
+    if (calibrated_) out += fmt::format("threshold\t{}\n", threshold_);
     for (std::size_t c = 0; c < reasons_.size(); ++c) out += fmt::format("reason\t{}\t{:.6g}\n", reasons_[c], bias_[c]);
     for (const auto& [feature, row] : weights_) {
         out += "feature\t" + feature + '\t';
@@ -293,13 +313,26 @@ FallbackModel FallbackModel::parse(std::string_view text, std::string_view sourc
     FallbackModel model;
     std::size_t number = 0;
     bool header = false, features = false;
+    int version = 0;
     for (std::string_view line : split(text, '\n')) {
         ++number;
         if (line.empty()) continue;
         auto cells = split(line, '\t');
         if (!header) {
-            if (line != "acme-fallback-model\t1") bad(source, number, "not a fallback model (want 'acme-fallback-model<TAB>1')");
+            if (cells.size() != 2 || cells[0] != "acme-fallback-model")
+                bad(source, number, "not a fallback model (want 'acme-fallback-model<TAB>VERSION')");
+            auto [end, ec] = std::from_chars(cells[1].data(), cells[1].data() + cells[1].size(), version);
+            if (ec != std::errc() || end != cells[1].data() + cells[1].size() || version < 1)
+                bad(source, number, "the model's version is not a positive integer");
+            if (version > kFormatVersion)
+                bad(source, number, fmt::format("model format version {} is newer than this program reads (1 to {})",
+                                                version, kFormatVersion));
             header = true;
+        } else if (cells[0] == "threshold" && cells.size() == 2 && version >= 2) {
+            if (model.calibrated_) bad(source, number, "threshold listed twice");
+            if (!parse_double(cells[1], model.threshold_) || !(model.threshold_ > 0 && model.threshold_ <= 1))
+                bad(source, number, "threshold is not a number in (0, 1]");
+            model.calibrated_ = true;
         } else if (cells[0] == "temperature" && cells.size() == 2) {
             if (!parse_double(cells[1], model.temperature_) || model.temperature_ <= 0 || model.temperature_ > 100)
                 bad(source, number, "temperature is not a positive number");
@@ -328,7 +361,8 @@ FallbackModel FallbackModel::parse(std::string_view text, std::string_view sourc
             if (!model.weights_.emplace(std::string(cells[1]), std::move(row)).second)
                 bad(source, number, "feature listed twice");
         } else {
-            bad(source, number, "not a temperature, reason or feature line");
+            bad(source, number, version >= 2 ? "not a temperature, threshold, reason or feature line"
+                                              : "not a temperature, reason or feature line");
         }
     }
     if (!header) bad(source, number, "empty file");

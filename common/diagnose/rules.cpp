@@ -14,8 +14,8 @@
 namespace acme::diagnose {
 namespace {
 
-// Reads one [[rule]]/[[status]]/[[gpu_event]] table. Every key must be one this kind knows,
-// so a typo ("priorty") is an error instead of a silently ignored setting.
+// Reads one [[rule]]/[[status]]/[[gpu_event]] table (or the [fallback] table). Every key must
+// be one this kind knows, so a typo ("priorty") is an error instead of a silently ignored setting.
 class Reader {
 public:
     Reader(const toml::table& table, std::string_view source, std::string_view kind,
@@ -23,10 +23,12 @@ public:
         : table_(table), source_(source), kind_(kind) {
         for (auto&& [key, value] : table) {
             if (!known.contains(key.str()))
-                fail(value, fmt::format("unknown key \"{}\" in [[{}]]", key.str(), kind_),
+                fail(value, fmt::format("unknown key \"{}\" in {}", key.str(), title()),
                      fmt::format("use one of: {}", fmt::join(known, ", ")));
         }
     }
+
+    std::string title() const { return kind_ == "fallback" ? "[fallback]" : fmt::format("[[{}]]", kind_); }
 
     [[noreturn]] void fail(const toml::node& node, std::string_view problem, std::string_view todo) const {
         throw RuleError(fmt::format("{}:{}: {}: {}", source_, node.source().begin.line, problem, todo));
@@ -225,6 +227,12 @@ void each_table(const toml::table& root, std::string_view key, std::string_view 
 
 }  // namespace
 
+void FallbackKeys::override_with(const FallbackKeys& other) {
+    if (other.threshold) threshold = other.threshold;
+    if (other.tie_breaker) tie_breaker = other.tie_breaker;
+    if (other.tie_margin) tie_margin = other.tie_margin;
+}
+
 void RuleSet::merge(RuleSet&& other) {
     std::set<std::string> ids;
     auto note = [&](const RuleCommon& rule) {
@@ -240,6 +248,7 @@ void RuleSet::merge(RuleSet&& other) {
     std::move(other.log.begin(), other.log.end(), std::back_inserter(log));
     std::move(other.status.begin(), other.status.end(), std::back_inserter(status));
     std::move(other.gpu_event.begin(), other.gpu_event.end(), std::back_inserter(gpu_event));
+    fallback.override_with(other.fallback);
 }
 
 RuleSet parse_rules(std::string_view text, std::string_view source) {
@@ -251,8 +260,9 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
                                     error.source().begin.line, error.description()));
     }
     for (auto&& [key, value] : root) {
-        if (key != "rule" && key != "status" && key != "gpu_event" && key != "xid")
-            throw RuleError(fmt::format("{}:{}: unknown table \"{}\": use [[rule]], [[status]], [[gpu_event]] or [[xid]]",
+        if (key != "rule" && key != "status" && key != "gpu_event" && key != "xid" && key != "fallback")
+            throw RuleError(fmt::format("{}:{}: unknown table \"{}\": use [[rule]], [[status]], [[gpu_event]], [[xid]] "
+                                        "or [fallback]",
                                         source, value.source().begin.line, key.str()));
     }
     RuleSet set;  // merged one rule at a time so a duplicate id names its own line
@@ -285,6 +295,16 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
         read_xid(in, one);
         set.merge(std::move(one));
     });
+    if (const toml::node* node = root.get("fallback")) {
+        const toml::table* table = node->as_table();
+        if (!table)
+            throw RuleError(fmt::format("{}:{}: \"fallback\" must be written [fallback]: make it one table", source,
+                                        node->source().begin.line));
+        Reader in(*table, source, "fallback", {"threshold", "tie_breaker", "tie_margin"});
+        set.fallback.threshold = in.fraction("threshold");
+        set.fallback.tie_breaker = in.boolean("tie_breaker");
+        if (auto margin = in.integer("tie_margin", 0, 1000)) set.fallback.tie_margin = static_cast<int>(*margin);
+    }
     return set;
 }
 

@@ -19,6 +19,9 @@
 //                     becomes a [[gpu_event]] rule (id + ".event") and a [[rule]] for the
 //                     driver's "Xid (PCI:...): N" line with any prefix, and "caused by previous
 //                     Xid N". sources = ["log"] keeps the sampler's event out; no codes: any code
+//   [fallback]        settings of the learned fallback (fallback.hpp, engine.hpp), over the
+//                     model file's: threshold = 0.95, tie_breaker = true, tie_margin = 0. A later
+//                     file's key overrides an earlier file's.
 #pragma once
 
 #include <cstdint>
@@ -72,13 +75,24 @@ struct GpuEventRule : RuleCommon {
     std::vector<std::int64_t> codes;  // empty: any code
 };
 
+// A rules directory's [fallback] keys; unset: the model's own or the engine's default.
+struct FallbackKeys {
+    std::optional<double> threshold;  // 0..1: the probability the fallback must reach to answer
+    std::optional<bool> tie_breaker;  // let it choose between tied rules of different categories
+    std::optional<int> tie_margin;    // 0..1000: how far below the top priority a rule still ties
+    // Sets what other sets.
+    void override_with(const FallbackKeys& other);
+};
+
 struct RuleSet {
     std::vector<LogRule> log;
     std::vector<StatusRule> status;
     std::vector<GpuEventRule> gpu_event;
+    FallbackKeys fallback;
 
     bool empty() const noexcept { return log.empty() && status.empty() && gpu_event.empty(); }
-    // Appends other's rules; throws RuleError on an id both define.
+    // Appends other's rules, and its [fallback] keys over these; throws RuleError on an id both
+    // define.
     void merge(RuleSet&& other);
 };
 

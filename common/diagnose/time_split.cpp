@@ -1,5 +1,6 @@
 #include "common/diagnose/time_split.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -69,6 +70,23 @@ double calibrated_threshold(const std::vector<FallbackTrial>& trials, double pre
         if (answered > 0 && (right + 1.0) / (answered + 2.0) >= precision) return threshold;
     }
     return 1.0;
+}
+
+std::vector<FirstSight> read_first_sights(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> paths;
+    if (std::filesystem::is_directory(dir))
+        for (const auto& entry : std::filesystem::directory_iterator(dir))
+            if (entry.path().extension() == ".tsv") paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    std::vector<FirstSight> out;
+    for (const auto& path : paths) out.push_back(read_first_sight(path));
+    return out;
+}
+
+double trained_threshold(const std::vector<Case>& cases, const std::vector<FirstSight>& records) {
+    std::vector<FallbackTrial> trials;
+    for (const auto& split : time_splits(cases, records)) trials.insert(trials.end(), split.trials.begin(), split.trials.end());
+    return calibrated_threshold(trials, kFallbackPrecision);
 }
 
 SplitScore score_split(const FirstSight& record, const TimeSplit& split, double threshold) {

@@ -8,6 +8,7 @@
 // (each met by the model trained before it), never from the batch being scored.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@
 #include "common/diagnose/fallback.hpp"
 
 namespace acme::diagnose::corpus {
+
+// The share of its answers the fallback's threshold is calibrated to get right.
+inline constexpr double kFallbackPrecision = 0.8;
 
 // One case of a batch that no rule decided at first sight, and what the model trained before the
 // batch says of it (whatever the threshold).
@@ -44,6 +48,14 @@ std::vector<TimeSplit> time_splits(const std::vector<Case>& cases, const std::ve
 // the +1/+2 keeping three lucky answers from passing for a calibration. 1.0 (never answer) when
 // none is.
 double calibrated_threshold(const std::vector<FallbackTrial>& trials, double precision);
+
+// The records of a directory (its *.tsv files, in name order); none when it does not exist.
+std::vector<FirstSight> read_first_sights(const std::filesystem::path& dir);
+
+// The threshold acme-fallback-train writes into fallback.model: calibrated (kFallbackPrecision)
+// on every record's trials, each met by the model trained before its batch, as the split of a
+// batch after the last record would be. 1.0 (never answer) without records.
+double trained_threshold(const std::vector<Case>& cases, const std::vector<FirstSight>& records);
 
 // What a split's threshold gives on its own batch.
 struct SplitScore {

@@ -13,11 +13,17 @@
 // before it, at a threshold calibrated on earlier batches, per batch and pooled over the design
 // batches (06-09, looked at while choosing the model) and the held-out ones (10 on).
 // ACME_BENCH_TRIALS=1 lists each no-rule case with the model's best reason and probability;
-// ACME_BENCH_TIME_SPLIT_ONLY=1 stops after that section. Then the fallback over the corpus, held
-// out by source repository.
+// ACME_BENCH_TIME_SPLIT_ONLY=1 stops after that section, which ends with the threshold
+// acme-fallback-train writes into fallback.model (the same calibration over every record).
+// Then the fallback over the corpus, held out by source repository (10 folds of repositories),
+// at that threshold, and the tie-breaker (engine.hpp) on against off: the tie margin chosen on
+// folds 0-4, folds 5-9 scored once at it; how many corpus cases are ties at each margin.
+// ACME_BENCH_DESIGN_FOLDS_ONLY=1 scores folds 0-4 only; ACME_BENCH_SKIP_TIME_SPLIT=1 skips the
+// time-split (the fallback then answers at the default 0.9).
 // Then speed: a log tail, side by side with grep -E running every rule pattern over the same
 // text. Prints figures and ratios; never fails (the unit accuracy test asserts the floors).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -55,7 +61,7 @@ using Clock = std::chrono::steady_clock;
 // chosen looking at those up to kLastDesignSplit only. The precision its threshold is calibrated to.
 constexpr std::string_view kFirstTimeSplit = "06";
 constexpr std::string_view kLastDesignSplit = "09";
-constexpr double kFallbackPrecision = 0.8;
+using acme::diagnose::corpus::kFallbackPrecision;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -162,12 +168,17 @@ int main(int argc, char** argv) {
                judged.category_accuracy(), judged.reason_accuracy(), judged.infrastructure_precision(),
                judged.infrastructure_recall());
 
+    // The threshold acme-fallback-train writes into fallback.model: the time-split's, calibrated
+    // on every record's no-rule cases (corpus::trained_threshold), as below.
+    double shipped_threshold = FallbackModel::kDefaultThreshold;
+    std::string shipped_from = ", the default: ACME_BENCH_SKIP_TIME_SPLIT";
+
     // 0a. The learned fallback as it would have met each batch (common/diagnose/time_split.hpp):
     // batch k scored as the recorded rules' answer, else the answer of a model trained only on
     // the cases before batch k, at a threshold calibrated on the earlier batches' no-rule cases
     // (each met by the model trained before it), never on batch k. Its design was chosen looking
     // at batches 06-09 only; 10 and later are the held-out figure.
-    {
+    if (!std::getenv("ACME_BENCH_SKIP_TIME_SPLIT")) {
         auto started = Clock::now();
         auto splits = corpus::time_splits(cases, sights);
         std::vector<corpus::FallbackTrial> earlier;
@@ -206,17 +217,24 @@ int main(int argc, char** argv) {
                        "    first sight:            {}\n    first sight + fallback: {}\n",
                        name, pool.answered, pool.asked, pool.right, figures(pool.without), figures(pool.with));
         }
+        shipped_threshold = corpus::calibrated_threshold(earlier, kFallbackPrecision);
+        shipped_from = fmt::format(", the trainer's: from all {} no-rule cases", earlier.size());
+        fmt::print("  the threshold acme-fallback-train writes (every record's no-rule cases, {}): {:.2f}\n", earlier.size(),
+                   shipped_threshold);
         fmt::print("\n");
         if (std::getenv("ACME_BENCH_TIME_SPLIT_ONLY")) return 0;
     }
 
     // 0b. The learned fallback over the whole corpus, held out by source repository: the
     // repositories in 10 folds; each fold's cases scored by the engine (rules first, the model
-    // where no rule decides) with a model trained on the other folds. The rules alone are the
-    // corpus figure. (One model per repository, as before, cost a training per repository: over
-    // a thousand.)
+    // where no rule decides) with a model trained on the other folds, at the trainer's threshold.
+    // The rules alone are the corpus figure. Then the tie-breaker (engine.hpp): the same engine
+    // with it on, at each tie margin; the margin is chosen on the design folds (0-4) only, by the
+    // highest reason accuracy (the smallest margin among equals), and the held-out folds (5-9)
+    // are scored once, at that margin, on and off.
     {
-        constexpr std::size_t kFolds = 10;
+        constexpr std::size_t kFolds = 10, kDesignFolds = 5;
+        constexpr std::array kMargins = {0, 10, 25, 50};
         auto started = Clock::now();
         std::vector<std::vector<std::size_t>> folds(kFolds);
         std::vector<FallbackExample> all;
@@ -227,44 +245,133 @@ int main(int argc, char** argv) {
             folds[std::hash<std::string>{}(group) % kFolds].push_back(i);
             all.push_back({cases[i].expected, cases[i].text, group, fallback_features(cases[i].text)});
         }
-        corpus::Score combined;
-        int answered = 0, answered_right = 0, decided = 0, decided_right = 0;
-        for (const auto& members : folds) {
-            if (members.empty()) continue;
+        // Per variant (0: tie-breaker off; 1 + m: on at kMargins[m]), per fold.
+        struct Tally {
+            corpus::Score score;
+            int answered = 0, answered_right = 0;  // the model alone, at the threshold
+            int fallback = 0, fallback_right = 0;  // rule "fallback": where no rule decided
+            int ties = 0, ranking_wrong = 0, reachable = 0;  // ties; the ranking's category wrong; a tied rule's right
+            int decided = 0, decided_right = 0, decided_was_right = 0;  // the tie-breaker changed the answer
+        };
+        constexpr std::size_t kVariants = 1 + kMargins.size();
+        std::vector<std::array<Tally, kVariants>> tallies(kFolds);
+        bool design_only = std::getenv("ACME_BENCH_DESIGN_FOLDS_ONLY") != nullptr;
+        auto score_fold = [&](std::size_t fold) {
+            const auto& members = folds[fold];
+            if (members.empty()) return;
             std::vector<FallbackExample> rest;
             std::vector<bool> held_out(cases.size(), false);
             for (std::size_t i : members) held_out[i] = true;
             for (std::size_t i = 0; i < cases.size(); ++i)
                 if (!held_out[i]) rest.push_back(all[i]);
             auto model = std::make_shared<const FallbackModel>(FallbackModel::train(rest));
-            Engine with = engine.with_fallback(model);
-            std::vector<corpus::Case> held;
-            for (std::size_t i : members) {
-                held.push_back(cases[i]);
-                auto p = model->predict(cases[i].text);
-                if (p.reason != "unknown") {
-                    ++answered;
-                    answered_right += p.reason == cases[i].expected;
+            for (std::size_t v = 0; v < kVariants; ++v) {
+                FallbackKeys keys;
+                keys.threshold = shipped_threshold;
+                keys.tie_breaker = v > 0;
+                keys.tie_margin = v > 0 ? kMargins[v - 1] : 0;
+                Engine with = engine.with_fallback(model, keys);
+                Tally& t = tallies[fold][v];
+                for (std::size_t i : members) {
+                    const corpus::Case& c = cases[i];
+                    if (v == 0) {
+                        auto p = model->predict(c.text, shipped_threshold);
+                        if (p.reason != "unknown") {
+                            ++t.answered;
+                            t.answered_right += p.reason == c.expected;
+                        }
+                    }
+                    JobEnd job = c.job;
+                    job.log = c.text;
+                    TieBreak tie;
+                    Diagnosis d = with.diagnose(job, nullptr, &tie);
+                    const ReasonInfo* expected = find_reason(c.expected);
+                    const ReasonInfo* got = find_reason(d.reason);
+                    corpus::tally(t.score, fmt::format("{}/{}", c.expected, c.log.filename().string()), *expected,
+                                  got ? *got : unknown_reason(), d.evidence.empty() ? "" : d.evidence.front().text,
+                                  !c.known_miss.empty());
+                    if (d.rule == "fallback") {
+                        ++t.fallback;
+                        t.fallback_right += d.reason == c.expected;
+                    }
+                    if (tie.candidates.empty()) continue;
+                    ++t.ties;
+                    bool ranking_right = tie.candidates.front().category == expected->category;
+                    t.ranking_wrong += !ranking_right;
+                    t.reachable += !ranking_right && std::any_of(tie.candidates.begin(), tie.candidates.end(), [&](const auto& k) {
+                        return k.category == expected->category;
+                    });
+                    if (tie.decided) {
+                        ++t.decided;
+                        t.decided_right += got && got->category == expected->category;
+                        t.decided_was_right += ranking_right;
+                    }
                 }
             }
-            add(combined, corpus::score(with, held));
-            for (const auto& c : held) {
-                JobEnd job = c.job;
-                job.log = c.text;
-                auto d = with.diagnose(job);
-                if (d.rule == "fallback") {
-                    ++decided;
-                    decided_right += d.reason == c.expected;
-                }
+        };
+        auto pooled = [&](std::size_t from, std::size_t to, std::size_t v) {
+            Tally p;
+            for (std::size_t f = from; f < to; ++f) {
+                const Tally& t = tallies[f][v];
+                add(p.score, t.score);
+                p.answered += t.answered;
+                p.answered_right += t.answered_right;
+                p.fallback += t.fallback;
+                p.fallback_right += t.fallback_right;
+                p.ties += t.ties;
+                p.ranking_wrong += t.ranking_wrong;
+                p.reachable += t.reachable;
+                p.decided += t.decided;
+                p.decided_right += t.decided_right;
+                p.decided_was_right += t.decided_was_right;
             }
+            return p;
+        };
+        auto tie_line = [](const Tally& t) {
+            return fmt::format("{} ties (the ranking's category wrong in {}, a tied rule's right in {} of those); the "
+                               "tie-breaker changed {} answers: {} to the right category, {} of them right before",
+                               t.ties, t.ranking_wrong, t.reachable, t.decided, t.decided_right, t.decided_was_right);
+        };
+        for (std::size_t f = 0; f < kDesignFolds; ++f) score_fold(f);
+        fmt::print("learned fallback, held out by source repository ({} repositories in {} folds, threshold {:.2f}{}):\n",
+                   repositories.size(), kFolds, shipped_threshold, shipped_from);
+        fmt::print("  tie-breaker, design folds 0-{} (looked at to choose the margin):\n", kDesignFolds - 1);
+        Tally off = pooled(0, kDesignFolds, 0);
+        fmt::print("    off:           {}\n", figures(off.score));
+        std::size_t chosen = 1;
+        for (std::size_t v = 1; v < kVariants; ++v) {
+            Tally on = pooled(0, kDesignFolds, v);
+            fmt::print("    on, margin {:<3} {}\n      {}\n", kMargins[v - 1], figures(on.score), tie_line(on));
+            if (on.score.reason_right > pooled(0, kDesignFolds, chosen).score.reason_right) chosen = v;
         }
-        fmt::print("learned fallback, held out by source repository ({} repositories in {} folds, threshold {:.2f}, {:.0f} s):\n",
-                   repositories.size(), kFolds, FallbackModel::kDefaultThreshold, seconds_since(started));
-        fmt::print("  alone: answers {} of {} cases, {:.1f} % of them right\n", answered, cases.size(),
-                   answered ? 100.0 * answered_right / answered : 0.0);
-        fmt::print("  rules + fallback: {} (the fallback decided {} cases where no rule did, {} right)\n", figures(combined),
-                   decided, decided_right);
-        fmt::print("  rules alone:      {}\n\n", figures(score));
+        Tally best = pooled(0, kDesignFolds, chosen);
+        fmt::print("    chosen margin {} ({} reason right against {} off){}\n", kMargins[chosen - 1], best.score.reason_right,
+                   off.score.reason_right,
+                   best.score.reason_right > off.score.reason_right ? "" : ": no better than off");
+        if (design_only) {
+            fmt::print("  (ACME_BENCH_DESIGN_FOLDS_ONLY: the held-out folds are not scored)\n\n");
+        } else {
+            for (std::size_t f = kDesignFolds; f < kFolds; ++f) score_fold(f);
+            Tally held_off = pooled(kDesignFolds, kFolds, 0), held_on = pooled(kDesignFolds, kFolds, chosen);
+            fmt::print("  tie-breaker, held-out folds {}-{}, margin {} (scored once):\n", kDesignFolds, kFolds - 1,
+                       kMargins[chosen - 1]);
+            fmt::print("    off: {}\n    on:  {}\n      {}\n", figures(held_off.score), figures(held_on.score),
+                       tie_line(held_on));
+            Tally whole = pooled(0, kFolds, 0), whole_on = pooled(0, kFolds, chosen);
+            fmt::print("  ties in the corpus (the shipped rules, all folds):");
+            for (std::size_t v = 1; v < kVariants; ++v)
+                fmt::print("{} margin {}: {}", v == 1 ? "" : ",", kMargins[v - 1], pooled(0, kFolds, v).ties);
+            fmt::print(" of {} cases (a first-sight record keeps only the deciding rule: it cannot show ties)\n",
+                       cases.size());
+            fmt::print("  shipped: tie_breaker = {}, tie_margin = {}\n", kTieBreakerDefault, kTieMarginDefault);
+            fmt::print("  alone: answers {} of {} cases, {:.1f} % of them right\n", whole.answered, cases.size(),
+                       whole.answered ? 100.0 * whole.answered_right / whole.answered : 0.0);
+            fmt::print("  rules + fallback: {} (the fallback decided {} cases where no rule did, {} right)\n",
+                       figures(whole.score), whole.fallback, whole.fallback_right);
+            fmt::print("  rules + fallback + tie-breaker at margin {}: {}\n", kMargins[chosen - 1], figures(whole_on.score));
+            fmt::print("  rules alone:      {}\n", figures(score));
+        }
+        fmt::print("  ({:.0f} s)\n\n", seconds_since(started));
     }
 
     // 1. A 256 KiB tail, as the epilog reads it: median over repeated runs.

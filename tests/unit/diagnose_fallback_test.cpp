@@ -1,6 +1,9 @@
 // The learned fallback's promises: run-specific detail is normalised away, the same corpus gives
-// the same model, the model survives its own text, a broken model file is refused with a line,
-// and in the engine it answers only where no rule does and never drains or requeues.
+// the same model, the model survives its own text (its calibrated threshold included), a broken
+// or newer model file is refused with a line while a version 1 file still reads, in the engine it
+// answers only where no rule does and never drains or requeues, and as the tie-breaker it
+// chooses among tied rules of different categories only over its threshold, never into
+// infrastructure, and only when it is on.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -88,10 +91,191 @@ TEST_CASE("a fallback model that is not one is refused with its line") {
     }
 }
 
+TEST_CASE("the model file carries its calibrated threshold; a version 1 file reads at 0.9, a newer one is refused") {
+    auto m = FallbackModel::train(examples());
+    CHECK_FALSE(m.calibrated());
+    CHECK(m.threshold() == FallbackModel::kDefaultThreshold);
+    m.set_threshold(0.75);
+    std::string text = m.to_text();
+    CHECK(text.starts_with("acme-fallback-model\t2\n"));
+    CHECK(text.find("\nthreshold\t0.75\n") != std::string::npos);
+    auto back = FallbackModel::parse(text, "m");
+    CHECK(back.calibrated());
+    CHECK(back.threshold() == 0.75);
+    CHECK(back.to_text() == text);
+    CHECK(back.predict("nothing in common with any example at all\n").reason == "unknown");
+
+    // The same model as version 1 wrote it: no threshold line.
+    std::string v1 = text;
+    v1.replace(0, std::string("acme-fallback-model\t2").size(), "acme-fallback-model\t1");
+    v1.erase(v1.find("threshold\t0.75\n"), std::string("threshold\t0.75\n").size());
+    auto old = FallbackModel::parse(v1, "m");
+    CHECK_FALSE(old.calibrated());
+    CHECK(old.threshold() == FallbackModel::kDefaultThreshold);
+    CHECK(old.reasons() == back.reasons());
+
+    auto refused = [](const std::string& model) -> std::string {
+        try {
+            FallbackModel::parse(model, "rules.d/fallback.model");
+        } catch (const RuleError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    std::string newer = refused("acme-fallback-model\t3\ntemperature\t1\n");
+    CHECK(newer.find("rules.d/fallback.model:1: model format version 3 is newer") != std::string::npos);
+    CHECK(newer.find('\n') == std::string::npos);
+    CHECK(refused("acme-fallback-model\tx\n").find(":1:") != std::string::npos);
+    CHECK(refused("acme-fallback-model\t1\nthreshold\t0.5\n").find(":2: not a temperature") != std::string::npos);
+    CHECK(refused("acme-fallback-model\t2\nthreshold\t0.5\nthreshold\t0.6\n").find(":3: threshold listed twice") !=
+          std::string::npos);
+    CHECK(refused("acme-fallback-model\t2\nthreshold\t0\n").find(":2: threshold is not") != std::string::npos);
+    CHECK(refused("acme-fallback-model\t2\nthreshold\t1.5\n").find(":2: threshold is not") != std::string::npos);
+    CHECK_THROWS_AS(m.set_threshold(0), RuleError);
+}
+
+TEST_CASE("the engine answers at the model's threshold unless a [fallback] key overrides it") {
+    auto m = FallbackModel::train(examples());
+    m.set_threshold(0.42);
+    auto model = std::make_shared<const FallbackModel>(m);
+    RuleSet plain = parse_rules("[[rule]]\nid = \"t.oom\"\nreason = \"out_of_memory\"\npattern = 'CUDA out of memory'\n", "t.toml");
+    Engine engine(plain, model);
+    CHECK(engine.fallback_threshold() == 0.42);
+    CHECK(engine.fallback_threshold_source() == "fallback.model");
+    CHECK(engine.tie_breaker() == kTieBreakerDefault);
+    CHECK(engine.tie_margin() == kTieMarginDefault);
+
+    RuleSet keyed = plain;
+    keyed.merge(parse_rules("[fallback]\nthreshold = 0.97\ntie_breaker = true\ntie_margin = 20\n", "50-site.toml"));
+    keyed.merge(parse_rules("[fallback]\ntie_margin = 5\n", "60-later.toml"));  // a later file's key wins
+    Engine site(keyed, model);
+    CHECK(site.fallback_threshold() == 0.97);
+    CHECK(site.fallback_threshold_source() == "[fallback] threshold");
+    CHECK(site.tie_breaker());
+    CHECK(site.tie_margin() == 5);
+
+    Engine none(plain);
+    CHECK(none.fallback_threshold() == FallbackModel::kDefaultThreshold);
+    CHECK(none.fallback_threshold_source() == "the default");
+
+    CHECK_THROWS_AS(parse_rules("[fallback]\nthreshhold = 0.5\n", "x.toml"), RuleError);
+    CHECK_THROWS_AS(parse_rules("[fallback]\nthreshold = 1.5\n", "x.toml"), RuleError);
+    CHECK_THROWS_AS(parse_rules("[fallback]\ntie_breaker = \"yes\"\n", "x.toml"), RuleError);
+    CHECK_THROWS_AS(parse_rules("[fallback]\ntie_margin = -1\n", "x.toml"), RuleError);
+    CHECK_THROWS_AS(parse_rules("[[fallback]]\nthreshold = 0.5\n", "x.toml"), RuleError);
+    try {
+        parse_rules("[fallback]\nthreshhold = 0.5\n", "x.toml");
+    } catch (const RuleError& e) {
+        CHECK(std::string(e.what()).find("x.toml:2: unknown key \"threshhold\" in [fallback]") != std::string::npos);
+    }
+}
+
+namespace {
+
+// A script rule and a framework rule that both fire on one log, the script one first (it wins the
+// ranking among equal priorities), and an infrastructure rule.
+RuleSet tie_rules(int framework_priority, const std::string& keys) {
+    return parse_rules("[[rule]]\nid = \"t.script\"\nreason = \"key_error\"\npattern = 'fatal stop'\npriority = 300\n"
+                       "[[rule]]\nid = \"t.framework\"\nreason = \"value_error\"\npattern = 'malformed template field'\n"
+                       "priority = " + std::to_string(framework_priority) + "\n"
+                       "[[rule]]\nid = \"t.infra\"\nreason = \"node_failure\"\npattern = 'broker peer lost'\npriority = 300\n" +
+                           keys,
+                       "t.toml");
+}
+
+}  // namespace
+
+TEST_CASE("the tie-breaker chooses among tied rules' categories over its threshold, never into infrastructure") {
+    auto model = std::make_shared<const FallbackModel>(FallbackModel::train(examples()));
+    const std::string framework_log =
+        "fatal stop\nthe tokenizer rejected sample 77: malformed template field\nabort: template field malformed\n";
+    const std::string infra_log = "fatal stop\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
+    JobEnd job;
+    job.job_exit = ExitStatus{1, 0};
+    job.log = framework_log;
+
+    // Off (the default): the ranking decides, and the tie is still reported.
+    Engine off(tie_rules(300, "[fallback]\nthreshold = 0.5\ntie_breaker = false\n"), model);
+    TieBreak tie;
+    Diagnosis d = off.diagnose(job, nullptr, &tie);
+    CHECK(d.rule == "t.script");
+    REQUIRE(tie.candidates.size() == 2);
+    CHECK(tie.candidates[0].rule == "t.script");
+    CHECK(tie.candidates[1].rule == "t.framework");
+    CHECK(tie.candidates[1].probability > 0.5);
+    CHECK_FALSE(tie.decided);
+    CHECK(tie.why.find("tie-breaker is off") != std::string::npos);
+    CHECK_FALSE(from_fallback(d));
+
+    // On: the framework rule decides, with the fallback's evidence first; recovery refuses it.
+    Engine on(tie_rules(300, "[fallback]\nthreshold = 0.5\ntie_breaker = true\n"), model);
+    d = on.diagnose(job, nullptr, &tie);
+    CHECK(d.rule == "t.framework");
+    CHECK(d.reason == "value_error");
+    CHECK(tie.decided);
+    CHECK(tie.chosen == 1);
+    CHECK_FALSE(tie.decided_by.empty());
+    CHECK(d.action != Action::drain);
+    CHECK(d.action != Action::requeue);
+    CHECK(d.confidence <= 0.85);
+    REQUIRE(d.evidence.size() >= 2);
+    CHECK(d.evidence[0].source == "fallback");
+    CHECK(d.evidence[0].text.find("t.script") != std::string::npos);
+    CHECK(d.evidence[1].line == 2);
+    CHECK(from_fallback(d));
+    CHECK(from_model(d));
+    CHECK(on.diagnose(job).rule == "t.framework");  // the same without asking for the report
+
+    // Over a threshold it does not reach, the ranking stands.
+    Engine strict(tie_rules(300, "[fallback]\nthreshold = 1.0\ntie_breaker = true\n"), model);
+    CHECK(strict.diagnose(job, nullptr, &tie).rule == "t.script");
+    CHECK(tie.why.find("under the 1.00 threshold") != std::string::npos);
+
+    // A rule 10 below the top ties only within a margin of 10.
+    Engine narrow(tie_rules(290, "[fallback]\nthreshold = 0.5\ntie_breaker = true\n"), model);
+    CHECK(narrow.diagnose(job, nullptr, &tie).rule == "t.script");
+    CHECK(tie.candidates.empty());
+    Engine wide(tie_rules(290, "[fallback]\nthreshold = 0.5\ntie_breaker = true\ntie_margin = 10\n"), model);
+    CHECK(wide.diagnose(job, nullptr, &tie).rule == "t.framework");
+    CHECK(tie.margin == 10);
+
+    // The fallback prefers infrastructure: it never makes the answer that, the ranking stands.
+    job.log = infra_log;
+    d = on.diagnose(job, nullptr, &tie);
+    REQUIRE(tie.candidates.size() == 2);
+    CHECK(tie.candidates[1].category == Category::infrastructure);
+    CHECK(tie.candidates[1].probability >= 0.5);
+    CHECK(d.rule == "t.script");
+    CHECK_FALSE(tie.decided);
+    CHECK(tie.why.find("never makes an answer infrastructure") != std::string::npos);
+    CHECK_FALSE(from_fallback(d));
+
+    // A GPU event on the job's GPU outranks the words: nothing ties with it.
+    RuleSet with_event = tie_rules(300, "[fallback]\nthreshold = 0.5\ntie_breaker = true\n");
+    with_event.merge(parse_rules("[[gpu_event]]\nid = \"t.xid\"\nkind = \"xid\"\ncodes = [79]\nreason = \"gpu_lost\"\n"
+                                 "priority = 1000\n",
+                                 "e.toml"));
+    Engine events(with_event, model);
+    job.log = framework_log;
+    job.gpu_events = {{0, "xid", 79, 0, "fell off the bus"}};
+    d = events.diagnose(job, nullptr, &tie);
+    CHECK(d.reason == "gpu_lost");
+    CHECK(tie.candidates.empty());
+
+    // Without a model, the tie is reported and the ranking decides.
+    Engine bare(tie_rules(300, "[fallback]\ntie_breaker = true\n"));
+    job.gpu_events.clear();
+    CHECK(bare.diagnose(job, nullptr, &tie).rule == "t.script");
+    CHECK(tie.candidates.size() == 2);
+    CHECK(tie.candidates[1].probability < 0);
+}
+
 TEST_CASE("in the engine the fallback answers only where no rule does, and never drains or requeues") {
     RuleSet rules = parse_rules("[[rule]]\nid = \"t.oom\"\nreason = \"out_of_memory\"\npattern = 'CUDA out of memory'\n", "t.toml");
     auto model = std::make_shared<const FallbackModel>(FallbackModel::train(examples()));
-    Engine engine(rules, model, 0.3);
+    FallbackKeys low;
+    low.threshold = 0.3;
+    Engine engine(rules, model, low);
 
     const std::string lost = "warmup\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
     const std::string lost_and_oom = lost + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";

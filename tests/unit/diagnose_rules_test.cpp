@@ -75,7 +75,7 @@ TEST_CASE("bad rule files are refused with the file, the line and what to do") {
     CHECK(error_of("[rule]\nid = 1\n") == "site.toml:1: \"rule\" must be written [[rule]]: make it an array of tables");
     CHECK(error_of("[[rule]\n").starts_with("site.toml:1: not valid TOML"));
     CHECK(error_of("[[rules]]\nid = \"x\"\n") ==
-          "site.toml:1: unknown table \"rules\": use [[rule]], [[status]], [[gpu_event]] or [[xid]]");
+          "site.toml:1: unknown table \"rules\": use [[rule]], [[status]], [[gpu_event]], [[xid]] or [fallback]");
     CHECK(error_of("[[rule]]\nid = \"a\"\nreason = \"unknown\"\npattern = 'x'\n").find("unknown reason \"unknown\"") !=
           std::string::npos);
 }

@@ -102,3 +102,15 @@ TEST_CASE("the calibrated threshold is the lowest whose answers are right often 
     std::vector<corpus::FallbackTrial> few(3, {"01", "x", "key_error", "key_error", 0.99});
     CHECK(corpus::calibrated_threshold(few, 0.9) == 1.0);
 }
+
+TEST_CASE("the trainer's threshold is the calibration over every record's trials, and 1.0 without records") {
+    auto all = cases();
+    CHECK(corpus::trained_threshold(all, {}) == 1.0);
+    CHECK(corpus::read_first_sights("/nonexistent/first-sight").empty());
+    auto record = corpus::parse_first_sight(kRecord, "batch-02.tsv");
+    std::vector<corpus::FallbackTrial> trials;
+    for (const auto& split : corpus::time_splits(all, {record}))
+        trials.insert(trials.end(), split.trials.begin(), split.trials.end());
+    CHECK(trials.size() == 2);
+    CHECK(corpus::trained_threshold(all, {record}) == corpus::calibrated_threshold(trials, corpus::kFallbackPrecision));
+}
