@@ -37,6 +37,8 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/recovery_release.cpp spank/faultguard/core/recovery_release.hpp \
 	spank/faultguard/core/record_part.cpp spank/faultguard/core/record_part.hpp \
 	spank/faultguard/core/publish_pacing.cpp spank/faultguard/core/publish_pacing.hpp \
+	spank/faultguard/core/record_retry.cpp spank/faultguard/core/record_retry.hpp \
+	spank/faultguard/core/prepared_exec.cpp spank/faultguard/core/prepared_exec.hpp \
 	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp \
 	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp \
 	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_request.hpp \
@@ -108,7 +110,8 @@ dist_man_MANS += man/gputrace.8 man/faultguard.8
 pkglibexec_PROGRAMS += acme-faultguard-epilog
 acme_faultguard_epilog_SOURCES = spank/faultguard/epilog_main.cpp \
 	spank/faultguard/record_publish.cpp spank/faultguard/record_publish.hpp \
-	spank/faultguard/record_outbox.cpp spank/faultguard/record_outbox.hpp
+	spank/faultguard/record_outbox.cpp spank/faultguard/record_outbox.hpp \
+	spank/faultguard/record_retrier.cpp spank/faultguard/record_retrier.hpp
 acme_faultguard_epilog_LDADD = libfaultguard_core.la libacme.la $(SLURM_LIBS) $(RE2_LIBS)
 pkglibexec_PROGRAMS += acme-ckpt-find
 acme_ckpt_find_SOURCES = spank/faultguard/ckpt_find_main.cpp
@@ -135,6 +138,7 @@ EXTRA_DIST += tests/prometheus
 # --- unit tests and benchmarks -----------------------------------------------------------------
 tests_unit_acme_unit_SOURCES += \
 	tests/unit/faultguard_test.cpp tests/unit/faultguard_pacing_test.cpp tests/unit/faultguard_outbox_test.cpp tests/unit/faultguard_hard_stop_test.cpp \
+	tests/unit/faultguard_retry_test.cpp \
 	tests/unit/faultguard_epilog_args_test.cpp tests/unit/faultguard_gate_test.cpp \
 	tests/unit/spank_option_env_test.cpp tests/unit/spank_shim_test.cpp spank/shim_text.c \
 	tests/unit/telemetry_config_test.cpp \

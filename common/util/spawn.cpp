@@ -57,6 +57,8 @@ void lower_priority() {
 
 }  // namespace
 
+void lower_to_background_priority() noexcept { lower_priority(); }
+
 void restore_normal_priority() noexcept {
     setpriority(PRIO_PROCESS, 0, 0);
     constexpr int kIoprioClassNone = 0, kIoprioWhoProcess = 1;  // none: the default, from the CPU nice

@@ -35,6 +35,11 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
 // only; best effort otherwise.
 void restore_normal_priority() noexcept;
 
+// The other way: a process that must go on at Priority::background's priorities, whoever
+// started it (faultguard's record retrier, started from a publisher of either priority).
+// Best effort; async-signal-safe.
+void lower_to_background_priority() noexcept;
+
 struct RunResult {
     bool started = false;
     bool timed_out = false;   // killed (with its process group) after the timeout

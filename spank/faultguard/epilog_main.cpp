@@ -37,9 +37,11 @@
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
 #include "spank/faultguard/core/record_part.hpp"
+#include "spank/faultguard/core/record_retry.hpp"
 #include "spank/faultguard/core/spool_records.hpp"
 #include "spank/faultguard/record_outbox.hpp"
 #include "spank/faultguard/record_publish.hpp"
+#include "spank/faultguard/record_retrier.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 #include "common/recovery/recovery_policy.hpp"
 #include "spank/faultguard/core/recovery_release.hpp"
@@ -171,6 +173,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
                                         {"restart", o.restart}, {"submit", submit},
                                         {"end", record && record->end_time > 0 ? static_cast<double>(record->end_time) : 0.0},
                                         {"expected", expected}, {"node", o.node},
+                                        {"retry", faultguard::retry_schedule_json({o.record_retry, o.record_retry_pause})},
                                         {"part", part}};
         mkdir(faultguard::run_dir(o.spool).c_str(), 0700);
         std::string error;
@@ -448,9 +451,19 @@ int main(int argc, char** argv) {
     }
     const Options& o = *parsed;
     if (o.release > 0) return recovery::release_after_requeue(static_cast<unsigned>(o.release), o.restart, o.exclude_node);
-    if (!o.publish.empty()) {
+    if (o.retry_outbox) {
         try {
-            return faultguard::publish_handoff(o.publish);
+            return faultguard::run_record_retrier(o.spool, o.node);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "acme-faultguard-epilog --retry-outbox: {}\n", e.what());
+            return 1;
+        }
+    }
+    if (!o.publish.empty()) {
+        // A retrier's try: its line goes where the retrier reads it (its stdout).
+        if (o.retry_try) dup2(STDOUT_FILENO, STDERR_FILENO);
+        try {
+            return faultguard::publish_handoff(o.publish, o.retry_try);
         } catch (const std::exception& e) {
             fmt::print(stderr, "acme-faultguard-epilog --publish: {}\n", e.what());
             return 1;

@@ -160,6 +160,8 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     a.gpucheck = config.gpucheck;
     a.drain_per_user = config.drain_per_user;
     a.admin_comment = config.admin_comment;
+    a.record_retry = config.record_retry;
+    a.record_retry_pause = config.record_retry_pause;
     a.llm_endpoint = config.llm_endpoint;
     a.llm_model = config.llm_model;
     a.llm_token_file = config.llm_token_file;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -15,6 +16,8 @@
 #include "common/util/parse.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
 #include "spank/faultguard/core/hard_stop.hpp"
+#include "spank/faultguard/core/prepared_exec.hpp"
+#include "spank/faultguard/core/record_retry.hpp"
 #include "spank/faultguard/record_publish.hpp"
 
 namespace acme::faultguard {
@@ -43,7 +46,11 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-int publish_handoff(const std::string& path) {
+double publish_handoff_limit_s() {
+    return kDetachedBaseSeconds + 3 * kDetachedMaxTurnSeconds + kSettleSeconds + 3 * kSlurmdbdCallSeconds + 1;
+}
+
+int publish_handoff(const std::string& path, bool retry_try) {
     // Stopped at any point, the part stays in the outbox (the lock goes with the process) and
     // the line says so: never a silent loss.
     arm_hard_stop(kReadHandoffSeconds,
@@ -69,7 +76,7 @@ int publish_handoff(const std::string& path) {
     }
     const auto handoff = nlohmann::json::parse(read_all(fd), nullptr, false);
     if (!handoff.is_object() || !handoff.contains("part") || !handoff.contains("expected") || !handoff.contains("node") ||
-        !handoff["expected"].is_array()) {
+        !handoff["expected"].is_array() || !handoff["node"].is_string()) {
         fmt::print(stderr, "acme-faultguard-epilog --publish {}: not a record hand-off; removed\n", util::printable(path));
         unlink(path.c_str());
         ::close(fd);
@@ -88,21 +95,51 @@ int publish_handoff(const std::string& path) {
     const auto expected = handoff["expected"].get<std::vector<std::string>>();
     // The job's end as slurmctld gave it (the same on every node); 0 in hand-offs before it.
     const double end = handoff.value("end", 0.0);
-    const double since_end = end > 0 ? std::max(0.0, static_cast<double>(std::time(nullptr)) - end) : -1;
+    const double now = static_cast<double>(std::time(nullptr));
+    double since_end = end > 0 ? std::max(0.0, now - end) : -1;
+    const auto schedule = retry_schedule_of(handoff);
+    // A retrier's try counts its turns from its round's start: every node of the job left with
+    // a part computes the same rounds (core/record_retry.hpp).
+    if (retry_try && since_end >= 0) since_end -= current_retry_round(schedule, since_end);
+    // After this first try: the node's retrier, while a round is left in the part's window.
+    const double anchor = end > 0 ? end : static_cast<double>(st.st_mtime);
+    const double retry_until_min = schedule.window_s / 60;
+    const bool retrier_follows = !retry_try && schedule.window_s > 0 && node.find('/') == std::string::npos &&
+                                 next_retry_round(schedule, now - anchor).has_value();
+    static PreparedExec retrier;
+    if (retrier_follows) {
+        const auto slash = path.rfind('/');
+        const std::string dir = slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+        const auto up = dir.rfind('/');
+        const std::string spool = up == std::string::npos ? std::string(".") : up == 0 ? std::string("/") : dir.substr(0, up);
+        std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+        if (const char* conf = std::getenv("SLURM_CONF")) env.push_back(fmt::format("SLURM_CONF={}", conf));
+        // Not started while the node's retrier runs: it takes this part at its next look.
+        retrier.prepare({"/proc/self/exe", "--retry-outbox", "--spool", spool, "--node", node}, env,
+                        fmt::format("{}/{}", dir, record_retrier_lock_name(node)));
+    }
+    const std::string kept = retry_try ? std::string("kept")
+                             : retrier_follows
+                                 ? fmt::format("kept for another try: the node's retrier tries again until {:g} min after the "
+                                               "job's end, then the node's next epilog",
+                                               retry_until_min)
+                                 : std::string("kept for another try at the node's next epilog");
     const auto pacing = publish_pacing(expected, node, kDetachedBaseSeconds, kDetachedMaxTurnSeconds, since_end);
     const unsigned hard_stop = publish_hard_stop_s(pacing);
-    arm_hard_stop(hard_stop, fmt::format("job {} on {}: record not in AdminComment: its publisher was stopped at its hard "
-                                         "limit ({} s: slurmdbd did not answer in time); kept for another try at the "
-                                         "node's next epilog\n",
-                                         row.job_id, node, hard_stop));
+    arm_hard_stop(hard_stop,
+                  fmt::format("job {} on {}: record not in AdminComment: its {} was stopped at its hard limit ({} s: slurmdbd "
+                              "did not answer in time); {}\n",
+                              row.job_id, node, retry_try ? "try" : "publisher", hard_stop, kept),
+                  1, retrier_follows ? &retrier : nullptr);
     const auto r = publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL), expected, node,
                                      handoff["part"], pacing);
     arm_hard_stop(0, {});
     if (r.unreachable || r.out_of_time) {
-        // The lock goes with the process; the file stays for the node's next epilog.
-        fmt::print(stderr, "job {} on {}: record not in AdminComment: {}; kept for another try at the node's next epilog\n",
-                   row.job_id, node, r.error);
+        // The lock goes with the descriptor; the file stays for the retrier and the node's next epilog.
+        fmt::print(stderr, "job {} on {}: record not in AdminComment: {}; {}\n", row.job_id, node, r.error, kept);
+        std::fflush(stderr);
         ::close(fd);
+        if (retrier_follows) retrier.start();
         return 1;
     }
     fmt::print(stderr, "{}", publish_result_line(row.job_id, node, r));

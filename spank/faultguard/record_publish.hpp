@@ -8,7 +8,8 @@
 // at once. By then a requeued job's next run may already be a new row in slurmdbd: a writer
 // that finds the newest row submitted after its run (run_submit), or holding a later run's
 // record, gives its part up rather than put it on the wrong run. The nodes take turns
-// (core/publish_pacing.hpp); a part slurmdbd did not take waits in the outbox (record_outbox.hpp).
+// (core/publish_pacing.hpp); a part slurmdbd did not take waits in the outbox (record_outbox.hpp)
+// for the node's record retrier (record_retrier.hpp) and, after its rounds, the next epilog.
 
 #pragma once
 

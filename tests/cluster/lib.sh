@@ -160,6 +160,20 @@ gputrace_keys() { # key=value words...
   cp "$ACME_TEST_TMP/plugstack.conf.orig" "$conf"
   sed -i "/gputrace.so/ s|\$| $*|" "$conf"
 }
+# The same for faultguard's plugstack line (faultguard.so; the impl it loads reads the keys).
+faultguard_keys() { # key=value words...
+  local conf=$ACME_MINICLUSTER_DIR/etc/plugstack.conf
+  [ -f "$ACME_TEST_TMP/plugstack.conf.orig" ] || cp "$conf" "$ACME_TEST_TMP/plugstack.conf.orig"
+  cp "$ACME_TEST_TMP/plugstack.conf.orig" "$conf"
+  sed -i "/faultguard.so/ s|\$| $*|" "$conf"
+}
+# The node's record retrier, when one runs: its pid (from its lock file, the process alive and
+# a retrier).
+record_retrier_pid() { # node
+  local pid
+  pid=$(cat "$(spool_dir)/run/$1.retrier.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--retry-outbox .*--node $1 *$" && echo "$pid"
+}
 # slurm.conf's MailProg at the test double of mail(1) (tests/fakes/mail-prog) for this test:
 # slurmctld re-reads slurm.conf at scontrol reconfigure, and the sampler asks slurmctld for it
 # when it mails. The mails sent are the lines of $ACME_TEST_TMP/mail/sent. Restored (and re-read)

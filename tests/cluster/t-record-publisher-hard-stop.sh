@@ -8,7 +8,9 @@
 # (slurmctld queues rows) waits for it with its session open, as an epilog's does, and slurmdbd
 # is frozen (SIGSTOP) under it: the call then hangs (a frozen slurmdbd held one over 150 s).
 # A publisher that finds slurmdbd frozen before it connects, or down, says "slurmdbd query
-# failed" or "does not answer" within its budget instead (t-record-slurmdbd-down).
+# failed" or "does not answer" within its budget instead (t-record-slurmdbd-down). The stop
+# starts the node's record retrier (record_retrier.hpp; t-record-retry-after-freeze), which
+# would try the part again; it ends once the part is gone.
 . "$(dirname "$0")/lib.sh"
 
 pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
@@ -48,5 +50,17 @@ echo "publisher: exit $rc after $((SECONDS - started)) s: $(cat "$log")"
 assert_eq 1 "$rc" "the publisher's exit status"
 assert_contains "$(cat "$log")" "job $job on $node: record not in AdminComment: its publisher was stopped at its hard limit (180 s" \
   "the publisher's line"
-assert_contains "$(cat "$log")" "kept for another try at the node's next epilog" "the publisher's line"
+assert_contains "$(cat "$log")" "kept for another try: the node's retrier tries again until 30 min after the job's end, then the node's next epilog" \
+  "the publisher's line"
 [ -f "$part" ] || fail "job $job: its part is not kept in the outbox ($part)"
+retrier=$(record_retrier_pid "$node") || fail "the publisher's hard stop started no record retrier for $node"
+echo "record retrier of $node: $retrier"
+rm -f "$part"
+# With no other part of the node's in the outbox, it ends at its next look (every 15 s).
+if [ -z "$(ls "$(spool_dir)/run/$node."*.record 2>/dev/null)" ]; then
+  deadline=$((SECONDS + 60))
+  while kill -0 "$retrier" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "the record retrier of $node ($retrier) still runs 60 s after the outbox emptied"
+    sleep 1
+  done
+fi

@@ -2,7 +2,8 @@
 # With slurmdbd down, a job ends as fast as ever: the record's publisher (detached from the
 # epilog) stops after a 1 s connection check (not libslurm's 10 s MessageTimeout) and says so
 # in the node's faultguard log, and the part waits in the node's outbox: once slurmdbd is back,
-# the node's next epilog publishes it and the outbox is empty again.
+# the node's next epilog (or its record retrier, whichever comes first: t-record-retry-after-freeze)
+# publishes it and the outbox is empty again.
 . "$(dirname "$0")/lib.sh"
 
 pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid

@@ -1,6 +1,7 @@
 // libFuzzer: faultguard's parsers: plugstack arguments, the epilog helper's command line,
 // --output filename patterns and the task-exit hand-off lines slurmstepd writes (which a torn
-// write or a full disk can mangle).
+// write or a full disk can mangle), and the retry settings of a record hand-off (root's, but a
+// torn write or an older version's may hold anything).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include "spank/faultguard/core/epilog_args.hpp"
 #include "spank/faultguard/core/faultguard_config.hpp"
 #include "spank/faultguard/core/output_path.hpp"
+#include "spank/faultguard/core/record_retry.hpp"
 #include "spank/faultguard/core/task_exit_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -49,5 +51,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             again[0].wait_status != e.wait_status)
             __builtin_trap();
     }
+    // Any hand-off's retry settings give a schedule within the bounds, its rounds in order.
+    const auto handoff = nlohmann::json::parse(text, nullptr, false);
+    const auto s = acme::faultguard::retry_schedule_of(handoff.is_discarded() ? nlohmann::json() : handoff);
+    if (!(s.window_s >= 0 && s.window_s <= acme::faultguard::kRecordRetryMaxSeconds &&
+          s.max_pause_s >= acme::faultguard::kRecordRetryPauseMinSeconds &&
+          s.max_pause_s <= acme::faultguard::kRecordRetryPauseMaxSeconds))
+        __builtin_trap();
+    if (const auto first = acme::faultguard::next_retry_round(s, 0); first && (*first <= 0 || *first >= s.window_s))
+        __builtin_trap();
     return 0;
 }

@@ -6,9 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "spank/faultguard/core/hard_stop.hpp"
+#include "spank/faultguard/core/prepared_exec.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace {
 
@@ -61,4 +65,38 @@ TEST_CASE("a disarmed hard stop never fires") {
     REQUIRE(WIFEXITED(ended.status));
     CHECK(WEXITSTATUS(ended.status) == 0);
     CHECK(ended.stderr_text.empty());
+}
+
+TEST_CASE("a hard stop starts what it was given (the node's record retrier), in a session of its own") {
+    acme::test::TempDir dir;
+    const std::string mark = dir.file("started");
+    static acme::faultguard::PreparedExec then;  // static: the handler reads it
+    // What the started program says: its pid and its session's (/proc/PID/stat, field 6).
+    REQUIRE(then.prepare({"/bin/sh", "-c", "echo \"$$ $(cut -d' ' -f6 /proc/$$/stat)\" >" + mark + ".tmp && mv " + mark + ".tmp " + mark},
+                         {"PATH=/usr/bin:/bin"}));
+    const auto ended = in_child([&] {
+        acme::faultguard::arm_hard_stop(1, "stopped; kept\n", 1, &then);
+        for (;;) ::pause();
+    });
+    REQUIRE(WIFEXITED(ended.status));
+    CHECK(WEXITSTATUS(ended.status) == 1);
+    CHECK(ended.stderr_text == "stopped; kept\n");
+    std::string text;
+    for (int i = 0; i < 100 && text.empty(); ++i) {
+        std::ifstream in(mark);
+        std::getline(in, text);
+        if (text.empty()) ::usleep(50 * 1000);
+    }
+    REQUIRE(!text.empty());
+    std::istringstream fields(text);
+    long pid = 0, sid = 0;
+    fields >> pid >> sid;
+    CHECK(pid == sid);  // setsid(): the leader of its own session
+    CHECK(sid != ::getsid(0));
+
+    // Too much to hold: nothing is prepared, and nothing would start.
+    acme::faultguard::PreparedExec big;
+    CHECK(!big.prepare({std::string(acme::faultguard::PreparedExec::kMaxBytes, 'x')}, {}));
+    CHECK(!big.prepared());
+    CHECK(big.start() == -1);
 }

@@ -33,6 +33,8 @@ const Field kFields[] = {
     {"--gpucheck", &EpilogArgs::gpucheck, 0, 0, "gpucheck program for localising faults"},
     {"--drain-per-user", &EpilogArgs::drain_per_user, 0, 100000, "nodes one uid's jobs may hold drained at once (0: no limit)"},
     {"--admin-comment", &EpilogArgs::admin_comment, 0, 0, "put this node's part of the job record into its AdminComment"},
+    {"--record-retry", &EpilogArgs::record_retry, 0, 86400, "seconds after the job's end the node's retrier tries a part slurmdbd did not take (0: none)"},
+    {"--record-retry-pause", &EpilogArgs::record_retry_pause, 10, 3600, "the retrier's longest pause between tries"},
     {"--uid", &EpilogArgs::uid, -1, kAny, "the job's uid"},
     {"--gid", &EpilogArgs::gid, -1, kAny, "the job's gid"},
     {"--restart", &EpilogArgs::restart, 0, kAny, "the job's restart count"},
@@ -54,6 +56,8 @@ const Field kFields[] = {
     {"--release", &EpilogArgs::release, 0, kAny, "internal: wait for this job's requeue, then make it eligible now"},
     {"--exclude-node", &EpilogArgs::exclude_node, 0, 0, "internal (with --release): keep the requeued job off this node"},
     {"--publish", &EpilogArgs::publish, 0, 0, "internal: put a node's part (a hand-off file the epilog wrote) into AdminComment"},
+    {"--retry-try", &EpilogArgs::retry_try, 0, 0, "internal (with --publish): one try of the node's record retrier"},
+    {"--retry-outbox", &EpilogArgs::retry_outbox, 0, 0, "internal (with --spool, --node): the node's record retrier"},
     {"--detached", &EpilogArgs::detached, 0, 3600, "internal: run detached; end after this many seconds, the line to the log"},
 };
 

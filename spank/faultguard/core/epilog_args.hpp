@@ -19,6 +19,9 @@ struct EpilogArgs {
     int auto_recover = -1;          // the job's --auto-recover restart cap; -1: not asked
     std::string gpucheck;           // localises an infrastructure failure with no hardware evidence
     bool admin_comment = false;     // put the node's GPU summary into the job's AdminComment
+    // faultguard's record_retry= and record_retry_pause=: how long after the job's end the
+    // node's retrier tries a part slurmdbd did not take, and its longest pause (record_retry.hpp).
+    double record_retry = 1800, record_retry_pause = 300;
     long long uid = -1, gid = -1, restart = 0;
     // The epilog environment's SLURM_JOB_EXIT_CODE2, SLURM_JOB_GPUS, SLURM_NODELIST,
     // SLURM_JOB_WORK_DIR, SLURM_JOB_STDOUT, SLURM_JOB_STDERR, SLURM_JOB_USER.
@@ -33,6 +36,8 @@ struct EpilogArgs {
     std::string exclude_node;  // internal (with --release): the node the requeued job avoids
     long long release = 0;  // internal (the release watcher): wait for this job's requeue
     std::string publish;    // internal (the detached publisher): put this record hand-off file in AdminComment
+    bool retry_try = false;     // internal (with --publish): one try of the node's retrier, its line on stdout
+    bool retry_outbox = false;  // internal (with --spool, --node): the node's record retrier
     // internal: the plugin started this helper detached (a job that ended cleanly): nobody waits
     // for it, so it ends itself after this many seconds and writes its line to faultguard's log.
     double detached = 0;

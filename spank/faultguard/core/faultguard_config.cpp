@@ -59,6 +59,21 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
             seconds(key, value, c.timeout);
         } else if (key == "admin_comment") {
             boolean(key, value, c.admin_comment);
+        } else if (key == "record_retry") {
+            const auto v = util::parse_double(value);
+            if (!v || *v < 0 || *v > 86400)
+                result.errors.push_back(fmt::format(
+                    "faultguard: plugstack argument record_retry={}: want seconds in [0, 86400] (0: no retries before the node's next epilog)",
+                    util::printable(value)));
+            else
+                c.record_retry = *v;
+        } else if (key == "record_retry_pause") {
+            const auto v = util::parse_double(value);
+            if (!v || *v < 10 || *v > 3600)
+                result.errors.push_back(fmt::format(
+                    "faultguard: plugstack argument record_retry_pause={}: want seconds in [10, 3600]", util::printable(value)));
+            else
+                c.record_retry_pause = *v;
         } else if (key == "ckpt_finder") {
             absolute(key, value, c.ckpt_finder);
         } else if (key == "ckpt_rules") {
@@ -127,7 +142,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
                 c.log_bytes = *v;
         } else {
             result.errors.push_back(fmt::format(
-                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, ckpt_finder, "
+                "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, record_retry, record_retry_pause, ckpt_finder, "
                 "ckpt_rules, ckpt_timeout, gpucheck, drain_per_user, health_gate, gate_helper, gate_timeout, gate_resident, nvml, llm_endpoint, llm_model, llm_token_file, llm_timeout, llm_below)",
                 util::printable(key)));
         }

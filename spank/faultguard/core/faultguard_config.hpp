@@ -19,6 +19,11 @@ struct Config {
     long long log_bytes = 256 * 1024;  // how much of the end of stdout/stderr is read
     int drain_per_user = 3;            // nodes one uid's jobs may hold drained at once (0: no limit)
     bool admin_comment = true;  // put this node's part of the job record into its AdminComment (slurmdbd)
+    // A part slurmdbd did not take gets further tries from the node's retrier until this long
+    // after the job's end (0: none, the node's next epilog only), pausing at most
+    // record_retry_pause between them (core/record_retry.hpp).
+    double record_retry = 1800.0;
+    double record_retry_pause = 300.0;
     // recovery (--auto-recover, --ckpt-dir)
     std::string ckpt_finder;    // path of acme-ckpt-find
     std::string ckpt_rules;     // checkpoints.toml

@@ -36,6 +36,9 @@ inline std::string record_part_path(std::string_view spool, std::string_view nod
     return fmt::format("{}/{}.{}.{}.record", run_dir(spool), node, job_id, restart);
 }
 
+// The node's record retrier (record_retrier.hpp): the lock the one running holds, with its pid.
+inline std::string record_retrier_lock_name(std::string_view node) { return fmt::format("{}.retrier.pid", node); }
+
 // The GPU count slurmctld last gave the health gate for this node (promised_gpus.hpp).
 inline std::string promised_gpus_path(std::string_view spool, std::string_view node) {
     return fmt::format("{}/{}.gpus", run_dir(spool), node);

@@ -13,6 +13,7 @@ namespace {
 char g_line[1024];
 volatile sig_atomic_t g_length = 0;
 volatile sig_atomic_t g_exit_code = 1;
+const PreparedExec* volatile g_then = nullptr;
 
 void on_alarm(int) {
     const char* p = g_line;
@@ -23,12 +24,13 @@ void on_alarm(int) {
         p += n;
         left -= static_cast<size_t>(n);
     }
+    if (const PreparedExec* then = g_then) then->start();
     _exit(g_exit_code);
 }
 
 }  // namespace
 
-void arm_hard_stop(unsigned seconds, std::string_view line, int exit_code) noexcept {
+void arm_hard_stop(unsigned seconds, std::string_view line, int exit_code, const PreparedExec* then) noexcept {
     sigset_t alarm_only, before;
     sigemptyset(&alarm_only);
     sigaddset(&alarm_only, SIGALRM);
@@ -38,11 +40,15 @@ void arm_hard_stop(unsigned seconds, std::string_view line, int exit_code) noexc
     std::memcpy(g_line, line.data(), n);
     g_length = static_cast<sig_atomic_t>(n);
     g_exit_code = exit_code;
+    g_then = then;
     struct sigaction sa {};
     sa.sa_handler = on_alarm;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, nullptr);
     alarm(seconds);
+    // A process started from another's stop (PreparedExec) inherits the handler's mask, SIGALRM
+    // blocked: its own stop must still come.
+    sigdelset(&before, SIGALRM);
     sigprocmask(SIG_SETMASK, &before, nullptr);
 }
 

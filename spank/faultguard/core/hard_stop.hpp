@@ -6,11 +6,14 @@
 
 #include <string_view>
 
+#include "spank/faultguard/core/prepared_exec.hpp"
+
 namespace acme::faultguard {
 
 // Arms (or re-arms, replacing the line and the time) the stop: after `seconds`, `line` (cut to
-// 1 KiB; end it with a newline) is written to stderr and the process exits with `exit_code`.
-// 0 seconds disarms it. Async-signal-safe at the stop: write(2) and _exit(2) only.
-void arm_hard_stop(unsigned seconds, std::string_view line, int exit_code = 1) noexcept;
+// 1 KiB; end it with a newline) is written to stderr, `then` (when given; it must outlive the
+// arming) is started, and the process exits with `exit_code`. 0 seconds disarms it.
+// Async-signal-safe at the stop: write(2), PreparedExec::start() and _exit(2) only.
+void arm_hard_stop(unsigned seconds, std::string_view line, int exit_code = 1, const PreparedExec* then = nullptr) noexcept;
 
 }  // namespace acme::faultguard
