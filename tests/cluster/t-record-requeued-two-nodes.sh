@@ -26,12 +26,21 @@ on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/n2.toml"'
 
 ckpt=$ACME_TEST_TMP/ckpt
 mkdir -p "$ckpt" && chmod 755 "$ckpt"
+# Its first run must be on n1 and n2 (n2's XID above): from three idle nodes Slurm takes the
+# lowest two. A node another test left completing sent it to n2 and n3 in a loaded run.
+all_nodes_idle
 id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" --wrap "
 if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
   mkdir -p $ckpt/step-1 && touch $ckpt/step-1/.complete
   sleep 5; echo 'RuntimeError: NCCL communicator was aborted' >&2; exit 1
 fi
 sleep 2")
+# The premise first, as a clear line (not a record that names other nodes).
+for _ in $(seq 1 100); do
+  [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] && break
+  sleep 0.2
+done
+assert_eq "n[1-2]" "$(job_field "$id" NodeList)" "the first run's nodes (n2 raises the XID)"
 deadline=$((SECONDS + 120))
 while [ "$(job_field "$id" JobState)" != COMPLETED ]; do
   case $(job_field "$id" JobState) in FAILED | CANCELLED | TIMEOUT | NODE_FAIL) fail "job $id ended $(job_field "$id" JobState)" ;; esac
