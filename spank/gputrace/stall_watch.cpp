@@ -34,7 +34,8 @@ StallWatch::StallWatch(const StallConfig& c, StallJob job, store::Database& db, 
             share_.reset();
         }
     }
-    if (c_.cadence.nic && c_.cadence.activity && c_.cadence.k > 0) nic_ = std::make_unique<NicTraffic>();
+    if (c_.cadence.nic && c_.cadence.activity && c_.cadence.k > 0)
+        nic_ = std::make_unique<NicTraffic>("/sys", c_.cadence.nic_ignore);
     paths_.heartbeat = heartbeat_path(c_, job_.job, job_.node);
     paths_.ckpt_dir = job_.ckpt_dir;
     next_look_ = job_start + c_.probe;
@@ -61,7 +62,7 @@ void StallWatch::read_processes(double now, bool full) {
         tracker_.on_nic(moved, nic_->present(), span, now);
     }
     last_read_ = now;
-    next_read_ = now + tracker_.process_interval(now);
+    next_read_ = now + tracker_.read_interval(now);
 }
 
 double StallWatch::closes() const { return verdict_ ? 0 : closes_at(judged_, tracker_.state()); }
