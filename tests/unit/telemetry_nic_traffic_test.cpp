@@ -447,9 +447,9 @@ TEST_CASE("trusted ports are read within a tenth of their window in the job's st
     CHECK(o.read_interval(now) == o.process_interval(now));
 }
 
-TEST_CASE("a 2 s job hung at any point of its step: called within 3 steps on still ports (the reads' span no longer adds a step)") {
+TEST_CASE("a 2 s job hung at any point of its step: called within 3 steps (the ports' floor or 3x its quiet, a read and a tick)") {
     // The hang falls at 16 points of a step: just after the heartbeat, inside the next all-reduce,
-    // at its end. The verdict needs 5 s of still ports (the floor), a read's span and a tick more.
+    // at its end; whichever window closes first (5 s of still ports, 3x the 2 s quiet) calls it.
     for (int i = 0; i < 16; ++i) {
         auto job = ported(2, 1500);
         job.hang = 1401 + 2.0 * i / 16 + 0.01;
@@ -458,7 +458,6 @@ TEST_CASE("a 2 s job hung at any point of its step: called within 3 steps on sti
         REQUIRE(r.verdict_at);
         INFO(r.verdict.evidence);
         INFO("hang at " << job.hang);
-        CHECK(has(r.verdict.evidence, "every node's network ports still"));
         CHECK(*r.verdict_at - job.hang <= 3 * 2);
     }
 }
