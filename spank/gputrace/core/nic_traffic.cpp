@@ -82,31 +82,6 @@ std::optional<unsigned long long> parse_counter(std::string_view text) {
     return v;
 }
 
-std::optional<std::vector<std::string>> parse_nic_ignore(std::string_view text) {
-    constexpr std::size_t kMost = 16, kLongest = 64;
-    std::vector<std::string> out;
-    if (text.empty()) return out;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-        if (i < text.size() && text[i] != ',') continue;
-        const std::string_view entry = text.substr(start, i - start);
-        start = i + 1;
-        if (entry.empty() || entry.size() > kLongest || out.size() >= kMost) return std::nullopt;
-        for (const char ch : entry)
-            if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                  std::string_view("._-:@*?[]!^").find(ch) != std::string_view::npos))
-                return std::nullopt;
-        out.emplace_back(entry);
-    }
-    return out;
-}
-
-std::string format_nic_ignore(const std::vector<std::string>& ignore) {
-    std::string out;
-    for (const auto& e : ignore) out += (out.empty() ? "" : ",") + e;
-    return out;
-}
-
 bool nic_ignored(const std::vector<std::string>& ignore, std::string_view name) {
     const std::string n(name);
     for (const auto& e : ignore)
