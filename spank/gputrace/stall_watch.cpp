@@ -62,7 +62,7 @@ void StallWatch::read_processes(double now, bool full) {
         tracker_.on_nic(moved, nic_->present(), span, now);
     }
     last_read_ = now;
-    next_read_ = now + tracker_.read_interval(now);
+    next_read_ = now + tracker_.process_interval(now);
 }
 
 double StallWatch::closes() const { return verdict_ ? 0 : closes_at(judged_, tracker_.state()); }

@@ -43,9 +43,7 @@
 // Configurations: before the ports (stall_cadence_nic=off: the longest quiet the job has shown and
 // stall_cadence_margin more, margin 2: three times the quiet) and the shipped keys (the ports read:
 // where every node's ports carried the job's steps and are still over the quiet, the quiet and
-// stall_cadence_nic_margin more, at least stall_cadence_nic_floor; else as before), the same with
-// every read of the processes and ports at the processes' pace (before trusted ports were read
-// every tenth of their window in the job's steps: NodeTracker::read_interval), that floor at
+// stall_cadence_nic_margin more, at least stall_cadence_nic_floor; else as before), that floor at
 // 10 s and 0 beside them; no quick looks (stall_heartbeat_probe=0: every look at stall_probe, as before them); margin
 // 0.25 with and without quick looks (a tighter margin: sooner verdicts, more slow collectives
 // called); margin 0 (what the margin guards); the processes not seen (k x the step and the floor), floor 0
@@ -189,15 +187,12 @@ void live(test::SimJob& job, double step, double to, const Tails& tails, const N
 }
 
 constexpr double kInterval = 10;  // the shipped gputrace interval (s between GPU samples)
-// The row's reads (SimJob::reads_follow_motion): false, every read at the processes' pace.
-bool g_follow = true;
 
 // `ports`: the sampler reads the node's network ports (the node has RDMA port counters).
 test::SimJob base(bool seen, bool ports, Rng& rng) {
     test::SimJob job;
     job.processes_seen = seen;
     job.nic_present = ports;
-    job.reads_follow_motion = g_follow;
     job.gpu_interval = kInterval;
     job.step_io = uniform(rng, 1e6, 5e7);
     return job;
@@ -277,10 +272,8 @@ int false_verdicts(const StallConfig& c, double step, bool seen, bool ports, boo
 }
 
 // One configuration over the jobs `seed` draws: the same jobs for every configuration.
-void row(const char* name, const StallConfig& c, bool seen, bool ports, int jobs, unsigned long long seed,
-         bool follow = true) {
+void row(const char* name, const StallConfig& c, bool seen, bool ports, int jobs, unsigned long long seed) {
     if (const char* only = std::getenv("STALL_BENCH_ONLY"); only && !std::strstr(name, only)) return;
-    g_follow = follow;
     Rng rng(seed);
     std::string line;
     int missed = 0;
@@ -320,8 +313,6 @@ int main(int argc, char** argv) {
     row("before the ports (stall_cadence_nic=off: margin 2, 3x the quiet), processes seen", ports_off, true, false, jobs, seed);
     row("shipped keys (ports read: 1.25x the quiet, at least 5 s, where every port is still), processes seen", c, true, true,
         jobs, seed);
-    row("shipped keys, every read at the processes' pace (before read_interval), processes seen", c, true, true, jobs,
-        seed, false);
     auto floor10 = c;
     floor10.cadence.nic_floor = 10;
     row("ports read, stall_cadence_nic_floor=10 (two retransmission timeouts)", floor10, true, true, jobs, seed);
@@ -348,7 +339,6 @@ int main(int argc, char** argv) {
     auto fixed = c;
     fixed.cadence.k = 0;
     row("fixed windows (k 0, the baseline)", fixed, true, false, jobs, seed);
-    g_follow = true;
     Rng rng(seed);
     const auto early = hangs(c, 2, true, false, true, true, jobs, rng), early_idle = hangs(c, 2, false, false, true, true, jobs, rng);
     std::printf("stall cadence, no cadence (hung within 10 steps of the warm-up's end): p95 %.0f s spinning, %.0f s idle "

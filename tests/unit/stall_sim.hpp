@@ -1,8 +1,8 @@
 // A job on a simulated clock, judged as the sampler judges it (sampler_main.cpp, stall_watch.cpp):
 // a tick every 0.25 s (the sampler's event wait), a GPU sample every `gpu_interval` seconds and
 // one more when a window at the job's pace closes (StallWatch::wants_gpus), quick looks at the
-// heartbeat every stall_heartbeat_probe and at the job's processes (and ports) at
-// NodeTracker::read_interval once the warm-up is over, a full look (log, heartbeat, checkpoints, a walk of the processes) every
+// heartbeat every stall_heartbeat_probe and at the job's processes at NodeTracker::process_interval
+// once the warm-up is over, a full look (log, heartbeat, checkpoints, a walk of the processes) every
 // stall_probe and when a window closes (closes_at), the verdict at each full look.
 // Shared by the stall unit tests and the cadence bench (tests/bench/stall_cadence_bench.cpp),
 // so the bench measures the code the tests pin down.
@@ -56,9 +56,6 @@ struct SimJob {
     bool nic_present = false;
     std::vector<Span> nic{};
     double hang_nic = 0;
-    // The processes and ports are read at NodeTracker::read_interval (as the sampler reads them);
-    // false: at process_interval alone, as before read_interval (the bench's side-by-side row).
-    bool reads_follow_motion = true;
 };
 
 struct SimResult {
@@ -123,7 +120,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         if (job.nic_present) node.on_nic({last_read > 0, nic, 0}, true, last_read > 0 ? t - last_read : 0, t);
         io = cpu = nic = 0;
         last_read = t;
-        next_read = t + (job.reads_follow_motion ? node.read_interval(t) : node.process_interval(t));
+        next_read = t + node.process_interval(t);
     };
     for (double t = dt; t <= job.end; t += dt) {
         bool stepped = false;

@@ -375,20 +375,16 @@ void NodeTracker::on_heartbeat(std::optional<double> mtime, double now) {
 
 void NodeTracker::on_activity(const Activity& a, double span, double now) {
     s_.activity_seen = a.seen;
-    // What the pace learns from a read spans at least the processes' pace: the sooner reads for
-    // the ports (read_interval) time the verdict and teach no shorter quiet than those reads would
-    // (stall_cadence_margin is set for quiets learned at that pace).
-    const double learned = std::max(span, process_interval(now));
     if (a.seen && span > 0 &&
         (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu))) {
         s_.activity_at = now;
         // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span.
-        activity_from_ = a.disk_wait ? now : now - learned;
+        activity_from_ = a.disk_wait ? now : now - span;
     } else if (a.seen && span > 0 && waited_) {
         // Asleep on the disk at the read before, not now: it may have slept until just before
         // this read (the latest its quiet may have begun), and from that read on (the earliest).
         s_.activity_at = now;
-        activity_from_ = now - learned;
+        activity_from_ = now - span;
     }
     waited_ = a.seen && a.disk_wait;
     s_.ts = now;
@@ -419,22 +415,6 @@ double NodeTracker::process_interval(double now) const {
     if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
     const double coarsest = std::max(c_.probe, c_.heartbeat_probe);
     return std::clamp(c_.cadence.margin * cadence_.longest() / 4, c_.heartbeat_probe, coarsest);
-}
-
-double NodeTracker::read_interval(double now) const {
-    const double every = process_interval(now);
-    if (c_.heartbeat_probe <= 0 || !s_.nic_seen || every <= c_.heartbeat_probe) return every;
-    // The window judge() gives still ports, from this node's learned quiet (the job's is at least
-    // as long: a sooner read only costs one more).
-    const double quiet = cadence_.longest();
-    const double window = std::max(quiet * (1 + c_.cadence.nic_margin), c_.cadence.nic_floor);
-    if (window >= quiet * (1 + c_.cadence.margin)) return every;  // the margin's window is the shorter: no use
-    // Only in the job's steps (a hang stops the motion within a step of the last one): a save's or
-    // an evaluation's minutes are read at the processes' pace after their first window. Not only
-    // after a read that saw motion: a collective that starts and stops between two reads at the
-    // processes' pace (a 2 s job's, read every 2 s) is seen at the second, up to that pace late.
-    if (now - std::max({step_at_, s_.log_changed_at, s_.ckpt_changed_at}) > window) return every;
-    return std::clamp(window / 10, c_.heartbeat_probe, every);
 }
 
 double closes_at(const Verdict& v, const NodeState& here) {

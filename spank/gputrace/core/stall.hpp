@@ -131,15 +131,6 @@ public:
     // learned from the earliest its first sign may have been, so a read this fine stretches no
     // learned quiet by more than a quarter of the margin.
     double process_interval(double now) const;
-    // When to read the processes and the ports next (s from now): process_interval, or sooner
-    // where this node's ports are trusted (stall_cadence_nic) and their window is the shorter one:
-    // a tenth of the ports' window (at least stall_heartbeat_probe), while within that window of
-    // the job's last step. The ports' window counts from the read that last saw motion, so the
-    // span of that read is a delay on the verdict and no part of its evidence (the motion may
-    // have stopped at its start); in the job's steps that span stays within a tenth of the window,
-    // and once a pause outlasts the window (a save's minutes of writes) the reads go back to
-    // process_interval's pace.
-    double read_interval(double now) const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
