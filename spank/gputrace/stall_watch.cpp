@@ -34,7 +34,8 @@ StallWatch::StallWatch(const StallConfig& c, StallJob job, store::Database& db, 
             share_.reset();
         }
     }
-    if (c_.cadence.nic && c_.cadence.activity && c_.cadence.k > 0) nic_ = std::make_unique<NicTraffic>();
+    if (c_.cadence.nic && c_.cadence.activity && c_.cadence.k > 0)
+        nic_ = std::make_unique<NicTraffic>("/sys", c_.cadence.nic_ignore);
     paths_.heartbeat = heartbeat_path(c_, job_.job, job_.node);
     paths_.ckpt_dir = job_.ckpt_dir;
     next_look_ = job_start + c_.probe;

@@ -2,7 +2,8 @@
 // blanks, as Slurm splits them, stall_* and idle_* keys included), --gpu-telemetry values, Slurm GPU id
 // lists, the stall share's node-state lines (stall.hpp), and /proc's stat and io files as the
 // stall watch reads the job's processes (job_activity.hpp: a command name is the user's to choose),
-// and a sysfs counter as it reads the node's network ports (nic_traffic.hpp). The start time in a
+// and a sysfs counter as it reads the node's network ports (nic_traffic.hpp) and the devices it
+// leaves out (stall_cadence_nic_ignore). The start time in a
 // /proc/PID/stat as the sampler's pid file is checked (sampler_wait_c.h).
 // The shim's C reading of the same arguments (spank/shim_text.c, compiled in here as C++)
 // must give the values the C++ parser gives.
@@ -86,6 +87,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (digits.find_first_not_of("0123456789") != std::string_view::npos ||
             std::to_string(*v) != digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1)))
             __builtin_trap();
+    }
+    // stall_cadence_nic_ignore: a list that parses formats back to itself, and every entry is a
+    // name fnmatch takes (no '/', no blank: one plugstack word).
+    if (const auto list = acme::telemetry::parse_nic_ignore(text)) {
+        if (acme::telemetry::format_nic_ignore(*list) != text || list->size() > 16) __builtin_trap();
+        for (const auto& e : *list)
+            if (e.empty() || e.size() > 64 || e.find_first_of("/ \t\n,") != std::string::npos) __builtin_trap();
+        (void)acme::telemetry::nic_ignored(*list, "eno1");
     }
     return 0;
 }

@@ -354,3 +354,62 @@ TEST_CASE("stall_cadence_nic, _nic_bytes, _nic_margin, _nic_floor: plugstack key
     CHECK(set_stall_key("stall_cadence_nic_floor", "-1", c, errors));
     CHECK(errors.back() == "gputrace: plugstack argument stall_cadence_nic_floor=-1: want a number in [0, 86400]");
 }
+
+TEST_CASE("stall_cadence_nic_ignore: a management Ethernet always moving is left out by name or glob; lo always") {
+    FakeSys sys;
+    sys.ib(1000, 500);
+    sys.net("eno1", 0, 0);
+    sys.net("docker0", 0, 0);
+    sys.net("ib0", 0, 0);
+    NicTraffic all(sys.root()), some(sys.root(), {"eno1", "dock*"});
+    REQUIRE(all.present());
+    REQUIRE(some.present());
+    sys.net("eno1", 50 << 20, 50 << 20);  // 100 MiB of management traffic
+    sys.net("docker0", 1 << 20, 0);
+    CHECK(all.read().bytes == (100 << 20) + (1 << 20));
+    const auto d = some.read();
+    CHECK(d.seen);
+    CHECK(d.bytes == 0);
+    sys.net("ib0", 7, 0);  // a device not listed still counts
+    CHECK(some.read().bytes == 7);
+    // An RDMA device left out: its ports tell nothing; with none left, no evidence (the old rule).
+    NicTraffic no_ib(sys.root(), {"mlx5_*"});
+    CHECK_FALSE(no_ib.present());
+    CHECK_FALSE(no_ib.read().seen);
+    CHECK(nic_ignored({"en[op]*"}, "enp3s0"));
+    CHECK_FALSE(nic_ignored({"en[op]*"}, "ens1"));
+    CHECK_FALSE(nic_ignored({}, "eno1"));
+}
+
+TEST_CASE("stall_cadence_nic_ignore: the key, its bad values, carried to the sampler") {
+    CHECK(parse_nic_ignore("") == std::vector<std::string>{});
+    CHECK(parse_nic_ignore("eno1,docker*,enp?s0f[01],br-a.1:x@y") ==
+          std::vector<std::string>{"eno1", "docker*", "enp?s0f[01]", "br-a.1:x@y"});
+    for (const char* bad : {",", "eno1,", ",eno1", "eno1,,x", "a b", "../x", "x/y", "eno1\n", "a=b", "$(x)"})
+        CHECK_FALSE(parse_nic_ignore(bad));
+    CHECK_FALSE(parse_nic_ignore(std::string(65, 'a')));
+    CHECK(parse_nic_ignore(std::string(64, 'a')));
+    std::string many = "a";
+    for (int i = 0; i < 16; ++i) many += ",a";
+    CHECK_FALSE(parse_nic_ignore(many));  // 17
+    StallConfig c;
+    std::vector<std::string> errors;
+    CHECK(set_stall_key("stall_cadence_nic_ignore", "eno1,docker*", c, errors));
+    CHECK(errors.empty());
+    StallConfig back;
+    for (const auto& w : stall_words(c)) {
+        const auto eq = w.find('=');
+        set_stall_key(w.substr(0, eq), w.substr(eq + 1), back, errors);
+    }
+    CHECK(errors.empty());
+    CHECK(back.cadence.nic_ignore == std::vector<std::string>{"eno1", "docker*"});
+    // Empty: none left out (and no word for it).
+    CHECK(set_stall_key("stall_cadence_nic_ignore", "", c, errors));
+    CHECK(c.cadence.nic_ignore.empty());
+    for (const auto& w : stall_words(c)) CHECK_FALSE(has(w, "nic_ignore"));
+    CHECK(set_stall_key("stall_cadence_nic_ignore", "eno1 x", back, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == "gputrace: plugstack argument stall_cadence_nic_ignore=eno1 x: want a comma-separated list of at "
+                       "most 16 device names or globs (letters, digits, ._-:@*?[]!^)");
+    CHECK(back.cadence.nic_ignore == std::vector<std::string>{"eno1", "docker*"});  // kept as it was
+}

@@ -1,10 +1,43 @@
 #include "spank/gputrace/core/cadence.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "spank/gputrace/core/nic_traffic.hpp"
+
 namespace acme::telemetry {
+
+// stall_cadence_nic_ignore's text (declared in nic_traffic.hpp): here, with the cadence keys,
+// because the plugin (gputrace_impl, in slurmd) parses the key and links this file, never the
+// sysfs reader; nic_ignored, which only the sampler calls, stays in nic_traffic.cpp.
+std::optional<std::vector<std::string>> parse_nic_ignore(std::string_view text) {
+    constexpr std::size_t kMost = 16, kLongest = 64;
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i < text.size() && text[i] != ',') continue;
+        const std::string_view entry = text.substr(start, i - start);
+        start = i + 1;
+        if (entry.empty() || entry.size() > kLongest || out.size() >= kMost) return std::nullopt;
+        for (const char ch : entry)
+            if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                  std::string_view("._-:@*?[]!^").find(ch) != std::string_view::npos))
+                return std::nullopt;
+        out.emplace_back(entry);
+    }
+    return out;
+}
+
+std::string format_nic_ignore(const std::vector<std::string>& ignore) {
+    std::string out;
+    for (const auto& e : ignore) out += (out.empty() ? "" : ",") + e;
+    return out;
+}
 
 void Cadence::observe(double sign, double sign_from, double step, double learn_from, bool continued) {
     if (step > last_step_) {

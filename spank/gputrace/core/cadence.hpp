@@ -19,6 +19,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace acme::telemetry {
 
@@ -64,6 +65,12 @@ struct CadenceConfig {
     // four seeds: lossy-link slow collectives called 47 of 2400 at 5 s, 42 at 10 s (33 with the
     // ports off); a 2 s job's hang p95 3.1-3.2 steps at 5 s, 5.5-5.7 at 10 s.
     double nic_floor = 5;
+    // Netdevs and RDMA devices left out of the ports' evidence, by name or fnmatch glob
+    // (nic_traffic.hpp, parse_nic_ignore): a management Ethernet that always carries more than
+    // nic_bytes keeps its node's ports moving, and the faster verdict off there. Empty by default:
+    // no name is a management port on every site, and a device the job's collectives take (NCCL
+    // over sockets, NCCL_SOCKET_IFNAME) left out could read a slow collective as still ports.
+    std::vector<std::string> nic_ignore;
 };
 
 // One node's gaps between signs of progress. A gap counts only when it starts after the job's

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,7 +82,15 @@ std::optional<unsigned long long> parse_counter(std::string_view text) {
     return v;
 }
 
-NicTraffic::NicTraffic(std::string sys_root) : root_(std::move(sys_root)) {
+bool nic_ignored(const std::vector<std::string>& ignore, std::string_view name) {
+    const std::string n(name);
+    for (const auto& e : ignore)
+        if (e == n || ::fnmatch(e.c_str(), n.c_str(), 0) == 0) return true;
+    return false;
+}
+
+NicTraffic::NicTraffic(std::string sys_root, std::vector<std::string> ignore)
+    : root_(std::move(sys_root)), ignore_(std::move(ignore)) {
     last_ = read_all();
     present_ = last_ && last_->count("present") > 0;
 }
@@ -93,6 +102,7 @@ std::optional<std::map<std::string, unsigned long long>> NicTraffic::read_all() 
     if (!ib.ok()) return out;  // no RDMA device: no evidence (present() false)
     bool any = false;
     for (const auto& dev : names(ib.fd, kDevices)) {
+        if (nic_ignored(ignore_, dev)) continue;
         // The class directory's entries are the kernel's links to the devices: followed; nothing below.
         const Fd d(open_dir(ib.fd, dev.c_str(), true));
         const Fd ports(d.ok() ? open_dir(d.fd, "ports", false) : -1);
@@ -139,7 +149,7 @@ std::optional<std::map<std::string, unsigned long long>> NicTraffic::read_all() 
     const Fd net(::open((root_ + "/class/net").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (net.ok()) {
         for (const auto& dev : names(net.fd, kNetdevs)) {
-            if (dev == "lo") continue;
+            if (dev == "lo" || nic_ignored(ignore_, dev)) continue;
             const Fd d(open_dir(net.fd, dev.c_str(), true));  // the kernel's link (bonding_masters: a file)
             const Fd stats(d.ok() ? open_dir(d.fd, "statistics", false) : -1);
             if (!stats.ok()) continue;

@@ -17,12 +17,16 @@
 // read of at most 64 bytes, every component opened O_NOFOLLOW under a directory fd (only the
 // class directory's own entries, the kernel's links to the devices, are followed). Reads need no
 // privilege (the files are 0444). Pure parser unit-tested and fuzzed (gputrace_args_fuzz.cpp).
+// A device that always carries other traffic (a management Ethernet over 1 MiB/s) makes its node's
+// ports always read as moving, so the faster verdict never comes there: the site leaves it out
+// with stall_cadence_nic_ignore (never a device the job's collectives may take).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace acme::telemetry {
 
@@ -36,9 +40,19 @@ struct NicDelta {
 // One sysfs counter file ("12345\n"); nullopt for anything else.
 std::optional<unsigned long long> parse_counter(std::string_view text);
 
+// stall_cadence_nic_ignore: the devices left out of the evidence, a comma-separated list of
+// names or fnmatch(3) globs ("eno1,docker*"), matched against each netdev's name and each RDMA
+// device's (class/infiniband). Empty: none. At most 16 entries of at most 64 characters each,
+// of letters, digits and . _ - : @ and the glob's * ? [ ] ! ^; nullopt for anything else.
+std::optional<std::vector<std::string>> parse_nic_ignore(std::string_view text);
+std::string format_nic_ignore(const std::vector<std::string>& ignore);
+// Whether `name` is one of `ignore`'s names or matches one of its globs.
+bool nic_ignored(const std::vector<std::string>& ignore, std::string_view name);
+
 class NicTraffic {
 public:
-    explicit NicTraffic(std::string sys_root = "/sys");
+    // `ignore`: devices left out (stall_cadence_nic_ignore); lo is always left out.
+    explicit NicTraffic(std::string sys_root = "/sys", std::vector<std::string> ignore = {});
     // False on a node without /sys/class/infiniband or no port counter read: no evidence here.
     bool present() const { return present_; }
     NicDelta read();
@@ -47,6 +61,7 @@ private:
     // Every counter, by "dev/port/file" (or "net/dev/file"); nullopt: some counter unreadable.
     std::optional<std::map<std::string, unsigned long long>> read_all() const;
     std::string root_;
+    std::vector<std::string> ignore_;
     bool present_ = false;
     std::optional<std::map<std::string, unsigned long long>> last_;
 };

@@ -94,6 +94,11 @@ bool set_stall_key(std::string_view key, const std::string& value, StallConfig& 
         set_number(key, value, 0, 100, c.cadence.nic_margin, errors);
     } else if (key == "stall_cadence_nic_floor") {
         set_number(key, value, 0, 86400, c.cadence.nic_floor, errors);
+    } else if (key == "stall_cadence_nic_ignore") {
+        if (const auto list = parse_nic_ignore(value)) c.cadence.nic_ignore = *list;
+        else errors.push_back(fmt::format("gputrace: plugstack argument stall_cadence_nic_ignore={}: want a comma-separated "
+                                          "list of at most 16 device names or globs (letters, digits, ._-:@*?[]!^)",
+                                          util::printable(value)));
     } else if (key == "stall_cadence_steps") {
         const auto v = util::parse_int(value);
         if (v && *v >= 1 && *v <= 100000) c.cadence.steps = *v;
@@ -162,6 +167,8 @@ std::vector<std::string> stall_words(const StallConfig& c) {
         fmt::format("stall_margin={}", c.margin),
         fmt::format("heartbeat_dir={}", c.heartbeat_dir),
     };
+    if (!c.cadence.nic_ignore.empty())
+        w.push_back(fmt::format("stall_cadence_nic_ignore={}", format_nic_ignore(c.cadence.nic_ignore)));
     if (!c.share.empty()) w.push_back(fmt::format("stall_share={}", c.share));
     if (!c.mail.empty()) w.push_back(fmt::format("stall_mail={}", c.mail));
     return w;
