@@ -7,7 +7,8 @@
 
 read -r lo hi </proc/sys/net/ipv4/ip_local_port_range || skip "no /proc/sys/net/ipv4/ip_local_port_range"
 ((hi - lo > 300)) || skip "the ephemeral range $lo-$hi is too narrow to place a cluster in it"
-mc=$ACME_TEST_TMP/mc-ephemeral
+# A short path (Slurm's sockets live under it): a name nothing has, not made.
+mc=$(mktemp -u /tmp/acme-mc-eph.XXXXXX)
 out=$(ACME_MINICLUSTER_DIR=$mc ACME_MINICLUSTER_PORT=$((lo + 100)) "$ACME_SRC_DIR/scripts/minicluster" up --nodes 2 \
   --no-accounting --no-prometheus 2>&1)
 rc=$?
