@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# timeout: 900
 # The whole shipped suites/opencompass.toml (its commands and datasets, each dataset's samples
 # lowered to the opencompass stand-in's sizes: a test double of OpenCompass, tests/fakes/harness)
 # scores every dataset through acme-eval-opencompass: the lists named FAMILY.CONFIG.VAR (C3,
@@ -81,7 +82,7 @@ open(sys.argv[2], "w").write(head.replace('name = "opencompass"', 'name = "ocrac
 PY
 chmod 644 "$ES"/race.toml
 id2=$(OPENCOMPASS_FAKE_OOM=race-high es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/race.toml --params-b 7 --label step-100-oom)
-assert_eq failed "$(es_wait "$id2" 120)" "evaluation with an OOM in race-high"
+assert_eq failed "$(es_wait "$id2" 400)" "evaluation with an OOM in race-high"
 assert_contains "$(cat "$ES"/results/"$id2"/logs/*.out)" "race.race_gen: OpenCompass finished 1 of 2 subsets" "the trial's refusal"
 assert_contains "$(cat "$ES"/results/"$id2"/logs/*.out)" "missing race-high (no predictions" "the subset named"
 assert_contains "$(evalsched status "$id2")" "race-high" "status names the missing subset"
