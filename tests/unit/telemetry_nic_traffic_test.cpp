@@ -354,7 +354,9 @@ TEST_CASE("a job's nodes: a state is evidence of its node's quiet only up to whe
     // n2's full look at 301.25 writes its state: quiet since the step. Then rank 0's checkpoint
     // save starts there (GPUs idle, 200 MB/s written to local disk, nothing on the ports), while
     // n1 spins at the barrier, its ports still. n1 judges with n2's line as the share holds it.
+    two_s_job(n2, 300.5, 301, 300, 0, idle);
     const NodeState n2_line = written(n2, 301.25, 300);
+    REQUIRE(n2_line.pattern == Pattern::idle);
     two_s_job(n2, 301.5, 330, 300, 2e8, idle);
     for (double t = 300.5; t <= 320; t += 0.5) {
         two_s_job(n1, t, t, 300, 0, spin);
@@ -373,6 +375,7 @@ TEST_CASE("a job's nodes: a state is evidence of its node's quiet only up to whe
     NodeTracker h1(c, "n1", 0), h2(c, "n2", 0);
     two_s_job(h1, 0.5, 300, 300, 0, spin);
     two_s_job(h2, 0.5, 300, 300, 0, idle);
+    two_s_job(h2, 300.5, 301, 300, 0, idle);
     const NodeState h2_line = written(h2, 301.25, 300);
     two_s_job(h1, 300.5, 305.5, 300, 0, spin);
     two_s_job(h2, 301.5, 305.5, 300, 0, idle);
