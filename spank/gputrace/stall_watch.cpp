@@ -65,7 +65,7 @@ void StallWatch::read_processes(double now, bool full) {
     next_read_ = now + tracker_.process_interval(now);
 }
 
-double StallWatch::closes() const { return verdict_ ? 0 : closes_at(judged_, tracker_.state()); }
+double StallWatch::closes() const { return verdict_ || waiting_ ? 0 : closes_at(judged_, tracker_.state()); }
 
 bool StallWatch::wants_gpus(double now) const {
     if (!c_.enabled || verdict_) return false;
@@ -106,6 +106,7 @@ void StallWatch::look(double now) {
     read_processes(now, true);
     tracker_.close_work_window();
     std::vector<NodeState> states;
+    last_look_ = now;
     if (share_) {
         share_->write(job_.job, tracker_.state());
         states = share_->read(job_.job, nodes_);
@@ -138,8 +139,38 @@ void StallWatch::look(double now) {
     }
     // Without the job's node list, judge this node alone.
     const bool shared = share_ && !nodes_.empty();
-    auto v = judge(shared_states(states), shared ? nodes_ : std::vector<std::string>{}, job_start_, now, c_, shared);
+    poll_gap_ = 0;
+    judged(judge(shared_states(states), shared ? nodes_ : std::vector<std::string>{}, job_start_, now, c_, shared), now);
+}
+
+void StallWatch::poll(double now) {
+    auto states = share_->read(job_.job, nodes_);
+    if (std::none_of(states.begin(), states.end(), [&](const NodeState& s) { return s.node == job_.node; })) {
+        NodeState own = tracker_.state();
+        own.ts = last_look_;  // what the share would hold: this node as of its last full look
+        states.push_back(std::move(own));
+    }
+    auto v = judge(states, nodes_, job_start_, now, c_, true);
+    if (!v.stalled && v.waiting && v.due > last_look_) {
+        // The window closes after this node last wrote: its own look (and state) is what is missing.
+        look(now);
+        next_look_ = now + c_.probe;
+        closed_write_ = verdict_ ? 0 : now;
+        return;
+    }
+    judged(std::move(v), now);
+}
+
+void StallWatch::judged(Verdict v, double now) {
     due_ = v.due;
+    waiting_ = !v.stalled && v.waiting;
+    if (waiting_) {
+        // Every node looks when the window closes by its own reckoning, so the last states come
+        // within a tick or two of it; a node busy in a save writes at its next look: back off.
+        const double first = c_.heartbeat_probe > 0 ? c_.heartbeat_probe : c_.probe;
+        poll_gap_ = poll_gap_ > 0 ? std::min(2 * poll_gap_, std::max(first, c_.probe)) : first;
+        next_poll_ = now + poll_gap_;
+    }
     if (!v.stalled) {
         judged_ = std::move(v);
         return;
@@ -215,12 +246,22 @@ void StallWatch::tick(double now) {
     if (quick && now >= next_read_) read_processes(now, false);
     // Every stall_probe, and when the window running closes (what the quick looks saw moves it
     // on): a verdict a look late would be a step late for a job stepping every few seconds. The
-    // full look that gives it walks /proc and reads the log as the job's user.
+    // full look that gives it walks /proc and reads the log as the job's user. While the window
+    // has closed but a peer's state predates the close, the share is reread instead (poll); a
+    // state this node wrote at a close is written again as soon as anything here moves after it.
     const double at = closes();
-    if (now >= next_look_ || (due_ > 0 && at > 0 && now >= at)) {
+    const auto& here = tracker_.state();
+    // (The ports alone are not counted: a read that cannot compare its counters stamps them moving.)
+    const bool moved = closed_write_ > 0 && std::max({here.active_at, here.log_changed_at, here.ckpt_changed_at,
+                                                      here.activity_at}) > closed_write_;
+    if (now >= next_look_ || moved || (due_ > 0 && at > 0 && now >= at)) {
+        const bool closing = !moved && due_ > 0 && at > 0 && now >= at;
         due_ = 0;
         look(now);
         next_look_ = now + c_.probe;
+        closed_write_ = share_ && !nodes_.empty() && !verdict_ && (closing || waiting_) ? now : 0;
+    } else if (waiting_ && now >= next_poll_) {
+        poll(now);
     }
     if (signalled_at_ > 0 && !cancelled_ && now >= signalled_at_ + c_.grace) {
         cancelled_ = true;

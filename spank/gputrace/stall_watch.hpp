@@ -51,6 +51,12 @@ public:
 
 private:
     void look(double now);
+    // While waiting for the job's other nodes to write a state since a window closed: rereads the
+    // share and judges again, without a full look (no fork); a full look only where this node's own
+    // state is older than the window's close.
+    void poll(double now);
+    // What follows a judgment: the verdict (record, signal, mail), or the window still running.
+    void judged(Verdict v, double now);
     // The job's processes' activity since they were last read, into the tracker (stall_cadence_activity).
     // `full`: a walk of /proc; else the processes found at the last walk (JobProcesses::look).
     void read_processes(double now, bool full);
@@ -83,6 +89,15 @@ private:
     double due_ = 0;  // when the window running at the last look closes (Verdict::due; 0: none)
     Verdict judged_;  // the last look's verdict (not stalled): its window, for closes()
     double next_beat_ = 0, next_read_ = 0;  // quick looks: the heartbeat, the known processes
+    double last_look_ = 0;  // the last full look: this node's state in the share is as of then
+    // Waiting on the other nodes' states (Verdict::waiting): the share is reread at next_poll_,
+    // the gap doubling from stall_heartbeat_probe up to stall_probe while nothing new comes.
+    bool waiting_ = false;
+    double next_poll_ = 0, poll_gap_ = 0;
+    // This node's state was written at a window's close (the time; 0: not since): once anything
+    // here moves after it, a full look writes the state again at once, so the nodes waiting on it
+    // learn the job moved now, not at the next stall_probe.
+    double closed_write_ = 0;
     double last_gpu_ = 0;                   // the last GPU sample
     std::optional<double> slowness_;
     std::optional<Verdict> verdict_;

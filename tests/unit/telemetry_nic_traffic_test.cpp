@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -309,6 +310,85 @@ TEST_CASE("a job's nodes: the ports' window only when every node's ports carried
     b.nic_seen = false;  // n2's ports tell nothing: 3x the quiet
     CHECK_FALSE(judge({a, b}, {"n1", "n2"}, 0, 1022, c, true).stalled);
     CHECK(judge({a, b}, {"n1", "n2"}, 0, 1030, c, true).stalled);
+}
+
+namespace {
+
+// Two nodes of a 2 s job, each tracker fed as its sampler feeds it: the heartbeat every 0.5 s, the
+// GPUs, the processes and the ports every second, a full look every 30 s. Steps at every even
+// second up to `last`, the data loader reading and the all-reduce crossing the ports with each.
+// After the last step, until `to`: `io` bytes/s written and `gpus` as the GPUs read on the node.
+void two_s_job(NodeTracker& n, double from, double to, double last, double io,
+               const std::vector<acme::telemetry::Sample>& gpus) {
+    for (double t = from; t <= to + 1e-9; t += 0.5) {
+        const double step = std::min(last, 2 * std::floor(t / 2));
+        n.on_heartbeat(step >= 2 ? std::optional<double>(step) : std::nullopt, t);
+        if (t != std::floor(t)) continue;
+        const bool stepped = t <= last && static_cast<long long>(t) % 2 == 0;
+        if (t <= last) n.on_samples(stepped ? acme::test::sim_gpus(95, 300, 40) : acme::test::sim_gpus(0, 60, 0), t);
+        else n.on_samples(gpus, t);
+        n.on_activity({true, stepped ? 2e6 : t > last ? io : 0, t > last && io > 0 ? 1.0 : 0, false}, 1, t);
+        n.on_nic({true, stepped ? 5e8 : 0, 0}, true, 1, t);
+        if (static_cast<long long>(t) % 30 == 0) n.on_probe({static_cast<long long>(step) * 10, step, {}, {}}, t);
+    }
+}
+
+// What the share holds of a node: its state as written at a full look, then read back.
+NodeState written(NodeTracker& n, double now, double last) {
+    n.on_probe({static_cast<long long>(last) * 10, last, {}, {}}, now);
+    return *parse_state(format_state(n.state()));
+}
+
+}  // namespace
+
+TEST_CASE("a job's nodes: a state is evidence of its node's quiet only up to when it was written (a save begun after it is no hang)") {
+    StallConfig c;
+    c.warmup = 60;
+    const auto spin = acme::test::sim_gpus(97, 80, 1), idle = acme::test::sim_gpus(0, 60, 0);
+    // Both nodes learn the job's pace (2 s, its ports carrying the steps) to the last step at 300.
+    NodeTracker n1(c, "n1", 0), n2(c, "n2", 0);
+    two_s_job(n1, 0.5, 300, 300, 0, spin);
+    two_s_job(n2, 0.5, 300, 300, 0, idle);
+    REQUIRE(n1.state().nic_seen);
+    REQUIRE(n2.state().nic_seen);
+    // n2's full look at 301.25 writes its state: quiet since the step. Then rank 0's checkpoint
+    // save starts there (GPUs idle, 200 MB/s written to local disk, nothing on the ports), while
+    // n1 spins at the barrier, its ports still. n1 judges with n2's line as the share holds it.
+    two_s_job(n2, 300.5, 301, 300, 0, idle);
+    const NodeState n2_line = written(n2, 301.25, 300);
+    REQUIRE(n2_line.pattern == Pattern::idle);
+    two_s_job(n2, 301.5, 330, 300, 2e8, idle);
+    for (double t = 300.5; t <= 320; t += 0.5) {
+        two_s_job(n1, t, t, 300, 0, spin);
+        const auto v = judge({written(n1, t, 300), n2_line}, {"n1", "n2"}, 0, t, c, true);
+        CHECK_MESSAGE(!v.stalled, "t=" << t << ": " << v.evidence);
+        // The ports' window (5 s from the last motion at 300) closed by now, not by n2's line.
+        if (t >= 305.5) CHECK_MESSAGE(v.waiting, "t=" << t);
+    }
+    // n2's next look writes the save's motion: no more waiting, the window runs from it.
+    const auto v = judge({written(n1, 331, 300), written(n2, 330.25, 300)}, {"n1", "n2"}, 0, 331, c, true);
+    CHECK_FALSE(v.stalled);
+    CHECK_FALSE(v.waiting);
+    CHECK(v.due > 331);
+    // The same job truly hung on both nodes: no verdict on n2's line written before the window
+    // closed; once n2 writes after the close (its own look at the close), the ports' window calls it.
+    NodeTracker h1(c, "n1", 0), h2(c, "n2", 0);
+    two_s_job(h1, 0.5, 300, 300, 0, spin);
+    two_s_job(h2, 0.5, 300, 300, 0, idle);
+    two_s_job(h2, 300.5, 301, 300, 0, idle);
+    const NodeState h2_line = written(h2, 301.25, 300);
+    two_s_job(h1, 300.5, 305.5, 300, 0, spin);
+    two_s_job(h2, 301.5, 305.5, 300, 0, idle);
+    auto hung = judge({written(h1, 305.5, 300), h2_line}, {"n1", "n2"}, 0, 305.5, c, true);
+    CHECK_FALSE(hung.stalled);
+    CHECK(hung.waiting);
+    hung = judge({written(h1, 305.5, 300), written(h2, 305.5, 300)}, {"n1", "n2"}, 0, 305.5, c, true);
+    REQUIRE(hung.stalled);
+    CHECK(has(hung.evidence, "every node's network ports still"));
+    // Without a share (one node's own state, fresh), nothing changes: its verdict at the close.
+    NodeTracker alone(c, "n1", 0);
+    two_s_job(alone, 0.5, 305.5, 300, 0, spin);
+    CHECK(judge({written(alone, 305.5, 300)}, {}, 0, 305.5, c, false).stalled);
 }
 
 TEST_CASE("the ports' state travels in the share's line; an older sampler's line reads as ports that tell nothing") {

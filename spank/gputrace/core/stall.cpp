@@ -466,12 +466,17 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     Verdict v;
     if (!c.enabled || nodes.empty() || now - job_start < c.warmup) return v;
     std::vector<const NodeState*> seen;
+    // Every node's state tells its quiet up to when it was written, not up to now: a node that
+    // began a checkpoint save (or whose GPUs went busy) after its last write may be moving, so the
+    // windows are judged at the oldest state's ts.
+    double heard = now;
     if (shared && !expected.empty()) {
         const double stale = 3 * c.probe + 5;
         for (const auto& name : expected) {
             const NodeState* n = find(nodes, name);
             if (!n || now - n->ts > stale) return v;  // a node not heard from is not known quiet
             seen.push_back(n);
+            heard = std::min(heard, n->ts);
         }
     } else {
         for (const auto& n : nodes) seen.push_back(&n);
@@ -503,7 +508,7 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
     // of the job moved (its processes' I/O or CPU too): a save that writes is no hang.
     const double fixed = any_spin ? c.spin_window : c.idle_window;
     const double quiet_from = window.paced ? std::max(progress, activity) : progress;
-    const double quiet = now - quiet_from;
+    const double quiet = heard - quiet_from;
     // Every node's ports still too (they carried the job's steps): a slow collective would move
     // bytes there, so the job's longest quiet and stall_cadence_nic_margin more is the hang.
     const double step = paced ? paced->step : 0;
@@ -511,16 +516,20 @@ Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string
                                   ? std::min(std::max(step * (1 + c.cadence.nic_margin), c.cadence.nic_floor), fixed)
                                   : 0;
     const double nic_from = std::max({progress, activity, nic});
-    const bool nic_still = nic_window > 0 && now - nic_from >= nic_window;
+    const bool nic_still = nic_window > 0 && heard - nic_from >= nic_window;
+    v.heard = heard;
     // A node busy at its last sample is progress; the window still runs from that sample, so the
     // sampler looks (and samples the GPUs) when it would close if the GPUs stopped right after.
-    if (busy || (quiet < window.seconds && now - progress < fixed && !nic_still)) {
+    if (busy || (quiet < window.seconds && heard - progress < fixed && !nic_still)) {
         v.due = std::min(quiet_from + window.seconds, progress + fixed);
         if (nic_window > 0) v.due = std::min(v.due, nic_from + nic_window);
         v.window = window.seconds;
         v.fixed = fixed;
         v.paced = window.paced;
         v.nic_window = nic_window;
+        // Closed by now, not by the oldest state (or a node busy as last written): a verdict or the
+        // window's next close needs every node's state written since.
+        v.waiting = shared && v.due <= now;
         return v;
     }
     // The paced window not reached: the ports' (still) or the fixed one (closed) was.

@@ -177,6 +177,12 @@ struct Verdict {
     bool paced = false;
     // The window where every node's ports were still too (stall_cadence_nic_margin; 0: none runs).
     double nic_window = 0;
+    // With a share: the oldest node's state was written at `heard` (its quiet is known up to then,
+    // not after), and `waiting`: a window has closed by now (`due` <= now) but not by `heard`, or a
+    // node's last state reads busy: no verdict until every node has written a state since. The
+    // sampler then rereads the share (no fork) instead of looking at every tick.
+    double heard = 0;
+    bool waiting = false;
 };
 
 // When a window judged at a look to close at `v.due` closes now, given this node's state since:
@@ -187,7 +193,10 @@ double closes_at(const Verdict& v, const NodeState& here);
 // The job's verdict from every node's state (`nodes` holds this node's and the peers' read from
 // the share); `expected`: the job's nodes. The window: the fixed one, or at the job's pace the
 // longest step any node learned (stall_window, cadence.hpp); the evidence says which. A node whose state is missing or stale counts as
-// unknown, never as quiet: no verdict until every node is seen (or there is no share).
+// unknown, never as quiet: no verdict until every node is seen (or there is no share). With the
+// share (`shared`), a node's state tells its quiet only up to when it was written (its ts): a node
+// that began a checkpoint save after its last write is not quiet since, so every window must have
+// closed by the oldest state's ts (Verdict::heard, waiting).
 Verdict judge(const std::vector<NodeState>& nodes, const std::vector<std::string>& expected, double job_start,
               double now, const StallConfig& c, bool shared);
 
