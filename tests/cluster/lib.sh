@@ -273,24 +273,30 @@ wait_record_nodes() { # jobid node...
 # slurmctld's queue of messages for slurmdbd (sdiag's "DBD Agent queue size"): a job's end goes
 # through it, and once it is empty slurmdbd has every message slurmctld sent.
 slurmdbd_queue() { sdiag 2>/dev/null | sed -n 's/^DBD Agent queue size: *//p'; }
-# Waits until each job has left slurmctld's queue (wait_job) and slurmdbd shows it ended (sacct's
-# State no longer PENDING, RUNNING, SUSPENDED or REQUEUED), for as long as slurmctld has messages
-# for slurmdbd; fails once its queue is empty at two looks in a row and one is still not ended.
-wait_slurmdbd_ends() { # jobid...
-  local j state open idle=0
-  for j in "$@"; do wait_job "$j" 120 >/dev/null; done
-  while :; do
-    open=""
-    for j in "$@"; do
-      state=$(sacct -X -n -P -j "$j" -o State 2>/dev/null | tail -n 1)
-      case $state in "" | PENDING | RUNNING | SUSPENDED | REQUEUED) open+=" $j" ;; esac
-    done
-    [ -z "$open" ] && return 0
+# Waits until COMMAND succeeds, for as long as slurmctld has messages queued for slurmdbd (a
+# job's start and end among them); fails, saying WHAT, once that queue is empty at two looks in
+# a row and COMMAND still fails: slurmdbd then has all it will get.
+wait_slurmdbd_until() { # what command...
+  local idle=0
+  until "${@:2}"; do
     if [ "$(slurmdbd_queue)" = 0 ]; then idle=$((idle + 1)); else idle=0; fi
-    ((idle < 2)) ||
-      fail "slurmdbd does not show job(s)$open ended, and slurmctld has no message left for it: $(sacct -n -P -j "$(IFS=,; echo "$*")" -o JobID,State 2>&1)"
-    sleep 0.5
+    ((idle < 2)) || fail "$1, and slurmctld has no message left for slurmdbd"
+    sleep 0.3
   done
+}
+# Whether slurmdbd shows each job ended: sacct's State no longer PENDING, RUNNING, SUSPENDED or
+# REQUEUED (nor no row at all).
+slurmdbd_shows_ended() { # jobid...
+  local j
+  for j in "$@"; do
+    case $(sacct -X -n -P -j "$j" -o State 2>/dev/null | tail -n 1) in "" | PENDING | RUNNING | SUSPENDED | REQUEUED) return 1 ;; esac
+  done
+}
+# Waits until each job has left slurmctld's queue (wait_job) and slurmdbd shows it ended.
+wait_slurmdbd_ends() { # jobid...
+  local j
+  for j in "$@"; do wait_job "$j" 120 >/dev/null; done
+  wait_slurmdbd_until "slurmdbd does not show job(s) $* ended" slurmdbd_shows_ended "$@"
 }
 
 # slurmdbd, for a test that freezes it (SIGSTOP, as when it is swamped): its pid in `dbd`,
