@@ -21,20 +21,6 @@ namespace acme::util {
 
 namespace {
 
-// In a freshly forked child: the state a helper must start from.
-void reset_child(int in, int out, int err) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL/STOP
-    dup2(in, STDIN_FILENO);
-    dup2(out, STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    syscall(SYS_close_range, 3U, ~0U, 0U);
-}
-
 // Low enough to yield to the next job's start on a busy node, high enough that a node whose
 // every CPU is busy (no cgroups to keep the job apart) still lends it a tenth of one: the
 // helper has a time limit, and rows it did not write are lost.
@@ -56,6 +42,19 @@ void lower_priority() {
 }
 
 }  // namespace
+
+void reset_inherited(int in, int out, int err) noexcept {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL/STOP
+    dup2(in, STDIN_FILENO);  // a no-op where in is already STDIN_FILENO
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    syscall(SYS_close_range, 3U, ~0U, 0U);
+}
 
 void lower_to_background_priority() noexcept { lower_priority(); }
 
@@ -167,7 +166,7 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
         setsid();
         const pid_t grandchild = fork();
         if (grandchild != 0) _exit(grandchild < 0 ? 1 : 0);
-        reset_child(devnull, devnull, log);
+        reset_inherited(devnull, devnull, log);
         if (priority == Priority::background) lower_priority();
         if (chdir("/") != 0) _exit(126);
         if (pre_exec) pre_exec(pre_exec_arg);
@@ -211,7 +210,7 @@ RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<st
     }
     const pid_t pid = fork_supervised();
     if (pid == 0) {
-        reset_child(devnull, pipefd[1], log);
+        reset_inherited(devnull, pipefd[1], log);
         execve(cargv[0], cargv.data(), cenv.data());
         _exit(127);
     }

@@ -40,6 +40,12 @@ void restore_normal_priority() noexcept;
 // Best effort; async-signal-safe.
 void lower_to_background_priority() noexcept;
 
+// The state a helper must start from, whatever its starter left it: an empty signal mask,
+// default dispositions, stdin/stdout/stderr on in/out/err and no other descriptor. Only
+// async-signal-safe calls: for a forked child of a multi-threaded parent (spawn_detached,
+// run_bounded) and for a helper exec'd from a signal handler (faultguard's record retrier).
+void reset_inherited(int in, int out, int err) noexcept;
+
 struct RunResult {
     bool started = false;
     bool timed_out = false;   // killed (with its process group) after the timeout

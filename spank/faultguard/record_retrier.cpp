@@ -1,9 +1,7 @@
 #include "spank/faultguard/record_retrier.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,17 +36,8 @@ bool exists(const std::string& path) {
 // What it inherited from the publisher it was started from (a hard stop's handler included):
 // nothing of it is kept but stderr, the helpers' log.
 void start_clean() {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for KILL/STOP
-    if (const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC); devnull >= 0) {
-        ::dup2(devnull, STDIN_FILENO);
-        ::dup2(devnull, STDOUT_FILENO);
-    }
-    syscall(SYS_close_range, 3U, ~0U, 0U);
+    const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    util::reset_inherited(devnull >= 0 ? devnull : STDIN_FILENO, devnull >= 0 ? devnull : STDOUT_FILENO, STDERR_FILENO);
     if (chdir("/") != 0) {
         // Nothing here is relative to it.
     }

@@ -216,19 +216,97 @@ for line in sys.stdin.read().splitlines():
     print(json.dumps(json.loads(zlib.decompress(base64.b64decode(tokens[0][6:]))), sort_keys=True) if tokens else "null")'
 }
 
-# Waits until the job's newest run has a record with a part from each named node.
-wait_record_nodes() { # jobid timeout_s node...
-  local id=$1 deadline=$((SECONDS + $2)) n ok
+# --- a record's parts on their way (faultguard(8), "The record") ---------------------------
+# What the product promises for a node's part of a run's record is not a time (slurmdbd's speed
+# decides that) but that the part is written or a line says why not: the tests wait on that.
+# Whether NODE's part of JOB is being published now: the job's epilog on NODE runs (it writes the
+# hand-off), or a publisher holds the hand-off (the epilog's own, a later epilog's, or a try of
+# the node's record retrier).
+record_part_publishing() { # jobid node
+  pgrep -f "acme-faultguard-epilog --job $1 .*--node $2 .*--spool $(spool_dir) " >/dev/null ||
+    pgrep -f -- "--publish $(spool_dir)/run/$2\.$1\.[0-9]+\.record( |\$)" >/dev/null
+}
+# Whether it is still on its way: being published, or kept in the node's outbox while the node's
+# record retrier runs (rounds until record_retry= after the job's end; it ends when no part has a
+# round left).
+record_part_pending() { # jobid node
+  record_part_publishing "$1" "$2" && return 0
+  compgen -G "$(spool_dir)/run/$2.$1.*.record" >/dev/null &&
+    pgrep -f -- "--retry-outbox --spool $(spool_dir) --node $2\$" >/dev/null
+}
+
+# The named nodes that have no part in the record of the job's first or newest run.
+record_lacks() { # first|last jobid node...
+  local which=$1 id=$2
   shift 2
-  while ((SECONDS < deadline)); do
-    ok=1
-    for n in "$@"; do
-      acme_records "$id" | tail -n 1 | python3 -c "import json,sys; r=json.loads(sys.stdin.read() or 'null'); sys.exit(0 if r and '$n' in r['nodes'] else 1)" || ok=0
-    done
-    [ "$ok" -eq 1 ] && return 0
+  acme_records "$id" | python3 -c '
+import json, sys
+runs = [l for l in sys.stdin.read().splitlines() if l]
+r = json.loads((runs[0] if sys.argv[1] == "first" else runs[-1]) if runs else "null")
+print(" ".join(n for n in sys.argv[2:] if not (r and n in r["nodes"])))' "$which" "$@"
+}
+
+# Waits until the record of the job's first or newest run has a part from each named node, for as
+# long as one of the parts it lacks is on its way (record_part_pending). Fails once none is:
+# written nowhere, given up (the node's log says why), or left for the node's next epilog. Two
+# looks in a row: a helper between its fork and its exec does not show its name yet.
+wait_run_record_nodes() { # first|last jobid node...
+  local which=$1 id=$2 missing n pending idle=0
+  shift 2
+  while :; do
+    missing=$(record_lacks "$which" "$id" "$@")
+    [ -z "$missing" ] && return 0
+    pending=0
+    for n in $missing; do record_part_pending "$id" "$n" && pending=1 && break; done
+    if ((pending)); then idle=0; else idle=$((idle + 1)); fi
+    ((idle >= 2)) &&
+      fail "job $id: no part of $missing in its $which run's record, and none on its way (no epilog, publisher or record retrier of it left): $(grep -h "^job $id on " "$(spool_dir)"/*.faultguard.log 2>/dev/null | tail -n 6); records: $(acme_records "$id")"
     sleep 0.5
   done
-  fail "job $id: no record with parts from $* within the time (records: $(acme_records "$id"))"
+}
+# The same for the job's newest run.
+wait_record_nodes() { # jobid node...
+  wait_run_record_nodes last "$@"
+}
+
+# --- what slurmdbd has of the jobs ---------------------------------------------------------
+# slurmctld's queue of messages for slurmdbd (sdiag's "DBD Agent queue size"): a job's end goes
+# through it, and once it is empty slurmdbd has every message slurmctld sent.
+slurmdbd_queue() { sdiag 2>/dev/null | sed -n 's/^DBD Agent queue size: *//p'; }
+# Waits until COMMAND succeeds, for as long as slurmctld has messages queued for slurmdbd (a
+# job's start and end among them); fails, saying WHAT, once that queue is empty at two looks in
+# a row and COMMAND still fails: slurmdbd then has all it will get.
+wait_slurmdbd_until() { # what command...
+  local idle=0
+  until "${@:2}"; do
+    if [ "$(slurmdbd_queue)" = 0 ]; then idle=$((idle + 1)); else idle=0; fi
+    ((idle < 2)) || fail "$1, and slurmctld has no message left for slurmdbd"
+    sleep 0.3
+  done
+}
+# Whether slurmdbd shows each job ended: sacct's State no longer PENDING, RUNNING, SUSPENDED or
+# REQUEUED (nor no row at all).
+slurmdbd_shows_ended() { # jobid...
+  local j
+  for j in "$@"; do
+    case $(sacct -X -n -P -j "$j" -o State 2>/dev/null | tail -n 1) in "" | PENDING | RUNNING | SUSPENDED | REQUEUED) return 1 ;; esac
+  done
+}
+# Waits until each job has left slurmctld's queue (wait_job) and slurmdbd shows it ended.
+wait_slurmdbd_ends() { # jobid...
+  local j
+  for j in "$@"; do wait_job "$j" 120 >/dev/null; done
+  wait_slurmdbd_until "slurmdbd does not show job(s) $* ended" slurmdbd_shows_ended "$@"
+}
+
+# slurmdbd, for a test that freezes it (SIGSTOP, as when it is swamped): its pid in `dbd`,
+# continued on the way out whatever the test did. Skips without accounting.
+slurmdbd_to_freeze() {
+  local pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
+  [ -f "$pidfile" ] || skip "the minicluster runs without accounting"
+  dbd=$(cat "$pidfile")
+  kill -0 "$dbd" || fail "slurmdbd ($dbd) is not running"
+  on_exit 'kill -CONT '"$dbd"' 2>/dev/null'
 }
 
 # --- the minicluster's Prometheus -------------------------------------------------------------

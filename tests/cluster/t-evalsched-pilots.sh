@@ -68,11 +68,8 @@ read -r ecc_job ecc_step ecc_node < <(es_sql "SELECT a.job_id, a.step_id, a.node
 pilots=$(es_sql "SELECT job_id FROM pilots WHERE evaluation = $id AND job_id IS NOT NULL ORDER BY job_id")
 [ -n "$pilots" ] || fail "no pilot jobs"
 acct() { sacct -n -P -j "$(echo $pilots | tr ' ' ,)" -o JobID,State,ExitCode 2>/dev/null; }
-deadline=$((SECONDS + 60))
-until ! acct | grep -E '^[0-9]+\|' | grep -qE 'RUNNING|PENDING|COMPLETING' && [ -n "$(acct)" ]; do
-  ((SECONDS < deadline)) || fail "sacct still shows pilots running: $(acct)"
-  sleep 1
-done
+# Their ends reach slurmdbd through slurmctld's queue.
+wait_slurmdbd_ends $pilots
 table=$(acct)
 echo "$table"
 for j in $pilots; do

@@ -61,7 +61,7 @@ case $request in *hf_AbCdEfGh*) fail "the token left the cluster: $request" ;; e
 assert_contains "$request" '"json_schema"' "a schema-constrained request"
 
 # The record in slurmdbd, and faultdiag's view of it (through slurmdbd: no --spool-dir).
-wait_record_nodes "$job" 30 "$node"
+wait_record_nodes "$job" "$node"
 acme_records "$job" | tail -n 1 | python3 -c "
 import json, sys
 r = json.load(sys.stdin)
@@ -99,7 +99,7 @@ rm -f "$d/llm.request"
 slow=$(submit -N1 --auto-recover=1 -o "$d/slow.out" --wrap "$script")
 assert_eq FAILED "$(wait_job "$slow" 60)" "job while the model server stalls"
 node=$(job_nodes "$slow")
-wait_record_nodes "$slow" 30 "$node"
+wait_record_nodes "$slow" "$node"
 assert_eq "unknown|unknown|none" "$(stored_diagnosis "$node" "$slow")" "stored diagnosis (the rules')"
 rule=$(spool_query "$node" "SELECT IFNULL(rule, '') FROM diagnoses WHERE job_id = $slow")
 case $rule in llm:*) fail "a stalled model's answer was stored: $rule" ;; esac

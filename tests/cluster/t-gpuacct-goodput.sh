@@ -32,7 +32,7 @@ assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
 # Each run's record lands after its epilog: both runs' nodes.
 first_node=$(sacct -j "$id" -D -X -n -P -o NodeList | head -n 1)
 assert_eq n1 "$first_node" "the first run's node"
-wait_record_nodes "$id" 60 "$(job_field "$id" NodeList)"
+wait_record_nodes "$id" "$(job_field "$id" NodeList)"
 
 # The hand computation: slurmdbd's times of each run (epoch seconds), the record's checkpoint
 # time checked against the checkpoint directory itself.

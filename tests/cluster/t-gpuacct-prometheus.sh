@@ -45,11 +45,8 @@ assert_eq 4 "${n:-0}" "GPUs of job $id scraped 3 times or more"
 
 # slurmdbd hears of the start from slurmctld's agent, seconds later on a loaded machine: until
 # then sacct (and gpuacct without the spools) lists the job PENDING, as it would for any user.
-for _ in $(seq 1 100); do
-  [ "$(sacct -j "$id" -X -n -P -o State 2>/dev/null | head -n 1)" = RUNNING ] && break
-  sleep 0.3
-done
-assert_eq RUNNING "$(sacct -j "$id" -X -n -P -o State 2>/dev/null | head -n 1)" "sacct -j $id"
+sacct_running() { [ "$(sacct -j "$id" -X -n -P -o State 2>/dev/null | head -n 1)" = RUNNING ]; }
+wait_slurmdbd_until "sacct -j $id does not show the job RUNNING" sacct_running
 
 fields=JobID,State,AllocGPUS,GPUUtil,Verdict
 # Without Prometheus: listed, no numbers (nothing else has them for this user).

@@ -19,38 +19,38 @@ until [ "$(job_field "$id" JobState)" = RUNNING ]; do
   ((SECONDS < deadline)) || fail "job $id not running in 60 s: $(job_field "$id" JobState)"
   sleep 0.3
 done
-# A few samples of the first run before it is requeued.
-sleep 4
-scontrol requeue "$id" || fail "scontrol requeue $id refused"
-# The first run's epilog has its record in slurmdbd before the second run starts.
-deadline=$((SECONDS + 60))
-until [ "$(acme_records "$id" | head -n 1)" != null ] && [ -n "$(acme_records "$id" | head -n 1)" ]; do
-  ((SECONDS < deadline)) || fail "job $id: no record of the first run in 60 s"
-  sleep 0.5
+# Samples of the first run on each of its GPUs before it is requeued (its sampler's first ones
+# come when it is up, however loaded the node: the run sleeps until it is requeued).
+first_node=$(job_nodes "$id")
+until [ "$(spool_query "$first_node" "SELECT COUNT(DISTINCT gpu) FROM gpu_samples WHERE job_id = $id AND util_gpu IS NOT NULL" 2>/dev/null)" = 2 ]; do
+  [ "$(job_field "$id" JobState)" = RUNNING ] || fail "job $id left RUNNING before its GPUs had samples: $(job_field "$id" JobState)"
+  sleep 0.3
 done
-use_uniform_scenario 90
-# The second run on another node: a node's spool sums a job's samples over every run it held
-# there (the record of a second run on the same node carries the first run's samples too), and
-# this test is about gpuacct telling the runs apart.
-first_node=$(sacct -j "$id" -D -X -n -P -o NodeList | head -n 1)
-scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
+scontrol requeue "$id" || fail "scontrol requeue $id refused"
 # Slurm holds a requeued job back for a while (BeginTime, set when the requeue completes, after
-# the first run's epilog): once it is pending again, let it start now. Set earlier, the
-# requeue's own BeginTime (120 s on) replaces it.
+# the first run's epilog): pending again, the first run's epilog is over.
 deadline=$((SECONDS + 60))
 until [ "$(job_field "$id" JobState)" = PENDING ]; do
   ((SECONDS < deadline)) || fail "job $id not pending again in 60 s after its requeue: $(job_field "$id" JobState)"
   sleep 0.3
 done
+# The first run's record: the epilog's publisher writes it into the run's row (the node's
+# retrier tries again when slurmdbd does not take it), or its line says why not.
+wait_run_record_nodes first "$id" "$first_node"
+use_uniform_scenario 90
+# The second run on another node: a node's spool sums a job's samples over every run it held
+# there (the record of a second run on the same node carries the first run's samples too), and
+# this test is about gpuacct telling the runs apart.
+assert_eq "$first_node" "$(sacct -j "$id" -D -X -n -P -o NodeList | head -n 1)" "the first run's node in slurmdbd"
+scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
+# Then let it start now. Set before it was pending again, the requeue's own BeginTime (120 s on)
+# would replace it.
 scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
 assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id"
 assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
 # The second run's record lands after its epilog.
-deadline=$((SECONDS + 60))
-until [ "$(acme_records "$id" | grep -vc '^null$')" = 2 ]; do
-  ((SECONDS < deadline)) || fail "job $id: no record of the second run (records: $(acme_records "$id"))"
-  sleep 0.5
-done
+wait_record_nodes "$id" "$(job_nodes "$id")"
+assert_eq 2 "$(acme_records "$id" | grep -vc '^null$')" "records of job $id's runs"
 
 fields=JobID,State,Start,End,NodeList,ExitCode
 # -D: a row per run, the same rows as sacct -D.

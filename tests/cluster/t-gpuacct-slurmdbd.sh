@@ -40,14 +40,12 @@ done | paste -sd';')
 
 fields=JobID,User,State,NNodes,GPUIDs,GPUUtil,Reason,MissingNodes
 want="$id|$u|FAILED|2|$want_ids|70.0|value_error|"
-# The epilogs' parts land in slurmdbd after the job ends: wait for the complete record.
-deadline=$((SECONDS + 60))
-while :; do
-  got=$("$G" -X -j "$id" -P -n -o "$fields" 2>"$ACME_TEST_TMP/root.err")
-  [ "$got" = "$want" ] && break
-  ((SECONDS < deadline)) || fail "gpuacct -j $id as root: expected '$want', got '$got' ($(cat "$ACME_TEST_TMP/root.err"))"
-  sleep 1
-done
+# The job's end reaches slurmdbd through slurmctld's queue, the epilogs' parts after the job
+# ends: wait for both (each while it is on its way), then the complete record.
+wait_slurmdbd_ends "$id"
+wait_record_nodes "$id" $(job_nodes "$id")
+got=$("$G" -X -j "$id" -P -n -o "$fields" 2>"$ACME_TEST_TMP/root.err")
+[ "$got" = "$want" ] || fail "gpuacct -j $id as root: expected '$want', got '$got' ($(cat "$ACME_TEST_TMP/root.err"))"
 assert_eq "" "$(cat "$ACME_TEST_TMP/root.err")" "stderr of gpuacct -j $id"
 
 # The source is named: --json says slurmdbd, and validates against the schema.
@@ -123,6 +121,7 @@ case $err in *value_error* | *int\(* | *"$u"*) fail "faultdiag as nobody leaks t
 # --- sacct's options (issue 17), against sacct on the same slurmdbd -------------------------
 assert_eq COMPLETED "$(wait_job "$k1" 60)" "job $k1"
 assert_eq COMPLETED "$(wait_job "$k2" 60)" "job $k2"
+wait_slurmdbd_ends "$k1" "$k2"
 
 # sacct's own fields print as sacct prints them (ReqMem converted only while exact, TotalCPU
 # with milliseconds below an hour: the steps' sum, as on sacct's job line when the steps are
@@ -132,18 +131,10 @@ for j in "$id" "$k1" "$k2"; do
     "$("$G" -X -n -P -j "$j" -o JobID,ReqMem,TotalCPU,Elapsed 2>&1)" "gpuacct's ReqMem, TotalCPU and Elapsed of job $j against sacct's job line"
 done
 
-# faultdiag --job on a job that completed: an answer (exit 0), once slurmdbd has its end.
-for _ in $(seq 1 60); do
-  [ "$(sacct -X -n -P -j "$k1" -o State)" = COMPLETED ] && break
-  sleep 1
-done
+# faultdiag --job on a job that completed (slurmdbd has its end, above): an answer (exit 0).
+assert_eq COMPLETED "$(sacct -X -n -P -o State -j "$k1,$k2" | sort -u)" "the states slurmdbd has of $k1 and $k2"
 out=$("$F" --job "$k1" 2>&1) || fail "faultdiag --job $k1 (COMPLETED) exited $?: $out"
 assert_eq "job $k1 COMPLETED 0:0: nothing to diagnose" "$out" "faultdiag --job on a completed job"
-deadline=$((SECONDS + 30))
-until [ "$(sacct -X -n -P -o State -j "$k1,$k2" | sort -u)" = COMPLETED ]; do
-  ((SECONDS < deadline)) || fail "slurmdbd never got $k1 and $k2 as COMPLETED"
-  sleep 1
-done
 cluster=$(scontrol show config | sed -n 's/^ClusterName *= *//p')
 assoc=$(sacct -X -n -P -o AssocID -j "$k1")
 # The same job set as sacct for each filter (sacct's -k alone is an exact limit, -k -K a range).

@@ -41,7 +41,7 @@ assert_contains "$view" "  n1  slowness 1.00 (GPU utilisation 95% against the ty
 assert_contains "$view" "  n2  slowness 2.50 (GPU utilisation 38% against the typical node's 95%)" "n2's score (spools)"
 
 if [ "$(cat "$ACME_MINICLUSTER_DIR/accounting" 2>/dev/null || echo yes)" != no ] && command -v sacct >/dev/null; then
-  wait_record_nodes "$id" 30 n1 n2
+  wait_record_nodes "$id" n1 n2
   view=$(gpuacct -j "$id" -l 2>&1)
   assert_contains "$view" "  n2  slowness 2.50 (GPU utilisation 38% against the typical node's 95%)" "n2's score (gpuacct -l, slurmdbd)"
   gpuacct -j "$id" --json >"$ACME_TEST_TMP/out.json" 2>/dev/null || fail "gpuacct -j $id --json failed"

@@ -66,7 +66,7 @@ assert_contains "$sent" "-s|Slurm Job_id=$a Name=wrap GPUs held but idle on n1: 
 assert_contains "$sent" "|idle-watch@example.org" "its recipient (the job's --mail-user)"
 grep -q "job $a: idle_alert mail: mailed idle-watch@example.org" "$log" || fail "no mail line in $log"
 # The job's record (slurmdbd) carries the events, so gpuacct and faultdiag see them anywhere.
-wait_record_nodes "$a" 30 n1
+wait_record_nodes "$a" n1
 record=$(acme_records "$a" | tail -n 1)
 assert_eq 3 "$(printf '%s' "$record" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(sum(1 for e in r["nodes"]["n1"].get("events", []) if e["kind"] == "idle_alert"))')" \
   "idle_alert events in job $a's record: $record"

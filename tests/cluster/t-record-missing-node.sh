@@ -26,7 +26,7 @@ time.sleep(40)
 locker=$!
 on_exit 'kill $locker 2>/dev/null'
 assert_eq FAILED "$(wait_job "$id" 90)" "job state"
-wait_record_nodes "$id" 60 n1
+wait_record_nodes "$id" n1
 record=$(acme_records "$id" | tail -n 1)
 printf '%s' "$record" | python3 -c '
 import json, sys

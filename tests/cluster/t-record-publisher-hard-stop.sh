@@ -13,10 +13,7 @@
 # would try the part again; it ends once the part is gone.
 . "$(dirname "$0")/lib.sh"
 
-pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
-[ -f "$pidfile" ] || skip "the minicluster runs without accounting"
-dbd=$(cat "$pidfile")
-kill -0 "$dbd" || fail "slurmdbd ($dbd) is not running"
+slurmdbd_to_freeze
 
 # The hand-off an epilog leaves in the outbox (record_outbox.hpp), of a run slurmdbd has no row
 # of yet: a job id past any the minicluster gives.
@@ -29,13 +26,18 @@ python3 -c 'import json, sys; print(json.dumps({"job": int(sys.argv[1]), "array_
   "restart": 0, "submit": 0, "end": int(sys.argv[2]), "expected": ["n1", "n2"], "node": "n2", "part": {"ts": float(sys.argv[2])}}))' \
   "$job" "$now" >"$part"
 chmod 600 "$part"
-on_exit 'kill -CONT '"$dbd"' 2>/dev/null; rm -f "'"$part"'"'
+on_exit 'rm -f "'"$part"'"'
 started=$SECONDS
 "$ACME_BUILD_DIR/acme-faultguard-epilog" --publish "$part" 2>"$log" &
 publisher=$!
-# Well inside its budget (44.5 s for a two-node job), its session open and waiting for the row.
-sleep 10
-kill -0 "$publisher" || fail "the publisher of job $job ended before slurmdbd was frozen: $(cat "$log")"
+# Once its session is open (its connection to slurmdbd up), waiting for the row, well inside its
+# budget (44.5 s for a two-node job).
+dbd_port=$(scontrol show config | sed -n 's/^AccountingStoragePort *= *//p')
+[ -n "$dbd_port" ] || fail "no AccountingStoragePort in slurmctld's config"
+until ss -Htnp state established "( dport = :$dbd_port )" 2>/dev/null | grep -q "pid=$publisher,"; do
+  kill -0 "$publisher" 2>/dev/null || fail "the publisher of job $job ended before slurmdbd was frozen: $(cat "$log")"
+  sleep 0.2
+done
 kill -STOP "$dbd"
 # Its hard stop: the budget and 135 s (publish_hard_stop_s), 180 s; a minute's grace on a loaded machine.
 deadline=$((SECONDS + 240))

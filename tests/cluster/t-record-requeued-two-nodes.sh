@@ -50,7 +50,7 @@ done
 assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
 second_nodes=$(scontrol show hostnames "$(job_field "$id" NodeList)" | paste -sd' ')
 assert_eq "n1 n3" "$second_nodes" "the second run's nodes (n2 drained)"
-wait_record_nodes "$id" 30 n1 n3
+wait_record_nodes "$id" n1 n3
 
 records=$(acme_records "$id")
 assert_eq 2 "$(printf '%s\n' "$records" | grep -c .)" "one record per run (sacct -D)"

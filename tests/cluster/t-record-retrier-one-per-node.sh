@@ -8,11 +8,7 @@
 # on, the one retrier writes every part: queued and written later, none dropped.
 . "$(dirname "$0")/lib.sh"
 
-pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
-[ -f "$pidfile" ] || skip "the minicluster runs without accounting"
-dbd=$(cat "$pidfile")
-kill -0 "$dbd" || fail "slurmdbd ($dbd) is not running"
-on_exit 'kill -CONT '"$dbd"' 2>/dev/null'
+slurmdbd_to_freeze
 on_exit restore_plugstack
 faultguard_keys record_retry=600 record_retry_pause=20
 
@@ -24,8 +20,8 @@ for k in 1 2 3 4; do ids+=("$(submit -N1 -w "$node" -o /dev/null --wrap "sleep $
 for id in "${ids[@]}"; do assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"; done
 echo "jobs ${ids[*]} ended on $node with slurmdbd frozen"
 
-# Until every publisher has given up (its hard stop at the latest), and a while after: the
-# retrier processes of the node, counted each second.
+# Until every publisher has given up (its hard stop at the latest), and 20 s after: the retrier
+# processes of the node, counted each second. Not longer than a publisher of the jobs runs.
 logs=$(spool_dir)/$node.faultguard.log
 spool=$(spool_dir)
 # The node's retrier processes, the supervisor of a try (run_bounded forks one from the retrier,
@@ -40,9 +36,8 @@ retriers_of() { # node
   done
   echo "$n"
 }
-most=0 most_tries=0 seen=0
-deadline=$((SECONDS + 300))
-while ((SECONDS < deadline)); do
+most=0 most_tries=0 seen=0 idle=0
+while :; do
   retriers=$(retriers_of "$node")
   tries=$(pgrep -c -f -- "--publish $spool/run/$node\.[0-9.]*record --retry-try" || true)
   ((retriers > most)) && most=$retriers
@@ -53,6 +48,11 @@ while ((SECONDS < deadline)); do
   if [ "$kept" -eq 4 ]; then
     [ -n "${all_kept:-}" ] || all_kept=$SECONDS
     ((SECONDS - all_kept >= 20)) && break
+  else
+    publishing=0
+    for id in "${ids[@]}"; do record_part_publishing "$id" "$node" && publishing=1 && break; done
+    if ((publishing)); then idle=0; else idle=$((idle + 1)); fi
+    ((idle >= 2)) && break  # the assertions below say what is missing
   fi
   sleep 1
 done
@@ -67,11 +67,13 @@ assert_eq 1 "$(retriers_of "$node")" "retriers of $node"
 
 # Queued, and written once slurmdbd goes on: by that one retrier.
 kill -CONT "$dbd"
-for id in "${ids[@]}"; do wait_record_nodes "$id" 300 "$node"; done
+for id in "${ids[@]}"; do wait_record_nodes "$id" "$node"; done
 for id in "${ids[@]}"; do
-  deadline=$((SECONDS + 30))
+  # The retrier's line follows its try's end; it comes while the retrier runs.
+  idle=0
   until grep -q "^job $id on $node: record in AdminComment (.*); by the node's retrier" "$logs"; do
-    ((SECONDS < deadline)) || fail "job $id: no retrier line ($(grep -h "^job $id on" "$logs"))"
+    if record_retrier_pid "$node" >/dev/null; then idle=0; else idle=$((idle + 1)); fi
+    ((idle < 2)) || fail "job $id: no retrier line, and the retrier of $node ended ($(grep -h "^job $id on" "$logs"))"
     sleep 0.5
   done
 done

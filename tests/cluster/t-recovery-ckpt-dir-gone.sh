@@ -23,14 +23,8 @@ assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id"
 assert_eq "resume=[] error=[cannot read $ckpt: No such file or directory (not mounted on this node?)]" "$(cat "$out")" \
   "environment of a job whose checkpoint directory is gone"
 # The run's record in slurmdbd says the search failed, and why. A detached publisher writes it
-# after the epilog (seconds when idle, more on a loaded machine; its alarm ends it 60 s after it
-# started): read the record once it is there, or once no publisher of this job is left.
-for _ in $(seq 1 400); do
-  rec=$(acme_records "$id" | tail -n 1)
-  [ "$rec" != null ] && [ -n "$rec" ] && break
-  publishing=$(pgrep -f -- "--publish $(spool_dir)/.*/n[0-9]*\.$id\.0\.record" || true)
-  [ -z "$publishing" ] && [ "${seen_publisher:-}" = done ] && break
-  [ -z "$publishing" ] && seen_publisher=done  # one more look after it exited
-  sleep 0.5
-done
+# after the epilog (seconds when idle, more on a loaded machine), or the node's record retrier
+# later: read it once it is there (wait_record_nodes fails once no part of it is on its way).
+wait_record_nodes "$id" "$(job_nodes "$id")"
+rec=$(acme_records "$id" | tail -n 1)
 assert_contains "$rec" "\"resumed_from\": \"(checkpoint search failed: cannot read $ckpt: No such file or directory" "job $id's record"

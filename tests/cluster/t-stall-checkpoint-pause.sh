@@ -82,7 +82,7 @@ assert_contains "$view" "Stalled: no progress since " "gpuacct's stall line for 
 assert_contains "$view" ", no node stood out: no progress for" "its evidence in gpuacct"
 assert_contains "$view" "; action: none" "nothing done, in gpuacct"
 if [ "$(cat "$ACME_MINICLUSTER_DIR/accounting" 2>/dev/null || echo yes)" != no ] && command -v sacct >/dev/null; then
-  wait_record_nodes "$quiet" 30 "$first"
+  wait_record_nodes "$quiet" "$first"
   assert_contains "$(acme_records "$quiet" | tail -n 1)" '"stall": {' "the quiet job's record"
   assert_contains "$(gpuacct -j "$quiet" -l 2>&1)" "Stalled: no progress since " "gpuacct -l's stall line (slurmdbd)"
 fi

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "spank/faultguard/core/faultguard_config.hpp"
 #include "spank/faultguard/core/log_tail.hpp"
 #include "spank/faultguard/core/output_path.hpp"
@@ -134,6 +136,52 @@ TEST_CASE("faultguard's llm_* arguments: off by default, a model is required, th
     const auto bad_cap = parse_plugstack_args({"drain_per_user=-1"}, d);
     REQUIRE(bad_cap.errors.size() == 1);
     CHECK(bad_cap.errors[0] == "faultguard: plugstack argument drain_per_user=-1: want a count of nodes in [0, 100000] (0: no limit)");
+}
+
+TEST_CASE("faultguard's bounded number arguments: both ends taken, one step past each refused with the key's line") {
+    const Defaults d{"/r", "/h", "", "", "", ""};
+    struct Key {
+        const char* key;
+        const char* lo;
+        const char* hi;
+        const char* below;
+        const char* above;
+        const char* want;
+    };
+    const Key keys[] = {
+        {"record_retry", "0", "86400", "-1", "86401", "seconds in [0, 86400] (0: no retries before the node's next epilog)"},
+        {"record_retry_pause", "10", "3600", "9.5", "3601", "seconds in [10, 3600]"},
+        {"gate_resident", "0", "86400", "-0.5", "86400.5", "seconds in [0, 86400] (0: a gate process for every job)"},
+        {"llm_below", "0", "1", "-0.01", "1.01", "a confidence in [0, 1]"},
+        {"drain_per_user", "0", "100000", "-1", "100001", "a count of nodes in [0, 100000] (0: no limit)"},
+        {"log_bytes", "1024", "67108864", "1023", "67108865", "bytes in [1024, 67108864]"},
+    };
+    for (const auto& k : keys) {
+        CAPTURE(k.key);
+        for (const char* ok : {k.lo, k.hi}) {
+            const std::string arg = fmt::format("{}={}", k.key, ok);
+            CHECK(parse_plugstack_args({arg}, d).errors.empty());
+        }
+        for (const char* bad : {k.below, k.above, "x", ""}) {
+            const std::string arg = fmt::format("{}={}", k.key, bad);
+            const auto r = parse_plugstack_args({arg}, d);
+            REQUIRE(r.errors.size() == 1);
+            CHECK(r.errors[0] == fmt::format("faultguard: plugstack argument {}={}: want {}", k.key, bad, k.want));
+        }
+    }
+    // The integer keys take no fraction; the others do, and keep the value.
+    CHECK(parse_plugstack_args({"drain_per_user=1.5"}, d).errors.size() == 1);
+    CHECK(parse_plugstack_args({"log_bytes=2048.5"}, d).errors.size() == 1);
+    const auto c = parse_plugstack_args({"record_retry=90.5", "record_retry_pause=12.5", "gate_resident=7", "llm_below=0.25",
+                                         "drain_per_user=7", "log_bytes=4096"},
+                                        d);
+    CHECK(c.errors.empty());
+    CHECK(c.config.record_retry == 90.5);
+    CHECK(c.config.record_retry_pause == 12.5);
+    CHECK(c.config.gate_resident == 7);
+    CHECK(c.config.llm_below == 0.25);
+    CHECK(c.config.drain_per_user == 7);
+    CHECK(c.config.log_bytes == 4096);
 }
 
 TEST_CASE("the health gate asks slurmctld for the node's GPU count only when the kept count cannot decide") {

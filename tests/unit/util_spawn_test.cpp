@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -165,4 +166,39 @@ TEST_CASE("a background helper runs at nice 10 and its session's autogroup too; 
     std::istringstream again(text);
     std::getline(again, nice);
     CHECK(std::stoi(nice) == getpriority(PRIO_PROCESS, 0));
+}
+
+TEST_CASE("reset_inherited: what a helper keeps of its starter (faultguard's record retrier calls it after an exec)") {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // A starter's state: a blocked and an ignored signal, a handler, a descriptor left open.
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGTERM);
+        sigprocmask(SIG_BLOCK, &block, nullptr);
+        signal(SIGUSR2, SIG_IGN);
+        signal(SIGALRM, [](int) {});
+        const int leak = ::open("/dev/null", O_RDONLY);
+        const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        acme::util::reset_inherited(devnull, devnull, STDERR_FILENO);
+        int bad = 0;
+        sigset_t now;
+        sigprocmask(SIG_SETMASK, nullptr, &now);
+        if (sigismember(&now, SIGTERM)) bad |= 1;
+        struct sigaction sa {};
+        sigaction(SIGUSR2, nullptr, &sa);
+        if (sa.sa_handler != SIG_DFL) bad |= 2;
+        sigaction(SIGALRM, nullptr, &sa);
+        if (sa.sa_handler != SIG_DFL) bad |= 4;
+        if (fcntl(leak, F_GETFD) != -1 || fcntl(devnull, F_GETFD) != -1) bad |= 8;  // closed: above 2
+        struct stat in {}, null {};
+        if (fstat(STDIN_FILENO, &in) != 0 || stat("/dev/null", &null) != 0 || in.st_rdev != null.st_rdev) bad |= 16;
+        if (fcntl(STDERR_FILENO, F_GETFD) == -1) bad |= 32;  // kept
+        _exit(bad);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK_MESSAGE(WEXITSTATUS(status) == 0, "failed checks (bits): ", WEXITSTATUS(status));
 }

@@ -1,5 +1,8 @@
 #include "spank/faultguard/core/faultguard_config.hpp"
 
+#include <optional>
+#include <type_traits>
+
 #include <fmt/format.h>
 
 #include "common/util/parse.hpp"
@@ -31,6 +34,23 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         else
             out = *v;
     };
+    // A number in [lo, hi] (an integer for an integer key); `want` is the error's end, after
+    // "want ".
+    auto ranged = [&](const std::string& key, const std::string& value, double lo, double hi, std::string_view want,
+                      auto& out) {
+        using T = std::remove_reference_t<decltype(out)>;
+        std::optional<double> v;
+        if constexpr (std::is_floating_point_v<T>) {
+            v = util::parse_double(value);
+        } else if (const auto i = util::parse_int(value)) {
+            v = static_cast<double>(*i);
+        }
+        if (!v || *v < lo || *v > hi)
+            result.errors.push_back(
+                fmt::format("faultguard: plugstack argument {}={}: want {}", key, util::printable(value), want));
+        else
+            out = static_cast<T>(*v);
+    };
     auto absolute = [&](const std::string& key, const std::string& value, std::string& out) {
         if (value.empty() || value.front() != '/' || value.size() > 1024) {
             result.errors.push_back(
@@ -60,20 +80,9 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else if (key == "admin_comment") {
             boolean(key, value, c.admin_comment);
         } else if (key == "record_retry") {
-            const auto v = util::parse_double(value);
-            if (!v || *v < 0 || *v > 86400)
-                result.errors.push_back(fmt::format(
-                    "faultguard: plugstack argument record_retry={}: want seconds in [0, 86400] (0: no retries before the node's next epilog)",
-                    util::printable(value)));
-            else
-                c.record_retry = *v;
+            ranged(key, value, 0, 86400, "seconds in [0, 86400] (0: no retries before the node's next epilog)", c.record_retry);
         } else if (key == "record_retry_pause") {
-            const auto v = util::parse_double(value);
-            if (!v || *v < 10 || *v > 3600)
-                result.errors.push_back(fmt::format(
-                    "faultguard: plugstack argument record_retry_pause={}: want seconds in [10, 3600]", util::printable(value)));
-            else
-                c.record_retry_pause = *v;
+            ranged(key, value, 10, 3600, "seconds in [10, 3600]", c.record_retry_pause);
         } else if (key == "ckpt_finder") {
             absolute(key, value, c.ckpt_finder);
         } else if (key == "ckpt_rules") {
@@ -89,13 +98,7 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else if (key == "gate_timeout") {
             seconds(key, value, c.gate_timeout);
         } else if (key == "gate_resident") {
-            const auto v = util::parse_double(value);
-            if (!v || *v < 0 || *v > 86400)
-                result.errors.push_back(fmt::format(
-                    "faultguard: plugstack argument gate_resident={}: want seconds in [0, 86400] (0: a gate process for every job)",
-                    util::printable(value)));
-            else
-                c.gate_resident = *v;
+            ranged(key, value, 0, 86400, "seconds in [0, 86400] (0: a gate process for every job)", c.gate_resident);
         } else if (key == "nvml") {
             if (value.empty() || value.size() > 1024)
                 result.errors.push_back("faultguard: plugstack argument nvml=: want a library name or path");
@@ -120,26 +123,11 @@ ConfigResult parse_plugstack_args(const std::vector<std::string_view>& args, con
         } else if (key == "llm_timeout") {
             seconds(key, value, c.llm_timeout);
         } else if (key == "llm_below") {
-            const auto v = util::parse_double(value);
-            if (!v || *v < 0 || *v > 1)
-                result.errors.push_back(fmt::format("faultguard: plugstack argument llm_below={}: want a confidence in [0, 1]",
-                                                    util::printable(value)));
-            else
-                c.llm_below = *v;
+            ranged(key, value, 0, 1, "a confidence in [0, 1]", c.llm_below);
         } else if (key == "drain_per_user") {
-            const auto v = util::parse_int(value);
-            if (!v || *v < 0 || *v > 100000)
-                result.errors.push_back(fmt::format(
-                    "faultguard: plugstack argument drain_per_user={}: want a count of nodes in [0, 100000] (0: no limit)", util::printable(value)));
-            else
-                c.drain_per_user = static_cast<int>(*v);
+            ranged(key, value, 0, 100000, "a count of nodes in [0, 100000] (0: no limit)", c.drain_per_user);
         } else if (key == "log_bytes") {
-            const auto v = util::parse_int(value);
-            if (!v || *v < 1024 || *v > 64LL * 1024 * 1024)
-                result.errors.push_back(fmt::format(
-                    "faultguard: plugstack argument log_bytes={}: want bytes in [1024, 67108864]", util::printable(value)));
-            else
-                c.log_bytes = *v;
+            ranged(key, value, 1024, 64.0 * 1024 * 1024, "bytes in [1024, 67108864]", c.log_bytes);
         } else {
             result.errors.push_back(fmt::format(
                 "faultguard: unknown plugstack argument \"{}\" (known: spool, rules, labels, helper, timeout, log_bytes, admin_comment, record_retry, record_retry_pause, ckpt_finder, "
