@@ -54,6 +54,8 @@ count_parts() {
 }
 publishing() {
   pgrep -f -- "--publish $(spool_dir)/.*/n[0-9]*\.$id\.0\.record" >/dev/null ||
+    # A helper run again after an overrun diagnosis (faultguard(8) timeout=) publishes in-process.
+    pgrep -f -- "acme-faultguard-epilog --job $id .*--spool $(spool_dir) " >/dev/null ||
     pgrep -f -- "--retry-outbox --spool $(spool_dir) " >/dev/null
 }
 parts=0 complete_after="" last_look=""
