@@ -31,7 +31,7 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 assert_eq "framework|runtime_error|fix_code" "$(stored_diagnosis n1 "$id")" "n1's stored diagnosis of job $id"
-wait_record_nodes "$id" 90 n1
+wait_record_nodes "$id" n1
 assert_contains "$(acme_records "$id" | tail -n 1)" "runtime_error" "job $id's record"
 # No recovery from the late run: the job was not requeued and n1 is not drained.
 assert_eq 0 "$(job_field "$id" Restarts)" "job $id's restarts"
