@@ -156,7 +156,9 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
         row.array_job_id = record->array_job_id;
         row.array_task_id = record->array_task_id;
     }
-    const long long submit = record ? static_cast<long long>(record->submit_time) : 0;
+    // The run's own row in slurmdbd, whenever the part is written (a requeued job's next run
+    // gets a row of its own about 5 s after an admin's requeue).
+    const auto run = slurm::run_selector(record, o.restart);
     auto part = faultguard::node_part(in);
     const auto path = faultguard::record_part_path(o.spool, o.node, o.job, o.restart);
     std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
@@ -170,7 +172,8 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     if (!(recovery && recovery->requeued)) {
         const nlohmann::json handoff = {{"job", o.job},       {"array_job_id", row.array_job_id},
                                         {"array_task_id", row.array_task_id},
-                                        {"restart", o.restart}, {"submit", submit},
+                                        {"restart", o.restart}, {"submit", run.submit}, {"start", run.start},
+                                        {"before", run.before}, {"run_unknown", run.unknown},
                                         {"end", record && record->end_time > 0 ? static_cast<double>(record->end_time) : 0.0},
                                         {"expected", expected}, {"node", o.node},
                                         {"retry", faultguard::retry_schedule_json({o.record_retry, o.record_retry_pause})},
@@ -185,8 +188,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
                 publish_here = path;
                 return "; record: publishing now";
             }
-            // Normal priority: a run an admin requeued must have its part in before the next
-            // run's row appears (t-gpuacct-requeued).
+            // Normal priority: a failed run's record is the first thing its user looks at.
             if (util::spawn_detached({"/proc/self/exe", "--publish", path}, env, log, error))
                 return "; record: publishing after the epilog";
         }
@@ -196,7 +198,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     // The node waits on this one: its pacing among the job's nodes fits a few seconds.
     const auto pacing = faultguard::publish_pacing(expected, o.node, kInEpilogBaseSeconds, kInEpilogMaxTurnSeconds);
     fmt::print("{}", faultguard::publish_result_line(
-                         o.job, o.node, faultguard::publish_node_part(row, o.restart, submit, expected, o.node, part, pacing)));
+                         o.job, o.node, faultguard::publish_node_part(row, o.restart, run, expected, o.node, part, pacing)));
     return {};
 }
 
