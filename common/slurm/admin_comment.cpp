@@ -165,10 +165,10 @@ std::optional<std::string> AdminCommentSession::load(const JobRow& row, const Ru
             return std::nullopt;
         case RunPick::superseded:
             error = {Kind::superseded, "slurmdbd has no row of job " + std::to_string(job_id) + "'s " + describe(run) +
-                                           " but has its later runs' rows: it will not get one"};
+                                           " yet, though it has a later run's"};
             return std::nullopt;
         case RunPick::unknown:
-            error = {Kind::superseded, "job " + std::to_string(job_id) +
+            error = {Kind::unknown_run, "job " + std::to_string(job_id) +
                                            " was requeued more than once before its epilog asked slurmctld: its run's row cannot be told"};
             return std::nullopt;
     }

@@ -21,10 +21,11 @@ struct JobRow {
 };
 
 // Why a session could not open or read: a publisher keeps its part for a later try when
-// slurmdbd or the job's row may be there then (unreachable, no_job), and gives up otherwise
-// (superseded: slurmdbd has the job's later runs but not this one's, and never will).
+// slurmdbd or the run's row may be there then (unreachable, no_job; superseded: a later run's
+// row came first, which slurmdbd does when slurmctld's queue to it was held up), and gives up
+// otherwise (unknown_run: the epilog could not tell its run).
 struct AdminCommentError {
-    enum class Kind { none, not_slurmdbd, unreachable, no_job, superseded, failed };
+    enum class Kind { none, not_slurmdbd, unreachable, no_job, superseded, unknown_run, failed };
     Kind kind = Kind::none;
     std::string text;  // one line
 };
@@ -40,8 +41,8 @@ public:
     static std::optional<AdminCommentSession> open(AdminCommentError& error);
 
     // The AdminComment of the run's row ("" when it has none), that row in `found` when given.
-    // nullopt with `error` set when slurmdbd has no row of the run yet (no_job), has the job's
-    // later runs but not this one (superseded), cannot tell the run, or fails (failed).
+    // nullopt with `error` set when slurmdbd has no row of the run yet (no_job; superseded when it
+    // has a later run's), the run cannot be told (unknown_run), or slurmdbd fails (failed).
     std::optional<std::string> load(const JobRow& job, const RunSelector& run, AdminCommentError& error,
                                     RunRow* found = nullptr);
 

@@ -8,16 +8,21 @@ namespace acme::slurm {
 
 RunSelector run_selector(const std::optional<JobRecord>& record, long long restart) {
     RunSelector run;
-    if (!record || restart < 0) return run;
-    const long long runs_since = static_cast<long long>(record->restart_count) - restart;
+    if (!record) return run;
     const auto submit = static_cast<long long>(record->submit_time);
     const auto start = static_cast<long long>(record->start_time);
-    // Not requeued since this run, or requeued and still completing (slurmctld gives the job a
-    // new submit time and drops its start only when the requeue finishes, after the epilogs).
-    if (runs_since <= 0 || (runs_since == 1 && record->completing && start > 0)) {
+    // While this run's epilogs run the job is completing (requeued: pending and completing):
+    // its submit and start are still this run's. Once a requeue has finished (after the
+    // epilogs: a detached epilog may ask later) slurmctld has given the job a new submit time
+    // and no start, or even started the next run: this run is the one before. The epilog's
+    // restart count is the job's when slurmctld ended the run (an admin's requeue counts
+    // already), so a job requeued again since is further on than that.
+    const bool moved_on =
+        !record->completing && (record->state == JOB_PENDING || record->state == JOB_RUNNING || record->state == JOB_SUSPENDED);
+    if (!moved_on) {
         run.submit = submit;
         run.start = start;
-    } else if (runs_since == 1) {
+    } else if (static_cast<long long>(record->restart_count) <= restart + 1) {
         run.before = submit;
     } else {
         run.unknown = true;

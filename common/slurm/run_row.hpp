@@ -22,10 +22,10 @@ struct RunSelector {
     bool unknown = false;  // the job was requeued more than once since: this run cannot be told
 };
 
-// Which run an epilog of run `restart` describes, from what slurmctld said of the job then:
-// the job's own submit and start while the record is still this run's (not requeued, or its
-// requeue still completing); the run before the job's current one once the requeue finished
-// (slurmctld then gave the job a new submit time and no start).
+// Which run an epilog describes, from what slurmctld said of the job then and the epilog's
+// SLURM_JOB_RESTART_COUNT (`restart`): the job's own submit and start while the run is still
+// the job's (ended or completing, a requeue's included); the run before the job's current one
+// once a requeue finished (slurmctld then gave the job a new submit time and no start).
 RunSelector run_selector(const std::optional<JobRecord>& record, long long restart);
 
 // A row as slurmdbd has it (slurmdb_job_rec_t's fields).
@@ -38,7 +38,7 @@ struct RunRow {
 enum class RunPick {
     found,       // rows[index]
     not_yet,     // no row of the run yet: slurmctld's queue to slurmdbd may still hold it
-    superseded,  // no row of the run, and later runs have theirs: slurmctld sends rows in order, it never will
+    superseded,  // no row of the run yet, and a later run has its own (slurmdbd took it first)
     unknown,     // the selector cannot tell the run (RunSelector::unknown)
 };
 

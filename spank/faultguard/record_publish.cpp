@@ -108,13 +108,14 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, con
         if (!field) {
             // slurmctld hands job records to slurmdbd through a queue: a short job (an array
             // task, often) can reach its epilog before its row does. Wait for it, within budget.
-            if (error.kind == Kind::no_job && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
+            if ((error.kind == Kind::no_job || error.kind == Kind::superseded) &&
+                Clock::now() + std::chrono::milliseconds(1200) < deadline) {
                 sleep_within(check_delay(random), deadline);
                 continue;
             }
             // No row yet when the time is up: slurmctld's queue to slurmdbd is long (slurmdbd
-            // was down): a later try may find it. Superseded: it never will (the line says why).
-            result.unreachable = error.kind == Kind::no_job;
+            // was down): a later try may find it. unknown_run: none will (the line says why).
+            result.unreachable = error.kind == Kind::no_job || error.kind == Kind::superseded;
             result.error = error.text;
             return result;
         }

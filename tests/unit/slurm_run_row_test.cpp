@@ -14,35 +14,42 @@ const RunRow first_run{1000, 1010, 1100, JOB_REQUEUE, false};
 const RunRow next_pending{1105, 0, 0, JOB_PENDING, false};
 const RunRow next_running{1105, 1130, 0, JOB_RUNNING, false};
 
-JobRecord record(std::uint32_t restarts, double submit, double start, bool completing) {
+JobRecord record(std::uint32_t restarts, double submit, double start, std::uint32_t state, bool completing) {
     JobRecord r;
     r.job_id = 42;
     r.restart_count = restarts;
     r.submit_time = submit;
     r.start_time = start;
+    r.state = state;
     r.completing = completing;
     return r;
 }
 }  // namespace
 
 TEST_CASE("an epilog names its run by what slurmctld said of the job while the run was its own") {
-    // Not requeued: the job's own submit and start.
-    auto run = run_selector(record(0, 1000, 1010, true), 0);
+    // Ended, its epilogs running: the job's own submit and start.
+    auto run = run_selector(record(0, 1000, 1010, JOB_FAILED, true), 0);
     CHECK(run.submit == 1000);
     CHECK(run.start == 1010);
     CHECK(run.before == 0);
-    // Requeued by an admin while it ran: the restart count went up at once, but the submit and
-    // start stay the run's until the requeue completes, after the epilogs.
-    run = run_selector(record(1, 1000, 1010, true), 0);
+    // A cleanly ended job's detached epilog, after the job left COMPLETING: the same.
+    run = run_selector(record(0, 1000, 1010, JOB_COMPLETE, false), 0);
+    CHECK((run.submit == 1000 && run.start == 1010));
+    // Requeued by an admin while it ran: the restart count (the epilog's too) went up at once,
+    // but the submit and start stay the run's until the requeue completes, after the epilogs.
+    run = run_selector(record(1, 1000, 1010, JOB_PENDING, true), 1);
     CHECK(run.submit == 1000);
     CHECK(run.start == 1010);
-    // A detached epilog that asked after the requeue completed: the submit is the next run's.
-    run = run_selector(record(1, 1105, 0, false), 0);
-    CHECK(run.submit == 0);
-    CHECK(run.start == 0);
-    CHECK(run.before == 1105);
-    // Requeued twice since: it cannot tell which row is its run's.
-    CHECK(run_selector(record(2, 1200, 0, false), 0).unknown);
+    // A detached epilog that asked after the requeue completed: the submit is the next run's,
+    // whether that run waits or already runs.
+    for (const auto& r : {record(1, 1105, 0, JOB_PENDING, false), record(1, 1105, 1130, JOB_RUNNING, false)}) {
+        run = run_selector(r, 1);
+        CHECK(run.submit == 0);
+        CHECK(run.start == 0);
+        CHECK(run.before == 1105);
+    }
+    // The job requeued again since: it cannot tell which row is its run's.
+    CHECK(run_selector(record(3, 1200, 0, JOB_PENDING, false), 1).unknown);
     // slurmctld no longer knew the job: the newest row, as before.
     run = run_selector(std::nullopt, 0);
     CHECK((run.submit == 0 && run.start == 0 && run.before == 0 && !run.unknown));
@@ -72,7 +79,7 @@ TEST_CASE("a run without a row waits for it, or is told it never gets one") {
     CHECK(pick_run_row({}, RunSelector{1000, 1010, 0, false}).pick == RunPick::not_yet);
     // The second run's row not there yet: never the first run's row instead.
     CHECK(pick_run_row({first_run}, RunSelector{1105, 1130, 0, false}).pick == RunPick::not_yet);
-    // Later runs have rows and this one has none: slurmctld sends rows in order, so it never will.
+    // A later run has its row and this one none yet (slurmdbd took the later one first).
     CHECK(pick_run_row({next_running}, RunSelector{1000, 1010, 0, false}).pick == RunPick::superseded);
     CHECK(pick_run_row({first_run, next_running}, RunSelector{0, 0, 0, true}).pick == RunPick::unknown);
 }
