@@ -21,7 +21,9 @@ RunSelector run_selector(const std::optional<JobRecord>& record, long long resta
         !record->completing && (record->state == JOB_PENDING || record->state == JOB_RUNNING || record->state == JOB_SUSPENDED);
     if (!moved_on) {
         run.submit = submit;
-        run.start = start;
+        // A requeued job still completing is pending: its start is then backfill's guess at the
+        // next run's (seen to be that run's very second), not this run's.
+        if (record->state != JOB_PENDING) run.start = start;
     } else if (static_cast<long long>(record->restart_count) <= restart + 1) {
         run.before = submit;
     } else {
@@ -42,7 +44,7 @@ RunChoice pick_run_row(const std::vector<RunRow>& rows, const RunSelector& run) 
         const auto& r = rows[i];
         bool mine = false;
         if (named) {
-            mine = (run.submit > 0 && r.submit == run.submit) || (run.start > 0 && r.start == run.start);
+            mine = run.submit > 0 ? r.submit == run.submit : r.start == run.start;
             if (!mine && run.submit > 0 && r.submit > run.submit) later = true;
         } else if (run.before > 0) {
             mine = r.submit < run.before && (!found || r.submit > rows[out.index].submit);

@@ -17,7 +17,7 @@ namespace acme::slurm {
 // How a writer names its run. All zero: the job's newest row (the run is not known).
 struct RunSelector {
     long long submit = 0;  // the run's submit time, as slurmctld gave it while the run was its own
-    long long start = 0;   // the run's start time (a row with either is the run's)
+    long long start = 0;   // the run's start time, where slurmctld's is the run's (used without a submit)
     long long before = 0;  // else: the newest run submitted before this (the job's next run's submit)
     bool unknown = false;  // the job was requeued more than once since: this run cannot be told
 };

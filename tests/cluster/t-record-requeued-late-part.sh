@@ -17,6 +17,7 @@ on_exit restore_plugstack
 faultguard_keys record_retry=0
 
 go=$ACME_TEST_TMP/go
+rm -f "$go"
 id=$(submit -J requeue-late -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
   "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
 deadline=$((SECONDS + 60))

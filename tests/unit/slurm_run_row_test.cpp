@@ -37,9 +37,10 @@ TEST_CASE("an epilog names its run by what slurmctld said of the job while the r
     CHECK((run.submit == 1000 && run.start == 1010));
     // Requeued by an admin while it ran: the restart count (the epilog's too) went up at once,
     // but the submit and start stay the run's until the requeue completes, after the epilogs.
-    run = run_selector(record(1, 1000, 1010, JOB_PENDING, true), 1);
+    // Its start is backfill's guess at the next run's by then: not used.
+    run = run_selector(record(1, 1000, 1106, JOB_PENDING, true), 1);
     CHECK(run.submit == 1000);
-    CHECK(run.start == 1010);
+    CHECK(run.start == 0);
     // A detached epilog that asked after the requeue completed: the submit is the next run's,
     // whether that run waits or already runs.
     for (const auto& r : {record(1, 1105, 0, JOB_PENDING, false), record(1, 1105, 1130, JOB_RUNNING, false)}) {
@@ -64,10 +65,13 @@ TEST_CASE("the run's own row, whatever rows the job's later runs have") {
         REQUIRE(c.pick == RunPick::found);
         CHECK(rows[c.index].submit == 1000);
     }
-    // By its start alone too.
+    // By its start alone too; a submit, when known, decides (a start can be a guess).
     const auto c = pick_run_row({next_running, first_run}, RunSelector{0, 1010, 0, false});
     REQUIRE(c.pick == RunPick::found);
     CHECK(c.index == 1);
+    const auto guessed = pick_run_row({first_run, next_running}, RunSelector{1000, 1130, 0, false});
+    REQUIRE(guessed.pick == RunPick::found);
+    CHECK(guessed.index == 0);
     // The newest run's epilog finds its own row, not the one before.
     const auto second = pick_run_row({first_run, next_running}, RunSelector{1105, 1130, 0, false});
     REQUIRE(second.pick == RunPick::found);
