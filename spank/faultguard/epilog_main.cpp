@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 
@@ -62,6 +63,42 @@ namespace {
 using namespace acme;
 
 using Options = faultguard::EpilogArgs;
+
+// Set when the plugin's timeout= passed and it let this run go on detached (--go-on): the
+// node is given back, so no recovery from here on, and stdout is faultguard's log now.
+volatile sig_atomic_t g_gone_on = 0;
+char g_go_on_ack[128];
+std::size_t g_go_on_ack_size = 0;
+
+// The plugin stops reading stdout once it has read the ack: nothing goes there after it.
+void go_on_detached(int) {
+    const int saved = errno;
+    if (!g_gone_on) {
+        const ssize_t ignored = ::write(STDOUT_FILENO, g_go_on_ack, g_go_on_ack_size);
+        (void)ignored;
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        g_gone_on = 1;
+    }
+    errno = saved;
+}
+
+// A run the plugin waits for at most timeout= and then lets go on (--go-on): ready for the
+// signal, and bounded from its start by the whole time it may take.
+void prepare_to_go_on(const Options& o) {
+    const auto ack = fmt::format("\n{}\n", faultguard::kGoOnAck);
+    g_go_on_ack_size = std::min(ack.size(), sizeof g_go_on_ack);
+    std::memcpy(g_go_on_ack, ack.data(), g_go_on_ack_size);
+    const auto limit = static_cast<unsigned>(std::ceil(o.go_on));
+    faultguard::arm_hard_stop(limit, fmt::format("job {} on {}: the epilog, gone on detached after faultguard's timeout=, "
+                                                 "was stopped at its time limit ({} s); a record part not yet handed over "
+                                                 "to the outbox is missing\n",
+                                                 o.job, o.node, limit));
+    struct sigaction sa {};
+    sa.sa_handler = go_on_detached;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(faultguard::kGoOnSignal, &sa, nullptr);
+}
 
 using util::wall_now;
 
@@ -402,7 +439,11 @@ int run(const Options& o) {
     // Recovery plans on the rules' answer, before the model is asked: the model never changes
     // what recovery does, and its time cannot delay a drain.
     std::optional<faultguard::RecoveryDone> recovery;
-    if (o.auto_recover >= 0) recovery = recover(db, o, end, d, stall, xids);
+    if (o.auto_recover >= 0 && g_gone_on)
+        fmt::print("job {} on {}: recovery: none: faultguard's timeout= passed before it and the node was given back\n", o.job,
+                   o.node);
+    else if (o.auto_recover >= 0)
+        recovery = recover(db, o, end, d, stall, xids);
     // 5. Where the rules did not decide and the admin configured a model server: ask it.
     if (!o.llm_endpoint.empty() && !log.empty()) {
         diagnose::LlmConfig llm;
@@ -488,6 +529,7 @@ int main(int argc, char** argv) {
                                                      o.job, o.node, limit));
         dup2(STDERR_FILENO, STDOUT_FILENO);
     }
+    if (o.go_on > 0 && o.detached <= 0) prepare_to_go_on(o);
     try {
         return run(o);
     } catch (const std::exception& e) {
