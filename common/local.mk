@@ -24,6 +24,7 @@ libacme_la_SOURCES = \
 	common/slurm/job_type.cpp common/slurm/job_type.hpp \
 	common/slurm/actions.cpp common/slurm/actions.hpp \
 	common/slurm/admin_comment.cpp common/slurm/admin_comment.hpp \
+	common/slurm/run_row.cpp common/slurm/run_row.hpp \
 	common/slurm/cluster.cpp common/slurm/cluster.hpp \
 	common/slurm/nodes.cpp common/slurm/nodes.hpp common/slurm/compat.hpp \
 	common/slurm/accounting.cpp common/slurm/accounting.hpp \
@@ -87,7 +88,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/util_version_test.cpp common/util/version.hpp \
 	tests/unit/util_spawn_test.cpp tests/unit/util_line_read_test.cpp \
 	tests/unit/util_table_test.cpp tests/unit/util_http_get_test.cpp \
-	tests/unit/acct_job_type_test.cpp \
+	tests/unit/acct_job_type_test.cpp tests/unit/slurm_run_row_test.cpp \
 	tests/unit/recovery_test.cpp \
 	tests/unit/diagnose_rules_test.cpp \
 	tests/unit/diagnose_engine_test.cpp \
