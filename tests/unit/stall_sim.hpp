@@ -62,6 +62,7 @@ struct SimResult {
     std::optional<double> verdict_at;
     telemetry::Verdict verdict;
     double last_step = 0;  // the job's last step before the verdict (or the end)
+    telemetry::NodeState state;  // the node's state the verdict was judged on (the bench's breakdown)
 };
 
 inline std::vector<telemetry::Sample> sim_gpus(double util, long long watts, double mem) {
@@ -174,6 +175,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         if (v.stalled) {
             r.verdict_at = t;
             r.verdict = std::move(v);
+            r.state = node.state();
             return r;
         }
         judged = std::move(v);
