@@ -225,7 +225,7 @@ struct Hangs {
 // - (the hang - the last motion); the stamp is the newest of its progress (heartbeat, log), its
 // processes' activity and (the ports' window) its ports, each stamped when a read saw it.
 struct Parts {
-    double total, stamp, window, look, before, learned;
+    double total, stamp, window, look, before, learned, reads;
     char by;      // the stamp counted from: h(eartbeat/log), p(rocesses), n(ports)
     char window_kind;  // n: the ports' window, m: the margin's, f: the fixed one
     bool floored;      // the ports' window is its floor (stall_cadence_nic_floor)
@@ -269,7 +269,7 @@ Parts parts(const StallConfig& c, const test::SimJob& job, const test::SimResult
         window = std::min(std::max(s.step * (1 + c.cadence.nic_margin), c.cadence.nic_floor), fixed);
         floored = s.step * (1 + c.cadence.nic_margin) < c.cadence.nic_floor;
     }
-    return {*r.verdict_at - job.hang, from - moved, window, *r.verdict_at - (from + window), job.hang - moved, s.step, by,
+    return {*r.verdict_at - job.hang, from - moved, window, *r.verdict_at - (from + window), job.hang - moved, s.step, r.read_interval, by,
             ports ? 'n' : paced ? 'm' : 'f', floored};
 }
 
@@ -278,12 +278,13 @@ void print_parts(double step, bool spins, std::vector<Parts> v) {
     std::sort(v.begin(), v.end(), [](const Parts& a, const Parts& b) { return a.total < b.total; });
     // The slowest tenth: what the p95 is made of.
     const std::size_t from = v.size() - std::max<std::size_t>(1, v.size() / 10);
-    double stamp = 0, window = 0, look = 0, before = 0, learned = 0;
+    double stamp = 0, window = 0, look = 0, before = 0, learned = 0, reads = 0;
     int by[3] = {}, kind[3] = {}, floored = 0;
     const double n = static_cast<double>(v.size() - from);
     for (std::size_t i = from; i < v.size(); ++i) {
         const auto& p = v[i];
         stamp += p.stamp / n, window += p.window / n, look += p.look / n, before += p.before / n, learned += p.learned / n;
+        reads += p.reads / n;
         ++by[p.by == 'h' ? 0 : p.by == 'p' ? 1 : 2];
         ++kind[p.window_kind == 'n' ? 0 : p.window_kind == 'm' ? 1 : 2];
         floored += p.floored;
@@ -293,9 +294,9 @@ void print_parts(double step, bool spins, std::vector<Parts> v) {
     std::fprintf(stderr,
                  "  breakdown %s %g s steps, the slowest %zu of %zu (%.1f-%.1f s): stamp late %.2f s (from heartbeat %d, "
                  "processes %d, ports %d), window %.2f s (ports %d, margin %d, fixed %d; at the ports' floor %d; quiet learned "
-                 "%.2f s), look after the close %.2f s, hang after the last motion -%.2f s; all hangs: stamp %.2f s, look %.2f s\n",
+                 "%.2f s, read every %.2f s), look after the close %.2f s, hang after the last motion -%.2f s; all hangs: stamp %.2f s, look %.2f s\n",
                  spins ? "spin" : "idle", step, v.size() - from, v.size(), v[from].total, v.back().total, stamp, by[0], by[1],
-                 by[2], window, kind[0], kind[1], kind[2], floored, learned, look, before, all_stamp, all_look);
+                 by[2], window, kind[0], kind[1], kind[2], floored, learned, reads, look, before, all_stamp, all_look);
 }
 
 Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool seen, bool ports, int jobs, Rng& rng) {

@@ -63,6 +63,7 @@ struct SimResult {
     telemetry::Verdict verdict;
     double last_step = 0;  // the job's last step before the verdict (or the end)
     telemetry::NodeState state;  // the node's state the verdict was judged on (the bench's breakdown)
+    double read_interval = 0;    // NodeTracker::process_interval then
 };
 
 inline std::vector<telemetry::Sample> sim_gpus(double util, long long watts, double mem) {
@@ -176,6 +177,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
             r.verdict_at = t;
             r.verdict = std::move(v);
             r.state = node.state();
+            r.read_interval = node.process_interval(t);
             return r;
         }
         judged = std::move(v);

@@ -264,6 +264,42 @@ TEST_CASE("stall_cadence_nic_floor: still ports need 5 s, so a lost packet's ret
     CHECK(*late.verdict_at == *before.verdict_at);
 }
 
+TEST_CASE("trusted ports: the processes and ports are read at a quarter of the ports' window's slack, not the margin's") {
+    // A 2 s job whose steps cross the ports, with 60 s of host work (CPU, no step) once past the
+    // warm-up: its longest quiet is a step and where in a read's span the work ended.
+    auto job = ported(2, 1500);
+    job.steps.erase(std::remove_if(job.steps.begin(), job.steps.end(), [](double t) { return t > 1000 && t < 1062; }),
+                    job.steps.end());
+    job.cpu.push_back({1000, 1060, 1});
+    // Hung just after a step's all-reduce (1399 to 1399.8), at every tenth of a step: the last bytes
+    // are stamped at the read that sees them, so the read pace is verdict delay.
+    double worst = 0;
+    for (double off = 0.85; off < 2.8; off += 0.2) {
+        auto hung = job;
+        hung.hang = 1399 + off;
+        hung.end = 1500;
+        const auto r = simulate(StallConfig{}, hung);
+        REQUIRE(r.verdict_at);
+        INFO(r.verdict.evidence);
+        CHECK(r.verdict.evidence.find("every node's network ports still") != std::string::npos);
+        worst = std::max(worst, *r.verdict_at - hung.hang);
+        // Read at the ports' pace: a quarter of what the 5 s floor leaves over the quiet (at least
+        // stall_heartbeat_probe), not half the quiet (the margin's quarter: 2 x the quiet / 4).
+        CHECK(r.read_interval == doctest::Approx(std::max(0.5, (5 - r.state.step) / 4)).epsilon(0.01));
+        CHECK(r.read_interval < 0.5 * r.state.step);
+    }
+    // Within the 5 s floor and a read at the ports' pace (0.5 s) of the hang, 3 of its steps; at
+    // the margin's pace (a read every 2 s) up to 5.95 s.
+    CHECK(worst <= 5 + 0.5);
+    // Where the ports tell nothing the margin's pace stands: a quarter of its 2x the quiet.
+    auto off = job;
+    off.hang = 1400;
+    off.end = 1500;
+    const auto margin = simulate(ports_off(), off);
+    REQUIRE(margin.verdict_at);
+    CHECK(margin.read_interval == doctest::Approx(2.0 * margin.state.step / 4).epsilon(0.01));
+}
+
 TEST_CASE("reads in the same instant (a quick read, then a full look's) tell nothing: no motion") {
     StallConfig c;
     NodeTracker t(c, "n1", 0);

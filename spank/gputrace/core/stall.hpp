@@ -125,11 +125,13 @@ public:
     // pace is learned here with the processes seen, and a look's span is longer than the margin
     // of its quiet (stall_cadence_margin x the step), so where in a span the last activity fell
     // would matter more than the margin allows for.
-    // How often to read them now (s): a quarter of stall_cadence_margin's share of the longest
-    // quiet learned so far, within [stall_heartbeat_probe, stall_probe], from the warm-up's end
-    // (stall_probe before it, and where they are not read or quick looks are off). The quiet is
-    // learned from the earliest its first sign may have been, so a read this fine stretches no
-    // learned quiet by more than a quarter of the margin.
+    // How often to read them now (s): a quarter of the slack of the window that judges the job
+    // (what it needs beyond the longest quiet learned so far): stall_cadence_margin's share of
+    // the quiet, or where this node's ports carried the job's steps (NodeState::nic_seen) the
+    // ports' window's (stall_cadence_nic_margin's share, at least up to stall_cadence_nic_floor);
+    // within [stall_heartbeat_probe, stall_probe], from the warm-up's end (stall_probe before it,
+    // and where they are not read or quick looks are off). A read's span is how late it stamps
+    // the job's last bytes, so the span must be a small share of the slack it eats into.
     double process_interval(double now) const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
@@ -137,6 +139,9 @@ public:
     const NodeState& state() const { return s_; }
 
 private:
+    // The processes' read pace at stall_cadence_margin's share (process_interval without the
+    // ports): the quiet is learned from at least this far before an activity read, at any pace.
+    double margin_span() const;
     void learn(bool continued = false);  // the pace, after each update (Cadence::observe)
     void note_heartbeat(std::optional<double> mtime, double now);
     const StallConfig& c_;
