@@ -71,7 +71,7 @@ bool StallWatch::wants_gpus(double now) const {
     if (!c_.enabled || verdict_) return false;
     // At the quick reads' pace too, once past the warm-up: a quiet learned from the GPUs (an
     // evaluation pass, a straggler's GPU computing) is known to that pace, not to the interval.
-    if (c_.heartbeat_probe > 0 && now >= job_start_ + c_.warmup && now - last_gpu_ >= tracker_.process_interval(now))
+    if (c_.heartbeat_probe > 0 && now >= job_start_ + c_.warmup && now - last_gpu_ >= tracker_.sample_interval(now))
         return true;
     const double at = closes();
     return at > 0 && now >= at && last_gpu_ < at;

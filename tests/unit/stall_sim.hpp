@@ -148,7 +148,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         // StallWatch::wants_gpus: a window closing between two samples is judged on the GPUs now.
         const bool quick = c.heartbeat_probe > 0 && t >= c.warmup;
         const double closing = telemetry::closes_at(judged, node.state());
-        if ((quick && job.processes_seen && t - last_sample >= node.process_interval(t)) ||
+        if ((quick && job.processes_seen && t - last_sample >= node.sample_interval(t)) ||
             (closing > 0 && t >= closing && last_sample < closing))
             sample(t);
         // StallWatch::tick: the quick looks, then a full look when due.

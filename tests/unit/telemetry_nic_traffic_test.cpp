@@ -291,6 +291,20 @@ TEST_CASE("trusted ports: the processes and ports are read at a quarter of the p
     // Within the 5 s floor and a read at the ports' pace (0.5 s) of the hang, 3 of its steps; at
     // the margin's pace (a read every 2 s) up to 5.95 s.
     CHECK(worst <= 5 + 0.5);
+    // A NCCL hang: a host thread spin-waits on the spinning GPUs (a core busy). Its CPU counts until
+    // a sample sees the spin; a read whose CPU alone counted takes a sample with the next read, so
+    // that costs one read more, not the margin's pace of samples.
+    double spun = 0;
+    for (double off = 0.85; off < 2.8; off += 0.2) {
+        auto hung = job;
+        hung.hang = 1399 + off;
+        hung.hang_cpu = 1;
+        hung.end = 1500;
+        const auto r = simulate(StallConfig{}, hung);
+        REQUIRE(r.verdict_at);
+        spun = std::max(spun, *r.verdict_at - hung.hang);
+    }
+    CHECK(spun <= 3 * 2);
     // Where the ports tell nothing the margin's pace stands: a quarter of its 2x the quiet.
     auto off = job;
     off.hang = 1400;
@@ -298,6 +312,22 @@ TEST_CASE("trusted ports: the processes and ports are read at a quarter of the p
     const auto margin = simulate(ports_off(), off);
     REQUIRE(margin.verdict_at);
     CHECK(margin.read_interval == doctest::Approx(2.0 * margin.state.step / 4).epsilon(0.01));
+}
+
+TEST_CASE("the watch samples the GPUs at the margin's pace, and with the next read after CPU alone counted") {
+    const StallConfig c;
+    NodeTracker n(c, "n1", 0);
+    for (double t = 1; t < 2000; t += 2) {
+        n.on_heartbeat(t, t);
+        n.on_activity({true, 1e6, 0, false}, 0.5, t);
+    }
+    const double margin = 2.0 * n.state().step / 4;
+    CHECK(n.sample_interval(100) == 30);  // the warm-up: stall_probe
+    CHECK(n.sample_interval(2000) == doctest::Approx(std::max(0.5, margin)));
+    n.on_activity({true, 0, 0.5, false}, 0.5, 2000.5);  // a core busy, no bytes: the GPUs may spin
+    CHECK(n.sample_interval(2001) == n.process_interval(2001));
+    n.on_activity({true, 1e6, 0.5, false}, 0.5, 2001);  // bytes too: activity whatever the GPUs do
+    CHECK(n.sample_interval(2001) == doctest::Approx(std::max(0.5, margin)));
 }
 
 TEST_CASE("reads in the same instant (a quick read, then a full look's) tell nothing: no motion") {

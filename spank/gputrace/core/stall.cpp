@@ -375,8 +375,10 @@ void NodeTracker::on_heartbeat(std::optional<double> mtime, double now) {
 
 void NodeTracker::on_activity(const Activity& a, double span, double now) {
     s_.activity_seen = a.seen;
-    if (a.seen && span > 0 &&
-        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu))) {
+    const bool io = a.seen && span > 0 && (a.io_bytes / span >= c_.cadence.io || a.disk_wait);
+    const bool cpu = a.seen && span > 0 && !all_spin_ && a.cpu_s / span >= c_.cadence.cpu;
+    cpu_alone_ = cpu && !io;
+    if (io || cpu) {
         s_.activity_at = now;
         // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span,
         // learned as if read at the margin's pace: the margin (stall_cadence_margin 2, tuned on the
@@ -417,6 +419,11 @@ void NodeTracker::on_nic(const NicDelta& d, bool present, double span, double no
 
 double NodeTracker::margin_span() const {
     return std::clamp(c_.cadence.margin * cadence_.longest() / 4, c_.heartbeat_probe, std::max(c_.probe, c_.heartbeat_probe));
+}
+
+double NodeTracker::sample_interval(double now) const {
+    if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
+    return cpu_alone_ ? process_interval(now) : margin_span();
 }
 
 double NodeTracker::process_interval(double now) const {

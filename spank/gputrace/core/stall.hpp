@@ -133,6 +133,12 @@ public:
     // and where they are not read or quick looks are off). A read's span is how late it stamps
     // the job's last bytes, so the span must be a small share of the slack it eats into.
     double process_interval(double now) const;
+    // How often the watch samples the job's GPUs (s): at the margin's pace (process_interval
+    // without the ports), and at the processes' pace after a read whose CPU alone counted as
+    // activity: CPU means nothing while the GPUs spin (a host thread spin-waits on a hung
+    // collective), so the next read must know whether they do. Busy samples at the ports' finer
+    // pace would learn a shorter quiet after an evaluation pass and shrink the margin's window.
+    double sample_interval(double now) const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
@@ -157,6 +163,7 @@ private:
     double log_from_ = 0, ckpt_from_ = 0, activity_from_ = 0, last_probe_ = 0;
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     bool waited_ = false;    // the last read of the processes found one asleep on the disk
+    bool cpu_alone_ = false; // the last read counted the processes' CPU alone as activity
     // The ports moved since the last step; steps seen after the warm-up, and those with the ports moving.
     // The ports moved in the gap running since the last step (from `nic_gap_from_`), in the one before.
     bool nic_moved_ = false, nic_prev_credited_ = false;
