@@ -384,7 +384,7 @@ void NodeTracker::on_activity(const Activity& a, double span, double now) {
         // learned as if read at the margin's pace: the margin (stall_cadence_margin 2, tuned on the
         // bench's slow collectives) multiplies quiets learned at that pace, and the ports' finer
         // reads (process_interval) would learn them shorter and shrink the margin's window with
-        // them (the bench's slow collectives on a congested link called about 2x as often).
+        // them (the bench's design seeds: slow collectives called 2-2.5x as often).
         activity_from_ = a.disk_wait ? now : now - std::max(span, margin_span());
     } else if (a.seen && span > 0 && waited_) {
         // Asleep on the disk at the read before, not now: it may have slept until just before
