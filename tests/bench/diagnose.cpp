@@ -133,7 +133,25 @@ int main(int argc, char** argv) {
             fmt::print(stderr, "diagnose: no case has batch = \"{}\"\n", argv[2]);
             return 2;
         }
-        fmt::print("{}", corpus::first_sight_tsv(engine, cases, argv[2], argv[4]));
+        // The engine as it would have shipped the day before the batch: the tree's rules and the
+        // model acme-fallback-train would have built then, from the cases before the batch, at the
+        // threshold calibrated on the records of the batches before it. Never the batch's own
+        // cases (they are committed before the record, step 1 of the protocol).
+        // ACME_FIRST_SIGHT_RULES_ONLY=1: the rules alone, as the records up to batch 18 were.
+        std::string batch = argv[2], fallback = "no fallback";
+        if (!std::getenv("ACME_FIRST_SIGHT_RULES_ONLY")) {
+            std::vector<corpus::FirstSight> earlier;
+            for (auto& record : corpus::read_first_sights(ACME_FIRST_SIGHT_DIR))
+                if (record.batch < batch) earlier.push_back(std::move(record));
+            auto before = corpus::examples_before(cases, batch);
+            FallbackModel model = FallbackModel::train(before);
+            model.set_threshold(corpus::trained_threshold(cases, earlier));
+            fallback = fmt::format("the learned fallback trained on the {} cases before it, threshold {:.2f} from {} records",
+                                   before.size(), model.threshold(), earlier.size());
+            engine = engine.with_fallback(std::make_shared<const FallbackModel>(std::move(model)));
+        }
+        fmt::print("# engine\t{}\n", fallback);
+        fmt::print("{}", corpus::first_sight_tsv(engine, cases, batch, argv[4]));
         return 0;
     }
     if (argc != 1) {
