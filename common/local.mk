@@ -103,6 +103,9 @@ tests_unit_acme_unit_SOURCES += tests/unit/diagnose_xid_test.cpp \
 # The learned fallback's time-split evaluation (issue 40), which tests/bench/diagnose prints.
 tests_unit_acme_unit_SOURCES += tests/unit/diagnose_time_split_test.cpp \
 	common/diagnose/time_split.cpp common/diagnose/time_split.hpp
+# The rules held out from the cases they were written for (issue 40), which tests/bench/diagnose prints.
+tests_unit_acme_unit_SOURCES += tests/unit/diagnose_held_out_test.cpp \
+	common/diagnose/held_out.cpp common/diagnose/held_out.hpp
 EXTRA_DIST += tests/data/diagnosis
 
 # `make bench`: tests/bench/diagnose runs the engine against grep -E with every rule pattern, and
@@ -110,7 +113,8 @@ EXTRA_DIST += tests/data/diagnosis
 BENCH_TARGETS += tests/bench/diagnose
 EXTRA_PROGRAMS += tests/bench/diagnose
 tests_bench_diagnose_SOURCES = tests/bench/diagnose.cpp common/diagnose/corpus.cpp common/diagnose/corpus.hpp \
-	common/diagnose/time_split.cpp common/diagnose/time_split.hpp
+	common/diagnose/time_split.cpp common/diagnose/time_split.hpp \
+	common/diagnose/held_out.cpp common/diagnose/held_out.hpp
 tests_bench_diagnose_CPPFLAGS = $(AM_CPPFLAGS) -DACME_RULES_DIR=\"$(abs_top_srcdir)/rules\" \
 	-DACME_CORPUS_DIR=\"$(abs_top_srcdir)/tests/data/diagnosis\" \
 	-DACME_FIRST_SIGHT_DIR=\"$(abs_top_srcdir)/tests/data/first-sight\"
