@@ -48,6 +48,11 @@ const std::vector<std::vector<std::string>> kLines = {
     {"spool=", "spool=/a", "spool=/b=c"},
     {"spool=/s", "spool=/" + std::string(1024, 's')},
     {"textfile_dir=/t/%n", "interval=3", "nonsense"},
+    {"sampler=/opt/s", "sampler=rel", "start_wait=0"},
+    {"sampler=", "start_wait=601", "start_wait=2.5"},
+    {"start_wait=0x10"}, {"start_wait= 3"}, {"start_wait=+3"}, {"start_wait=1e2"}, {"start_wait=inf"},
+    {"start_wait=nan"}, {"start_wait=-0"}, {"start_wait=.5"}, {"start_wait=5.", "start_wait=-1"}, {"start_wait=1e3"},
+    {"start_wait=600", "start_wait=abc"},
 };
 
 }  // namespace
@@ -60,6 +65,10 @@ TEST_CASE("the gputrace shim reads stall=, heartbeat_dir= and default= as gputra
         CHECK(acme_arg_bool(a.ac(), a.av(), "stall", 1) == (c.stall.enabled ? 1 : 0));
         CHECK(std::string(acme_arg_path(a.ac(), a.av(), "heartbeat_dir", ACME_HEARTBEAT_DIR)) == c.stall.heartbeat_dir);
         CHECK(acme_arg_on_off(a.ac(), a.av(), "default", 0) == (c.default_on ? 1 : 0));
+        // The prolog's start of the sampler (shim.c): where, and how long its child waits.
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "spool", ACME_SPOOL_DIR)) == c.spool);
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "sampler", "/x/acme-gpu-sampler")) == c.sampler);
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "start_wait", 0, 600, 1.0) == c.start_wait);
     }
 }
 
@@ -110,4 +119,5 @@ TEST_CASE("the shims' environment names are Slurm's") {
     CHECK(submit_option_env("faultguard", "auto-recover") == ACME_SUBMIT_ENV_AUTO_RECOVER);
     CHECK(submit_option_env("faultguard", "ckpt-dir") == ACME_SUBMIT_ENV_CKPT_DIR);
     CHECK(job_script_option_env("faultguard", "auto-recover") == ACME_JOB_ENV_AUTO_RECOVER);
+    CHECK(job_script_option_env("faultguard", "ckpt-dir") == ACME_JOB_ENV_CKPT_DIR);
 }
