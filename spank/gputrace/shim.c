@@ -150,11 +150,6 @@ static const char *digits_env(const char *name, size_t max) {
     return v;
 }
 
-static const char *nonempty_env(const char *name) {
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
 /* A traced job's sampler, started without loading the implementation (#41): the values
    acme-gpu-sampler-start needs, from the spank items and the prolog's environment, on its
    command line (it checks each, sampler_start.hpp), and one fork (sampler_spawn_c.h). */
@@ -192,31 +187,15 @@ static void start_sampler(spank_t sp, int ac, char **av, const char *optarg) {
         slurm_error("gputrace: job %u: the spool or sampler path is too long; not tracing", job_id);
         return;
     }
-    /* --job N --uid U --gid G --node N --gpus L [--telemetry V] [--auto-recover yes] [--ckpt-dir D]
-       [--restart N] [--sluid S] [--slurm-conf F] (--arg W)...: at most 32 words before the args. */
-    char **argv = calloc((size_t)ac * 2 + 40, sizeof *argv);
+    const struct acme_sampler_job values = {job, uid_s, gid_s, node, gpus, optarg, getenv(ACME_JOB_ENV_AUTO_RECOVER) != NULL,
+                                            getenv(ACME_JOB_ENV_CKPT_DIR), digits_env("SLURM_JOB_RESTART_COUNT", 6),
+                                            getenv("SLURM_JOB_SLUID"), getenv("SLURM_CONF")};
+    char **argv = calloc(ACME_SAMPLER_START_ARGV_MAX(ac), sizeof *argv);
     if (!argv) {
         slurm_error("gputrace: job %u: out of memory; not tracing", job_id);
         return;
     }
-    int n = 0;
-#define ACME_ARG(k, v) (argv[n++] = (char *)(k), argv[n++] = (char *)(v))
-    argv[n++] = (char *)"acme-gpu-sampler-start";
-    ACME_ARG("--job", job);
-    ACME_ARG("--uid", uid_s);
-    ACME_ARG("--gid", gid_s);
-    ACME_ARG("--node", node);
-    ACME_ARG("--gpus", gpus);
-    if (optarg) ACME_ARG("--telemetry", optarg);
-    if (getenv(ACME_JOB_ENV_AUTO_RECOVER)) ACME_ARG("--auto-recover", "yes");
-    const char *v;
-    if ((v = nonempty_env(ACME_JOB_ENV_CKPT_DIR))) ACME_ARG("--ckpt-dir", v);
-    if ((v = digits_env("SLURM_JOB_RESTART_COUNT", 6))) ACME_ARG("--restart", v);
-    if ((v = nonempty_env("SLURM_JOB_SLUID"))) ACME_ARG("--sluid", v);
-    if ((v = nonempty_env("SLURM_CONF"))) ACME_ARG("--slurm-conf", v);
-    for (int i = 0; i < ac; ++i) ACME_ARG("--arg", av[i]);
-#undef ACME_ARG
-    argv[n] = NULL;
+    acme_sampler_start_argv(&values, ac, av, argv);
     const struct acme_sampler_spawn spawn = {
         helper, argv, spool, run_dir, pidfile, log_path, job_id,
         acme_arg_seconds(ac, av, "start_wait", 0, 600, 1.0)};

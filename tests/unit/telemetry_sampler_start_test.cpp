@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spank/gputrace/core/sampler_spawn_c.h"
 #include "spank/gputrace/core/sampler_start.hpp"
 
 using namespace acme::telemetry;
@@ -45,16 +46,23 @@ bool has(const std::vector<std::string>& argv, std::string_view word) {
 
 }  // namespace
 
+// The shim's argv (sampler_spawn_c.h), as the helper gets it after argv[0].
+std::vector<std::string> shim_words(const acme_sampler_job& j, std::vector<std::string> plugstack) {
+    std::vector<char*> av;
+    for (auto& w : plugstack) av.push_back(w.data());
+    std::vector<char*> out(ACME_SAMPLER_START_ARGV_MAX(av.size()), nullptr);
+    const std::size_t n = acme_sampler_start_argv(&j, static_cast<int>(av.size()), av.data(), out.data());
+    REQUIRE(n < out.size());
+    CHECK(out[n] == nullptr);
+    CHECK(std::string(out[0]) == "acme-gpu-sampler-start");
+    return {out.begin() + 1, out.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
 TEST_CASE("what the shim passes reads back as it was") {
-    auto a = job({"spool=/var/spool/acme", "interval=5", "odd word"});
-    a.telemetry = "";
-    a.auto_recover = true;
-    a.ckpt_dir = "/ckpt/run 7";
-    a.restart = 2;
-    a.sluid = "s1a2b3";
-    a.slurm_conf = "/etc/slurm/slurm.conf";
+    const std::vector<std::string> plugstack = {"spool=/var/spool/acme", "interval=5", "odd word", "--job"};
+    const acme_sampler_job j{"77", "1000", "100", "n1", "0,2", "", 1, "/ckpt/run 7", "2", "s1a2b3", "/etc/slurm/slurm.conf"};
     std::string error;
-    const auto back = parse_sampler_start_args(views(sampler_start_words(a)), error);
+    const auto back = parse_sampler_start_args(views(shim_words(j, plugstack)), error);
     REQUIRE_MESSAGE(back, error);
     CHECK(back->job == 77);
     CHECK(back->uid == 1000);
@@ -67,7 +75,17 @@ TEST_CASE("what the shim passes reads back as it was") {
     CHECK(back->restart == 2);
     CHECK(back->sluid == "s1a2b3");
     CHECK(back->slurm_conf == "/etc/slurm/slurm.conf");
-    CHECK(back->plugstack == a.plugstack);
+    CHECK(back->plugstack == plugstack);
+    // What the prolog does not have is left out, and the helper takes the defaults.
+    const acme_sampler_job bare{"78", "0", "0", "n2", "1", nullptr, 0, "", nullptr, nullptr, ""};
+    const auto few = parse_sampler_start_args(views(shim_words(bare, {})), error);
+    REQUIRE_MESSAGE(few, error);
+    CHECK_FALSE(few->telemetry);
+    CHECK_FALSE(few->auto_recover);
+    CHECK(few->ckpt_dir.empty());
+    CHECK(few->restart == 0);
+    CHECK(few->slurm_conf.empty());
+    CHECK(few->plugstack.empty());
     // A value is never taken for a key: a node named like one stays a node name.
     const auto odd = parse_sampler_start_args(
         views({"--job", "5", "--uid", "0", "--gid", "0", "--node", "--gpus", "--gpus", "1"}), error);

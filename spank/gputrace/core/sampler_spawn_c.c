@@ -29,6 +29,39 @@ static size_t put_decimal(char *out, unsigned long long v) {
     return n;
 }
 
+size_t acme_sampler_start_argv(const struct acme_sampler_job *j, int ac, char **av, char **out) {
+    size_t n = 0;
+    out[n++] = (char *)"acme-gpu-sampler-start";
+    const struct {
+        const char *key, *value;
+    } pairs[] = {{"--job", j->job},
+                 {"--uid", j->uid},
+                 {"--gid", j->gid},
+                 {"--node", j->node},
+                 {"--gpus", j->gpus},
+                 {"--auto-recover", j->auto_recover ? "yes" : NULL},
+                 {"--ckpt-dir", j->ckpt_dir},
+                 {"--restart", j->restart},
+                 {"--sluid", j->sluid},
+                 {"--slurm-conf", j->slurm_conf}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; ++i) {
+        if (!pairs[i].value || !*pairs[i].value) continue;
+        out[n++] = (char *)pairs[i].key;
+        out[n++] = (char *)pairs[i].value;
+    }
+    /* The bare flag's value is "": passed as given. */
+    if (j->telemetry) {
+        out[n++] = (char *)"--telemetry";
+        out[n++] = (char *)j->telemetry;
+    }
+    for (int i = 0; i < ac; ++i) {
+        out[n++] = (char *)"--arg";
+        out[n++] = av[i];
+    }
+    out[n] = NULL;
+    return n;
+}
+
 int acme_sampler_write_pidfile(const char *pidfile, long pid) {
     unsigned long long start = 0;
     if (pid <= 0 || acme_proc_start_time("/proc", pid, &start) != 0) return -1;

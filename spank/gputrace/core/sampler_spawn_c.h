@@ -31,6 +31,28 @@ struct acme_sampler_spawn {
     double start_wait;       /* seconds the child waits at most for the job's first step; 0: none */
 };
 
+/* The job's values the shim hands acme-gpu-sampler-start (sampler_start.hpp reads them back):
+   strings as the prolog has them; NULL for one that is not there. */
+struct acme_sampler_job {
+    const char *job, *uid, *gid; /* decimal */
+    const char *node;            /* SLURMD_NODENAME */
+    const char *gpus;            /* SLURM_JOB_GPUS */
+    const char *telemetry;       /* the --gpu-telemetry value given ("": the bare flag) */
+    int auto_recover;            /* faultguard's --auto-recover given */
+    const char *ckpt_dir;        /* faultguard's --ckpt-dir */
+    const char *restart;         /* SLURM_JOB_RESTART_COUNT */
+    const char *sluid;           /* SLURM_JOB_SLUID */
+    const char *slurm_conf;      /* SLURM_CONF */
+};
+
+/* The words acme_sampler_start_argv writes at most, its NULL included. */
+#define ACME_SAMPLER_START_ARGV_MAX(ac) (2 * (size_t)(ac) + 26)
+
+/* acme-gpu-sampler-start's argv: its name, "--KEY VALUE" pairs for `j` (an empty or NULL value is
+   left out), then "--arg WORD" for each plugstack word, NULL-terminated, into `out` (at least
+   ACME_SAMPLER_START_ARGV_MAX(ac) entries; the pointers are `j`'s and `av`'s). Its count. */
+size_t acme_sampler_start_argv(const struct acme_sampler_job *j, int ac, char **av, char **out);
+
 /* 0 once the detached child runs and the pid file names it; -1 with one line in `error`. */
 int acme_sampler_spawn_detached(const struct acme_sampler_spawn *s, char *error, size_t size);
 

@@ -123,19 +123,6 @@ std::optional<SamplerStartArgs> parse_sampler_start_args(const std::vector<std::
     return a;
 }
 
-std::vector<std::string> sampler_start_words(const SamplerStartArgs& a) {
-    std::vector<std::string> w = {"--job", std::to_string(a.job), "--uid",  std::to_string(a.uid), "--gid",
-                                  std::to_string(a.gid), "--node", a.node, "--gpus", a.gpus};
-    if (a.telemetry) w.insert(w.end(), {"--telemetry", *a.telemetry});
-    if (a.auto_recover) w.insert(w.end(), {"--auto-recover", "yes"});
-    if (!a.ckpt_dir.empty()) w.insert(w.end(), {"--ckpt-dir", a.ckpt_dir});
-    w.insert(w.end(), {"--restart", std::to_string(a.restart)});
-    if (!a.sluid.empty()) w.insert(w.end(), {"--sluid", a.sluid});
-    if (!a.slurm_conf.empty()) w.insert(w.end(), {"--slurm-conf", a.slurm_conf});
-    for (const auto& word : a.plugstack) w.insert(w.end(), {"--arg", word});
-    return w;
-}
-
 std::optional<SamplerLaunch> sampler_launch(const SamplerStartArgs& a, const GputraceConfig& config,
                                             std::vector<std::string>& notes) {
     std::optional<TelemetryRequest> from_flag;

@@ -36,8 +36,8 @@ struct SamplerStartArgs {
 std::optional<SamplerStartArgs> parse_sampler_start_args(const std::vector<std::string_view>& words,
                                                          std::string& error);
 
-// The shim's side of the same command line (the unit tests hold both to each other).
-std::vector<std::string> sampler_start_words(const SamplerStartArgs& a);
+// The shim's side of the same command line is sampler_spawn_c.h's acme_sampler_start_argv (the
+// unit tests hold both to each other).
 
 struct SamplerLaunch {
     std::vector<std::string> argv;  // argv[0]: the sampler (plugstack sampler=)
