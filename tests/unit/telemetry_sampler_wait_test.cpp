@@ -96,20 +96,20 @@ bool gone(const std::string& pidfile_text) {
 
 }  // namespace
 
-// The prolog's fork (sampler_spawn_c.h) with /bin/sh as the helper (a real program standing in
-// for acme-gpu-sampler-start: it writes its own signal state and ends).
+// The prolog's fork (sampler_spawn_c.h) with sed as the helper (a real program standing in for
+// acme-gpu-sampler-start: it writes its own signal state and ends).
 TEST_CASE("the prolog's pid file names the detached child; the epilog's stop while it waits reaches the helper") {
     test::TempDir spool;
     const auto run = spool.path() / "run";
     const auto pidfile = run / "n1.9.sampler.pid";
     const auto out = spool.path() / "signals";
-    const std::string script = "grep -E '^(SigBlk|ShdPnd|SigPnd):' /proc/$$/status > " + out.string();
-    char sh[] = "sh", c[] = "-c";
-    std::string script_copy = script;
-    char* const argv[] = {sh, c, script_copy.data(), nullptr};
+    // sed, not a shell: dash clears its signal mask as it starts. `w FILE` writes the lines.
+    std::string script = "/^\\(SigBlk\\|ShdPnd\\|SigPnd\\):/w " + out.string();
+    char sed[] = "sed", n[] = "-n", status[] = "/proc/self/status";
+    char* const argv[] = {sed, n, script.data(), status, nullptr};
     const auto log = spool.file("n1.sampler.log");
     // No work step of job 4242424242 ever runs here: only the stop ends this wait.
-    const acme_sampler_spawn s{"/bin/sh", argv, spool.path().c_str(), run.c_str(), pidfile.c_str(), log.c_str(),
+    const acme_sampler_spawn s{"/bin/sed", argv, spool.path().c_str(), run.c_str(), pidfile.c_str(), log.c_str(),
                                4242424242ULL, 60};
     char error[256] = {0};
     REQUIRE(acme_sampler_spawn_detached(&s, error, sizeof error) == 0);
