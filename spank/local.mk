@@ -44,6 +44,7 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp \
 	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp \
 	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_request.hpp \
+	spank/faultguard/core/gate_ask_c.c spank/faultguard/core/gate_ask_c.h \
 	spank/faultguard/core/gate_client.cpp spank/faultguard/core/gate_client.hpp \
 	spank/faultguard/core/health_check.cpp spank/faultguard/core/health_check.hpp \
 	spank/faultguard/core/resident_gate.cpp spank/faultguard/core/resident_gate.hpp \
@@ -65,7 +66,8 @@ spank_gputrace_la_SOURCES = spank/gputrace/shim.c $(SHIM_SOURCES) \
 spank_gputrace_la_CFLAGS = $(SHIM_CFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
 EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
-spank_faultguard_la_SOURCES = spank/faultguard/shim.c $(SHIM_SOURCES)
+spank_faultguard_la_SOURCES = spank/faultguard/shim.c $(SHIM_SOURCES) \
+	spank/faultguard/core/gate_ask_c.c spank/faultguard/core/gate_ask_c.h
 spank_faultguard_la_CFLAGS = $(SHIM_CFLAGS)
 spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
 EXTRA_spank_faultguard_la_DEPENDENCIES = $(srcdir)/spank/spank.lds

@@ -53,6 +53,9 @@ const std::vector<std::vector<std::string>> kLines = {
     {"start_wait=0x10"}, {"start_wait= 3"}, {"start_wait=+3"}, {"start_wait=1e2"}, {"start_wait=inf"},
     {"start_wait=nan"}, {"start_wait=-0"}, {"start_wait=.5"}, {"start_wait=5.", "start_wait=-1"}, {"start_wait=1e3"},
     {"start_wait=600", "start_wait=abc"},
+    {"health_gate=yes", "gate_resident=0", "gate_timeout=0.5", "nvml=/x/nv.so", "rules=/r"},
+    {"health_gate=Yes", "health_gate=maybe", "gate_resident=86401", "gate_timeout=601", "nvml=", "rules=rel"},
+    {"health_gate=no", "gate_resident=1.5", "gate_timeout=0", "gate_timeout=3", "nvml=a", "nvml=b"},
 };
 
 }  // namespace
@@ -79,6 +82,11 @@ TEST_CASE("the faultguard shim reads spool= as faultguard_config does") {
         const auto c = acme::faultguard::parse_plugstack_args(a.views(), d).config;
         CAPTURE(a.words);
         CHECK(std::string(acme_arg_path(a.ac(), a.av(), "spool", ACME_SPOOL_DIR)) == c.spool);
+        // The prolog's ask of the resident gate (faultguard/shim.c).
+        CHECK(acme_arg_bool(a.ac(), a.av(), "health_gate", 0) == (c.health_gate ? 1 : 0));
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "gate_resident", 0, 86400, 300) == c.gate_resident);
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "gate_timeout", 1e-9, 600, 8) == c.gate_timeout);
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "rules", "/r")) == c.rules);
     }
 }
 
