@@ -15,7 +15,7 @@ extern "C" {
 /* sbatch/srun/salloc: is the --gpu-telemetry value (flag or ACME_GPU_TELEMETRY) acceptable
    under these plugstack arguments? 0, or -1 after one error line (the submission is refused). */
 typedef int acme_gputrace_validate_fn(int ac, char **av, const char *optarg);
-/* slurmd's job prolog and epilog (job_script context). */
+/* slurmd's job epilog (job_script context; the prolog is the shim's alone). */
 typedef int acme_gputrace_job_script_fn(spank_t sp, int ac, char **av);
 
 /* faultguard_impl.so */

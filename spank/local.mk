@@ -16,6 +16,8 @@ libgputrace_core_la_SOURCES = \
 	spank/gputrace/core/heartbeat_dir.cpp spank/gputrace/core/heartbeat_dir.hpp \
 	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
 	spank/gputrace/core/sampler_wait_c.c spank/gputrace/core/sampler_wait_c.h \
+	spank/gputrace/core/sampler_spawn_c.c spank/gputrace/core/sampler_spawn_c.h \
+	spank/gputrace/core/sampler_start.cpp spank/gputrace/core/sampler_start.hpp \
 	spank/gputrace/core/stall.cpp spank/gputrace/core/stall.hpp \
 	spank/gputrace/core/cadence.cpp spank/gputrace/core/cadence.hpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/idle.hpp \
@@ -42,6 +44,7 @@ libfaultguard_core_la_SOURCES = \
 	spank/faultguard/core/promised_gpus.cpp spank/faultguard/core/promised_gpus.hpp \
 	spank/faultguard/core/outbox_files.cpp spank/faultguard/core/outbox_files.hpp \
 	spank/faultguard/core/gate_request.cpp spank/faultguard/core/gate_request.hpp \
+	spank/faultguard/core/gate_ask_c.c spank/faultguard/core/gate_ask_c.h \
 	spank/faultguard/core/gate_client.cpp spank/faultguard/core/gate_client.hpp \
 	spank/faultguard/core/health_check.cpp spank/faultguard/core/health_check.hpp \
 	spank/faultguard/core/resident_gate.cpp spank/faultguard/core/resident_gate.hpp \
@@ -57,11 +60,14 @@ SHIM_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 spankplugin_LTLIBRARIES = spank/gputrace.la spank/faultguard.la spank/gputrace_impl.la spank/faultguard_impl.la
 SHIM_SOURCES = spank/shim.c spank/shim.h spank/shim_text.c spank/shim_text.h spank/impl_abi.h
 spank_gputrace_la_SOURCES = spank/gputrace/shim.c $(SHIM_SOURCES) \
-	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h
+	spank/gputrace/core/heartbeat_dir_c.c spank/gputrace/core/heartbeat_dir_c.h \
+	spank/gputrace/core/sampler_spawn_c.c spank/gputrace/core/sampler_spawn_c.h \
+	spank/gputrace/core/sampler_wait_c.c spank/gputrace/core/sampler_wait_c.h
 spank_gputrace_la_CFLAGS = $(SHIM_CFLAGS)
 spank_gputrace_la_LDFLAGS = $(SPANK_LDFLAGS)
 EXTRA_spank_gputrace_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
-spank_faultguard_la_SOURCES = spank/faultguard/shim.c $(SHIM_SOURCES)
+spank_faultguard_la_SOURCES = spank/faultguard/shim.c $(SHIM_SOURCES) \
+	spank/faultguard/core/gate_ask_c.c spank/faultguard/core/gate_ask_c.h
 spank_faultguard_la_CFLAGS = $(SHIM_CFLAGS)
 spank_faultguard_la_LDFLAGS = $(SPANK_LDFLAGS)
 EXTRA_spank_faultguard_la_DEPENDENCIES = $(srcdir)/spank/spank.lds
@@ -76,7 +82,7 @@ EXTRA_DIST += spank/spank.lds spank/impl.lds
 spank_gputrace_impl_la_SOURCES = spank/gputrace/plugin.cpp spank/gputrace/plugin.hpp \
 	spank/gputrace/args.cpp spank/gputrace/job_script.cpp \
 	spank/spank_abi.hpp spank/option_env.hpp spank/faultguard_options.hpp spank/impl_abi.h \
-	common/util/parse.cpp common/util/spawn.cpp \
+	common/util/parse.cpp \
 	spank/gputrace/core/gputrace_config.cpp spank/gputrace/core/stall.cpp spank/gputrace/core/cadence.cpp \
 	spank/gputrace/core/idle.cpp spank/gputrace/core/sampler_control.cpp \
 	spank/gputrace/core/textfile_writer.cpp spank/gputrace/core/textfile.cpp spank/gputrace/core/heartbeat_dir.cpp \
@@ -127,6 +133,12 @@ pkglibexec_PROGRAMS += acme-gpu-sampler
 acme_gpu_sampler_SOURCES = spank/gputrace/sampler_main.cpp spank/gputrace/stall_watch.cpp spank/gputrace/stall_watch.hpp \
 	spank/gputrace/idle_watch.cpp spank/gputrace/idle_watch.hpp spank/gputrace/job_mail.cpp spank/gputrace/job_mail.hpp
 acme_gpu_sampler_LDADD = libgputrace_core.la libfaultguard_core.la libacme.la $(SLURM_LIBS) -lpthread
+# What the job prolog's detached child executes before the sampler (sampler_spawn_c.h): the
+# plugstack arguments read and the sampler's command line built outside slurmstepd, after the
+# job's start. Found beside the sampler (plugstack sampler=).
+pkglibexec_PROGRAMS += acme-gpu-sampler-start
+acme_gpu_sampler_start_SOURCES = spank/gputrace/sampler_start_main.cpp
+acme_gpu_sampler_start_LDADD = libgputrace_core.la libacme.la
 # The Grafana dashboard for the sampler's Prometheus series (gputrace(8), GRAFANA).
 grafanadir = $(datadir)/acme-slurm/grafana
 dist_grafana_DATA = etc/grafana/acme-slurm-job-gpus.json etc/grafana/acme-slurm-cluster-gpus.json
@@ -145,6 +157,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_sampler_test.cpp \
 	tests/unit/telemetry_textfile_test.cpp tests/unit/telemetry_textfile_kill_test.cpp \
 	tests/unit/telemetry_job_watch_test.cpp tests/unit/telemetry_sampler_wait_test.cpp tests/unit/telemetry_stall_test.cpp \
+	tests/unit/telemetry_sampler_start_test.cpp \
 	tests/unit/telemetry_cadence_test.cpp tests/unit/stall_sim.hpp \
 	tests/unit/telemetry_idle_test.cpp \
 	tests/unit/telemetry_job_activity_test.cpp tests/unit/telemetry_nic_traffic_test.cpp \
@@ -152,7 +165,7 @@ tests_unit_acme_unit_SOURCES += \
 	tests/unit/telemetry_heartbeat_dir_test.cpp
 
 EXTRA_PROGRAMS += tests/bench/telemetry-spool-bench
-BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler tests/fakes/libnvidia-ml.so.1
+BENCH_TARGETS += tests/bench/telemetry-spool-bench acme-gpu-sampler acme-gpu-sampler-start tests/fakes/libnvidia-ml.so.1
 tests_bench_telemetry_spool_bench_SOURCES = tests/bench/telemetry_spool_bench.cpp
 tests_bench_telemetry_spool_bench_LDADD = libgputrace_core.la libacme.la
 EXTRA_PROGRAMS += tests/bench/stall-cadence-bench

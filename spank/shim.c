@@ -5,6 +5,8 @@
 #include "spank/shim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +47,17 @@ void *acme_impl_sym(struct acme_impl *impl, const char *name, const char *withou
     void *sym = dlsym(handle, name);
     if (!sym) slurm_error("%s: %s has no %s (another build's?); %s", impl->plugin, impl->file, name, without);
     return sym;
+}
+
+int acme_impl_present(const struct acme_impl *impl, const char *without) {
+    char path[PATH_MAX];
+    if (!impl_path(impl, path, sizeof path)) {
+        slurm_error("%s: cannot name the path of %s; %s", impl->plugin, impl->file, without);
+        return 0;
+    }
+    if (access(path, R_OK) == 0) return 1;
+    slurm_error("%s: cannot load %s: %s; %s", impl->plugin, path, strerror(errno), without);
+    return 0;
 }
 
 int acme_impl_loaded(const struct acme_impl *impl) { return impl->handle != NULL; }

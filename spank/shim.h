@@ -31,6 +31,10 @@ struct acme_impl {
 /* The implementation's entry point `name`; NULL after one logged line (naming what the job goes
    without: `without`) when the library or the symbol cannot be had. */
 void *acme_impl_sym(struct acme_impl *impl, const char *name, const char *without);
+/* Whether the implementation is there to be loaded (one access(2), no load); 0 after one logged
+   line like acme_impl_sym's when it is not. For work started here that a later process's
+   implementation must finish (gputrace's sampler, which only its epilog stops). */
+int acme_impl_present(const struct acme_impl *impl, const char *without);
 /* Whether the implementation is loaded in this process (an earlier callback needed it). */
 int acme_impl_loaded(const struct acme_impl *impl);
 

@@ -2,6 +2,8 @@
 #include "spank/shim_text.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +54,19 @@ int acme_arg_on_off(int ac, char **av, const char *key, int fallback) {
         const char *v = value_of(av[i], key);
         if (v && strcmp(v, "on") == 0) out = 1;
         if (v && strcmp(v, "off") == 0) out = 0;
+    }
+    return out;
+}
+
+double acme_arg_seconds(int ac, char **av, const char *key, double lo, double hi, double fallback) {
+    double out = fallback;
+    for (int i = 0; i < ac; ++i) {
+        const char *v = value_of(av[i], key);
+        /* from_chars takes no leading space, '+' or hex form where strtod does. */
+        if (!v || !*v || strlen(v) > 64 || strpbrk(v, " \t\n+xXpP")) continue;
+        char *end = NULL;
+        const double d = strtod(v, &end);
+        if (end && *end == '\0' && isfinite(d) && d >= lo && d <= hi) out = d;
     }
     return out;
 }

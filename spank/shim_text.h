@@ -17,6 +17,7 @@ extern "C" {
 #define ACME_SUBMIT_ENV_AUTO_RECOVER "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"
 #define ACME_SUBMIT_ENV_CKPT_DIR "SLURM_SPANK__SLURM_SPANK_OPTION_faultguard_ckpt_dir"
 #define ACME_JOB_ENV_AUTO_RECOVER "SPANK__SLURM_SPANK_OPTION_faultguard_auto_recover"
+#define ACME_JOB_ENV_CKPT_DIR "SPANK__SLURM_SPANK_OPTION_faultguard_ckpt_dir"
 
 /* plugstack.conf arguments, as the C++ parsers read them: "key=value" split at the first '=',
    the later of two equal keys winning, a refused value keeping what was before.
@@ -27,6 +28,9 @@ extern "C" {
 const char *acme_arg_path(int ac, char **av, const char *key, const char *fallback);
 int acme_arg_bool(int ac, char **av, const char *key, int fallback);
 int acme_arg_on_off(int ac, char **av, const char *key, int fallback);
+/* acme_arg_seconds: the last value of `key` that parse_double reads (decimal, no sign, space or
+   hex) and that lies in [lo, hi], else `fallback`. */
+double acme_arg_seconds(int ac, char **av, const char *key, double lo, double hi, double fallback);
 /* common/util/parse.hpp's parse_bool: 1, 0, or -1 when `text` is neither. */
 int acme_parse_bool(const char *text);
 

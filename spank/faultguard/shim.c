@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spank/faultguard/core/gate_ask_c.h"
 #include "spank/impl_abi.h"
 #include "spank/shim.h"
 
@@ -149,12 +150,45 @@ ACME_SHIM_EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char **av) {
     return acme_impl_loaded(&g_impl) ? step_call("acme_faultguard_impl_task_exit", sp, ac, av) : 0;
 }
 
+/* The resident health gate's pass, asked here (gate_ask_c.h) with the values job_script.cpp's
+   prolog would send: 1 when it passed the job (logged as the implementation logs it). Anything
+   else is the implementation's to handle, as before (it asks again and runs the gate process). */
+static int resident_gate_passed(spank_t sp, int ac, char **av, const char *gpus) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* faultguard_config.cpp's health_gate= (default no), gate_resident= (default 300 s; 0: none),
+       gate_timeout= (default 8 s), nvml= and rules= (the resident gate checks the job with them). */
+    if (acme_arg_seconds(ac, av, "gate_resident", 0, 86400, 300) <= 0) return 0;
+    const double timeout = acme_arg_seconds(ac, av, "gate_timeout", 1e-9, 600, 8);
+    const char *nvml = "libnvidia-ml.so.1";
+    for (int i = 0; i < ac; ++i)
+        if (strncmp(av[i], "nvml=", 5) == 0 && av[i][5] && strlen(av[i] + 5) <= 1024) nvml = av[i] + 5;
+    const char *rules = acme_arg_path(ac, av, "rules", ACME_CONF_DIR "/rules.d");
+    const char *spool = acme_arg_path(ac, av, "spool", ACME_SPOOL_DIR);
+    const char *node = getenv("SLURMD_NODENAME");
+    uint32_t job_id = 0;
+    if (!acme_plain_node_name(node) || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    char socket_path[1400], request[4200], text[4200];
+    if (snprintf(socket_path, sizeof socket_path, "%s/run/%s.gate.sock", spool, node) >= (int)sizeof socket_path) return 0;
+    const int len = acme_gate_request_line(request, sizeof request, job_id, gpus, nvml, rules);
+    /* job_script.cpp's kResidentAskSeconds (1 s), or half the gate's timeout when that is less. */
+    if (len < 0 || !acme_gate_ask_passed(socket_path, request, (size_t)len, timeout / 2 < 1.0 ? timeout / 2 : 1.0, text,
+                                         sizeof text))
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    slurm_info("faultguard: %s (prolog %.0f ms)", text,
+               (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    return 1;
+}
+
 /* The health gate: only a job with GPUs has anything to gate (job_script.cpp returns before its
-   arguments are parsed otherwise), so only such a job's prolog loads the implementation. */
+   arguments are parsed otherwise), so only such a job's prolog may need the implementation: not
+   where health_gate= is off, nor when the node's resident gate passes the job (#41). */
 ACME_SHIM_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     acme_log_build_once("faultguard", &g_build_logged, 0);
     const char *gpus = getenv("SLURM_JOB_GPUS");
     if (spank_context() != S_CTX_JOB_SCRIPT || !gpus || !*gpus) return 0;
+    if (!acme_arg_bool(ac, av, "health_gate", 0) || resident_gate_passed(sp, ac, av, gpus)) return 0;
     acme_faultguard_job_script_fn *prolog = (acme_faultguard_job_script_fn *)acme_impl_sym(
         &g_impl, "acme_faultguard_impl_job_prolog", "this job runs without the health gate");
     return prolog ? prolog(sp, ac, av) : 0;

@@ -14,12 +14,8 @@ inline constexpr const char* kPlugin = "gputrace";
 // 0, or -1 after one error line, which refuses the submission.
 int validate_option(int ac, char** av, const char* optarg);
 ConfigResult load_config(int ac, char** av);
-// job_script context: the request in force, from the flag, its environment forms, a job that
-// asked faultguard for recovery, else the admin's default.
-TelemetryRequest job_request(spank_t sp, const GputraceConfig& config);
 
-// job_script.cpp: slurmd's prolog and epilog.
-int job_script_prolog(spank_t sp, int ac, char** av);
+// job_script.cpp: slurmd's epilog (the prolog is the shim's: shim.c, sampler_start.hpp).
 int job_script_epilog(spank_t sp, int ac, char** av);
 
 }  // namespace acme::telemetry::plugin

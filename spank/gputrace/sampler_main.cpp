@@ -123,8 +123,9 @@ private:
     std::atomic<const char*> what_{""};
 };
 
-// The prolog's child that waited for the job's start (start_wait) already wrote this process's
-// pid (it is the same process): rewriting it would leave the epilog a moment of an empty file.
+// The job prolog already wrote this process's pid with its start time (sampler_spawn_c.h: its
+// detached child became this process): rewriting it would leave the epilog a moment of an empty
+// file.
 bool write_pidfile(const std::string& path) {
     {
         const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

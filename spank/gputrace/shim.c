@@ -4,12 +4,15 @@
     - sbatch/srun/salloc and slurmstepd: --gpu-telemetry registered, ACME_GPU_TELEMETRY made an
       alias of Slurm's own environment form; a value given is validated by the implementation;
     - slurmstepd's task_init: ACME_HEARTBEAT_FILE when the job's heartbeat directory is there;
-    - the job prolog: the job's heartbeat directory (stall detection on, the default).
-   The implementation is loaded for a --gpu-telemetry value at submission, for the job prolog of
-   a traced GPU job (the sampler), and for the job epilog (sampler stop, textfile and heartbeat
-   clean-up, the plugstack errors). */
+    - the job prolog: the job's heartbeat directory (stall detection on, the default), and for a
+      traced GPU job one fork that becomes its sampler (sampler_spawn_c.h: the detached child
+      executes acme-gpu-sampler-start, which executes the sampler in its place).
+   The implementation is loaded for a --gpu-telemetry value at submission and for the job epilog
+   (sampler stop, textfile and heartbeat clean-up, the plugstack errors): a traced job's prolog
+   costs what a plain job's does (#41). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "spank/impl_abi.h"
 #include "spank/shim.h"
 #include "spank/gputrace/core/heartbeat_dir_c.h"
+#include "spank/gputrace/core/sampler_spawn_c.h"
 
 ACME_SHIM_EXPORT const char plugin_name[] = "gputrace";
 ACME_SHIM_EXPORT const char plugin_type[] = "spank";
@@ -116,25 +120,101 @@ static void prepare_heartbeat(spank_t sp, int ac, char **av) {
         slurm_error("gputrace: job %u: %s; the job gets no ACME_HEARTBEAT_FILE", job_id, error);
 }
 
-/* Whether the job is traced here (job_script.cpp's job_request): a GPU job that gave
-   --gpu-telemetry (its value decided there, off included), asked faultguard for recovery, or
-   runs under default=on. Only then is the implementation loaded, to start the sampler. */
-static int traced(spank_t sp, int ac, char **av) {
+/* Whether the job may be traced here (sampler_start.hpp's sampler_launch decides the rest): a
+   GPU job that gave --gpu-telemetry other than off, asked faultguard for recovery, or runs under
+   default=on. `*optarg` is the value given (NULL: not given). */
+static int traced(spank_t sp, int ac, char **av, const char **optarg) {
     const char *gpus = getenv("SLURM_JOB_GPUS");
     if (!gpus || !*gpus) return 0;
-    char *optarg = NULL;
-    if (spank_option_getopt(sp, &g_option, &optarg) == ESPANK_SUCCESS) return 1;
+    char *value = NULL;
+    if (spank_option_getopt(sp, &g_option, &value) == ESPANK_SUCCESS) {
+        *optarg = value ? value : "";
+        return strcmp(*optarg, "off") != 0;
+    }
     return getenv(ACME_JOB_ENV_AUTO_RECOVER) != NULL || acme_arg_on_off(ac, av, "default", 0);
+}
+
+static double ms_since(const struct timespec *t0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* A value of the prolog's environment passed on only when it has the form the helper accepts
+   (all digits, at most `max` of them): SLURM_JOB_RESTART_COUNT. */
+static const char *digits_env(const char *name, size_t max) {
+    const char *v = getenv(name);
+    if (!v || !*v || strlen(v) > max) return NULL;
+    for (const char *p = v; *p; ++p)
+        if (*p < '0' || *p > '9') return NULL;
+    return v;
+}
+
+/* A traced job's sampler, started without loading the implementation (#41): the values
+   acme-gpu-sampler-start needs, from the spank items and the prolog's environment, on its
+   command line (it checks each, sampler_start.hpp), and one fork (sampler_spawn_c.h). */
+static void start_sampler(spank_t sp, int ac, char **av, const char *optarg) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+        slurm_error("gputrace: job prolog: no job id or owner; not tracing");
+        return;
+    }
+    const char *node = getenv("SLURMD_NODENAME");
+    if (!acme_plain_node_name(node) || strlen(node) > 255) {
+        slurm_error("gputrace: job %u: SLURMD_NODENAME is not usable; not tracing", job_id);
+        return;
+    }
+    /* The epilog stops the sampler through the implementation: without it, start none. */
+    if (!acme_impl_present(&g_impl, "this job is not traced")) return;
+    const char *gpus = getenv("SLURM_JOB_GPUS");
+    const char *spool = acme_arg_path(ac, av, "spool", ACME_SPOOL_DIR);
+    const char *sampler = acme_arg_path(ac, av, "sampler", ACME_HELPER_DIR "/acme-gpu-sampler");
+    const char *slash = strrchr(sampler, '/');
+    char helper[1200], run_dir[1100], pidfile[1500], log_path[1400];
+    char job[16], uid_s[16], gid_s[16];
+    snprintf(job, sizeof job, "%u", job_id);
+    snprintf(uid_s, sizeof uid_s, "%u", (unsigned)uid);
+    snprintf(gid_s, sizeof gid_s, "%u", (unsigned)gid);
+    if (snprintf(helper, sizeof helper, "%.*s/acme-gpu-sampler-start", (int)(slash - sampler), sampler) >= (int)sizeof helper ||
+        snprintf(run_dir, sizeof run_dir, "%s/run", spool) >= (int)sizeof run_dir ||
+        snprintf(pidfile, sizeof pidfile, "%s/%s.%u.sampler.pid", run_dir, node, job_id) >= (int)sizeof pidfile ||
+        snprintf(log_path, sizeof log_path, "%s/%s.sampler.log", spool, node) >= (int)sizeof log_path) {
+        slurm_error("gputrace: job %u: the spool or sampler path is too long; not tracing", job_id);
+        return;
+    }
+    const struct acme_sampler_job values = {job, uid_s, gid_s, node, gpus, optarg, getenv(ACME_JOB_ENV_AUTO_RECOVER) != NULL,
+                                            getenv(ACME_JOB_ENV_CKPT_DIR), digits_env("SLURM_JOB_RESTART_COUNT", 6),
+                                            getenv("SLURM_JOB_SLUID"), getenv("SLURM_CONF")};
+    char **argv = calloc(ACME_SAMPLER_START_ARGV_MAX(ac), sizeof *argv);
+    if (!argv) {
+        slurm_error("gputrace: job %u: out of memory; not tracing", job_id);
+        return;
+    }
+    acme_sampler_start_argv(&values, ac, av, argv);
+    const struct acme_sampler_spawn spawn = {
+        helper, argv, spool, run_dir, pidfile, log_path, job_id,
+        acme_arg_seconds(ac, av, "start_wait", 0, 600, 1.0)};
+    char error[1600];
+    if (acme_sampler_spawn_detached(&spawn, error, sizeof error) != 0)
+        slurm_error("gputrace: job %u: cannot start the sampler: %s", job_id, error);
+    else
+        slurm_info("gputrace: job %u: sampling GPUs %s from its first step (prolog %.0f ms)", job_id, gpus,
+                   ms_since(&t0));
+    free(argv);
 }
 
 ACME_SHIM_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     acme_log_build_once("gputrace", &g_build_logged, 0);
     if (spank_context() != S_CTX_JOB_SCRIPT) return 0;
     if (stall_enabled(ac, av)) prepare_heartbeat(sp, ac, av);
-    if (!traced(sp, ac, av)) return 0;
-    acme_gputrace_job_script_fn *prolog = (acme_gputrace_job_script_fn *)acme_impl_sym(
-        &g_impl, "acme_gputrace_impl_job_prolog", "this job is not traced");
-    return prolog ? prolog(sp, ac, av) : 0;
+    const char *optarg = NULL;
+    if (traced(sp, ac, av, &optarg)) start_sampler(sp, ac, av, optarg);
+    return 0;
 }
 
 ACME_SHIM_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {

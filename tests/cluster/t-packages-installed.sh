@@ -132,7 +132,7 @@ rules=()
 for r in "$src"/rules/*.toml; do rules+=("/etc/slurm/acme/rules.d/$(basename "$r")"); done
 assert_ships acme-slurm-plugins "$plugindir/gputrace.so" "$plugindir/faultguard.so" \
   "$plugindir/gputrace_impl.so" "$plugindir/faultguard_impl.so" \
-  /usr/libexec/acme-slurm/acme-gpu-sampler /usr/libexec/acme-slurm/acme-faultguard-epilog \
+  /usr/libexec/acme-slurm/acme-gpu-sampler /usr/libexec/acme-slurm/acme-gpu-sampler-start /usr/libexec/acme-slurm/acme-faultguard-epilog \
   /usr/libexec/acme-slurm/acme-ckpt-find /usr/libexec/acme-slurm/acme-health-gate \
   /usr/libexec/acme-slurm/evalsched-stage.sh \
   /etc/slurm/plugstack.conf.d/acme.conf /etc/slurm/acme/checkpoints.toml "${rules[@]}" \

@@ -6,7 +6,8 @@
 // leaves out (stall_cadence_nic_ignore). The start time in a
 // /proc/PID/stat as the sampler's pid file is checked (sampler_wait_c.h).
 // The shim's C reading of the same arguments (spank/shim_text.c, compiled in here as C++)
-// must give the values the C++ parser gives.
+// must give the values the C++ parser gives. acme-gpu-sampler-start's command line (words split
+// at NUL, sampler_start.hpp): one that parses gives a sampler command line that names its job.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "spank/gputrace/core/idle.hpp"
 #include "spank/gputrace/core/job_activity.hpp"
 #include "spank/gputrace/core/nic_traffic.hpp"
+#include "spank/gputrace/core/sampler_start.hpp"
 #include "spank/gputrace/core/sampler_wait_c.h"
 #include "spank/gputrace/core/stall.hpp"
 #include "common/util/parse.hpp"
@@ -59,6 +61,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (result.config.stall.heartbeat_dir != acme_arg_path(ac, argv.data(), "heartbeat_dir", ACME_HEARTBEAT_DIR))
             __builtin_trap();
         if (acme_arg_on_off(ac, argv.data(), "default", 0) != (result.config.default_on ? 1 : 0)) __builtin_trap();
+        // And, for the job prolog's start of the sampler, spool=, sampler= and start_wait=.
+        if (result.config.spool != acme_arg_path(ac, argv.data(), "spool", ACME_SPOOL_DIR)) __builtin_trap();
+        if (result.config.sampler != acme_arg_path(ac, argv.data(), "sampler", "/libexec/acme-gpu-sampler")) __builtin_trap();
+        if (acme_arg_seconds(ac, argv.data(), "start_wait", 0, 600, 1.0) != result.config.start_wait) __builtin_trap();
+    }
+    {
+        std::vector<std::string_view> start_words;
+        std::size_t from = 0;
+        for (std::size_t i = 0; i <= text.size(); ++i)
+            if (i == text.size() || text[i] == '\0') {
+                start_words.emplace_back(text.data() + from, i - from);
+                from = i + 1;
+            }
+        std::string start_error;
+        if (const auto args = acme::telemetry::parse_sampler_start_args(start_words, start_error)) {
+            std::vector<std::string_view> plugstack(args->plugstack.begin(), args->plugstack.end());
+            const auto config = acme::telemetry::parse_plugstack_args(plugstack, "/libexec/acme-gpu-sampler").config;
+            std::vector<std::string> notes;
+            const auto launch = acme::telemetry::sampler_launch(*args, config, notes);
+            if (launch && (launch->argv.size() < 3 || launch->argv[1] != "--job" || launch->argv[2] != std::to_string(args->job)))
+                __builtin_trap();
+            if (args->node.empty() || args->node.find('/') != std::string::npos) __builtin_trap();
+        } else if (start_error.empty() || start_error.find('\n') != std::string::npos) {
+            __builtin_trap();
+        }
     }
     // A stat's start time: the digits after the 20th blank-separated field past the last ')'.
     unsigned long long start_ticks = 0;

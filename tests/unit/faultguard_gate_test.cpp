@@ -25,6 +25,7 @@
 #include "common/store/spool_failures.hpp"
 #include "common/util/wall_clock.hpp"
 #include "spank/faultguard/core/faultguard_paths.hpp"
+#include "spank/faultguard/core/gate_ask_c.h"
 #include "spank/faultguard/core/gate_client.hpp"
 #include "spank/faultguard/core/gate_request.hpp"
 #include "spank/faultguard/core/promised_gpus.hpp"
@@ -62,6 +63,74 @@ TEST_CASE("a gate request reads back as written; anything else is refused with o
     CHECK(gate == "gate\tfound: GPU 1 lost\n");
     CHECK_FALSE(parse_gate_answer("maybe\tx"));
     CHECK_FALSE(parse_gate_answer("ok no tab"));
+}
+
+// faultguard's C shim asks the resident gate itself (gate_ask_c.h): its line is the C++ one, and
+// it takes a pass as parse_gate_answer reads it, nothing else.
+TEST_CASE("the shim's request and its reading of a pass are the C++ ones") {
+    char line[8192];
+    for (const auto& r : std::vector<GateRequest>{{7, "0", "libnvidia-ml.so.1", "/etc/slurm/acme/rules.d"},
+                                                  {4294967294LL, "0,1,2,3", "/x/nv.so", "/r"},
+                                                  {8, "0\t1", "n", "/r"},
+                                                  {9, "0", "n\n", "/r"},
+                                                  {10, "0", "n", "/r\r"},
+                                                  {11, "0", std::string(5000, 'n'), "/r"}}) {
+        const auto want = format_gate_request(r);
+        const int n = acme_gate_request_line(line, sizeof line, static_cast<unsigned long long>(r.job), r.gpus.c_str(),
+                                             r.nvml.c_str(), r.rules.c_str());
+        CAPTURE(r.gpus);
+        if (!want) CHECK(n < 0);
+        if (!want || want->size() > kGateLineMax) continue;  // the gate would not read it either way
+        REQUIRE(n >= 0);
+        CHECK(std::string(line, static_cast<std::size_t>(n)) == *want);
+    }
+    char text[4200];
+    for (const std::string& answer : std::vector<std::string>{"ok\tnode n1: 4 GPUs healthy", "ok\t", "gate\tXID 79 on GPU 2", "ok", "okay\tx",
+                                     "ok\ta\tb", "", std::string("ok\t") + std::string(5000, 'x')}) {
+        const auto parsed = parse_gate_answer(answer);
+        const bool passed = acme_gate_answer_passed(answer.data(), answer.size(), text, sizeof text) == 1;
+        CAPTURE(answer);
+        CHECK(passed == (parsed && parsed->passed));
+        if (passed) CHECK(std::string(text) == parsed->text);
+    }
+}
+
+TEST_CASE("the shim takes the resident gate's pass, and only that, within its time") {
+    acme::test::TempDir dir;
+    char text[512];
+    const std::string request = "acme-gate 1\tjob=7\tgpus=0\tnvml=n\trules=/r\n";
+    CHECK(acme_gate_ask_passed(dir.file("none.sock").c_str(), request.data(), request.size(), 1.0, text, sizeof text) == 0);
+    for (const std::string& reply : std::vector<std::string>{"ok\tnode n1 passed\n", "gate\tXID 79 on GPU 0\n", ""}) {
+        const auto path = dir.file("gate.sock");
+        unlink(path.c_str());
+        const int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strcpy(addr.sun_path, path.c_str());
+        REQUIRE(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(listen(s, 4) == 0);
+        std::string got;
+        std::thread gate([&] {
+            const int c = accept(s, nullptr, nullptr);
+            char buf[512];
+            const ssize_t n = recv(c, buf, sizeof buf, 0);
+            if (n > 0) got.assign(buf, static_cast<std::size_t>(n));
+            // "": an answer that never comes; the ask ends at its time.
+            if (!reply.empty() && send(c, reply.data(), reply.size(), 0) < 0) got = "send failed";
+            if (reply.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+            close(c);
+        });
+        const auto t0 = std::chrono::steady_clock::now();
+        const int passed = acme_gate_ask_passed(path.c_str(), request.data(), request.size(), 0.2, text, sizeof text);
+        const auto took = std::chrono::steady_clock::now() - t0;
+        gate.join();
+        close(s);
+        CAPTURE(reply);
+        CHECK(got == request);
+        CHECK(passed == (reply.starts_with("ok\t") ? 1 : 0));
+        if (passed) CHECK(std::string(text) == "node n1 passed");
+        CHECK(took < std::chrono::seconds(2));  // bounded (the unanswered one by its 0.2 s)
+    }
 }
 
 TEST_CASE("a prolog's question to a gate that is not there, or does not answer, is bounded") {

@@ -48,6 +48,14 @@ const std::vector<std::vector<std::string>> kLines = {
     {"spool=", "spool=/a", "spool=/b=c"},
     {"spool=/s", "spool=/" + std::string(1024, 's')},
     {"textfile_dir=/t/%n", "interval=3", "nonsense"},
+    {"sampler=/opt/s", "sampler=rel", "start_wait=0"},
+    {"sampler=", "start_wait=601", "start_wait=2.5"},
+    {"start_wait=0x10"}, {"start_wait= 3"}, {"start_wait=+3"}, {"start_wait=1e2"}, {"start_wait=inf"},
+    {"start_wait=nan"}, {"start_wait=-0"}, {"start_wait=.5"}, {"start_wait=5.", "start_wait=-1"}, {"start_wait=1e3"},
+    {"start_wait=600", "start_wait=abc"},
+    {"health_gate=yes", "gate_resident=0", "gate_timeout=0.5", "nvml=/x/nv.so", "rules=/r"},
+    {"health_gate=Yes", "health_gate=maybe", "gate_resident=86401", "gate_timeout=601", "nvml=", "rules=rel"},
+    {"health_gate=no", "gate_resident=1.5", "gate_timeout=0", "gate_timeout=3", "nvml=a", "nvml=b"},
 };
 
 }  // namespace
@@ -60,6 +68,10 @@ TEST_CASE("the gputrace shim reads stall=, heartbeat_dir= and default= as gputra
         CHECK(acme_arg_bool(a.ac(), a.av(), "stall", 1) == (c.stall.enabled ? 1 : 0));
         CHECK(std::string(acme_arg_path(a.ac(), a.av(), "heartbeat_dir", ACME_HEARTBEAT_DIR)) == c.stall.heartbeat_dir);
         CHECK(acme_arg_on_off(a.ac(), a.av(), "default", 0) == (c.default_on ? 1 : 0));
+        // The prolog's start of the sampler (shim.c): where, and how long its child waits.
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "spool", ACME_SPOOL_DIR)) == c.spool);
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "sampler", "/x/acme-gpu-sampler")) == c.sampler);
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "start_wait", 0, 600, 1.0) == c.start_wait);
     }
 }
 
@@ -70,6 +82,11 @@ TEST_CASE("the faultguard shim reads spool= as faultguard_config does") {
         const auto c = acme::faultguard::parse_plugstack_args(a.views(), d).config;
         CAPTURE(a.words);
         CHECK(std::string(acme_arg_path(a.ac(), a.av(), "spool", ACME_SPOOL_DIR)) == c.spool);
+        // The prolog's ask of the resident gate (faultguard/shim.c).
+        CHECK(acme_arg_bool(a.ac(), a.av(), "health_gate", 0) == (c.health_gate ? 1 : 0));
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "gate_resident", 0, 86400, 300) == c.gate_resident);
+        CHECK(acme_arg_seconds(a.ac(), a.av(), "gate_timeout", 1e-9, 600, 8) == c.gate_timeout);
+        CHECK(std::string(acme_arg_path(a.ac(), a.av(), "rules", "/r")) == c.rules);
     }
 }
 
@@ -110,4 +127,5 @@ TEST_CASE("the shims' environment names are Slurm's") {
     CHECK(submit_option_env("faultguard", "auto-recover") == ACME_SUBMIT_ENV_AUTO_RECOVER);
     CHECK(submit_option_env("faultguard", "ckpt-dir") == ACME_SUBMIT_ENV_CKPT_DIR);
     CHECK(job_script_option_env("faultguard", "auto-recover") == ACME_JOB_ENV_AUTO_RECOVER);
+    CHECK(job_script_option_env("faultguard", "ckpt-dir") == ACME_JOB_ENV_CKPT_DIR);
 }

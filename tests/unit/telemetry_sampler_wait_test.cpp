@@ -1,5 +1,6 @@
-// gputrace's start_wait before the sampler's exec (sampler_wait_c.h): the look for the job's
-// first work step, the pid file the waiting child claims, and the epilog stopping that child.
+// gputrace's start of a job's sampler: the prolog's fork and the pid file it writes
+// (sampler_spawn_c.h), start_wait before the helper's exec (sampler_wait_c.h), the look for the
+// job's first work step, and the epilog stopping the child while it waits.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "spank/gputrace/core/sampler_control.hpp"
+#include "spank/gputrace/core/sampler_spawn_c.h"
 #include "spank/gputrace/core/sampler_wait_c.h"
 #include "tests/unit/temp_dir.hpp"
 
@@ -76,37 +78,86 @@ TEST_CASE("a process's start time: /proc/PID/stat's 22nd field, counted from the
     CHECK_FALSE(telemetry::is_pidfile_process(getpid(), "soon"));
 }
 
-TEST_CASE("the epilog stops the prolog's child while it waits, and the stop reaches the sampler") {
+namespace {
+
+// The SIGTERM bit (bit 14) of a "Name:\tHEX" line of /proc/PID/status, as a helper wrote it.
+bool sigterm_in(const std::string& status, const std::string& name) {
+    const auto at = status.find(name + ":\t");
+    if (at == std::string::npos) return false;
+    return (std::stoull(status.substr(at + name.size() + 2, 16), nullptr, 16) >> (SIGTERM - 1)) & 1;
+}
+
+bool gone(const std::string& pidfile_text) {
+    const long pid = std::stol(pidfile_text);
+    std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    return stat.empty() || (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z');
+}
+
+}  // namespace
+
+// The prolog's fork (sampler_spawn_c.h) with sed as the helper (a real program standing in for
+// acme-gpu-sampler-start: it writes its own signal state and ends).
+TEST_CASE("the prolog's pid file names the detached child; the epilog's stop while it waits reaches the helper") {
     test::TempDir spool;
     const auto run = spool.path() / "run";
     const auto pidfile = run / "n1.9.sampler.pid";
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        // No work step of job 4242424242 ever runs here: only the stop ends this wait.
-        acme_sampler_wait_before_exec(spool.path().c_str(), run.c_str(), pidfile.c_str(), 4242424242ULL, 60);
-        sigset_t pending;
-        sigpending(&pending);
-        _exit(sigismember(&pending, SIGTERM) ? 42 : 1);
-    }
-    std::string text;
-    for (int i = 0; i < 500 && text.empty(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        text = slurp(pidfile);
-    }
-    REQUIRE_FALSE(text.empty());
-    CHECK(text.starts_with(std::to_string(child) + " "));
-    CHECK(text.ends_with("\n"));
+    const auto out = spool.path() / "signals";
+    // sed, not a shell: dash clears its signal mask as it starts. `w FILE` writes the lines.
+    std::string script = "/^\\(SigBlk\\|ShdPnd\\|SigPnd\\):/w " + out.string();
+    char sed[] = "sed", n[] = "-n", status[] = "/proc/self/status";
+    char* const argv[] = {sed, n, script.data(), status, nullptr};
+    const auto log = spool.file("n1.sampler.log");
+    // No work step of job 4242424242 ever runs here: only the stop ends this wait.
+    const acme_sampler_spawn s{"/bin/sed", argv, spool.path().c_str(), run.c_str(), pidfile.c_str(), log.c_str(),
+                               4242424242ULL, 60};
+    char error[256] = {0};
+    REQUIRE(acme_sampler_spawn_detached(&s, error, sizeof error) == 0);
+    // In place when the prolog returns: "PID START\n", the start time the process's own.
+    const std::string text = slurp(pidfile);
+    REQUIRE(text.ends_with("\n"));
+    const auto space = text.find(' ');
+    REQUIRE(space != std::string::npos);
+    const long pid = std::stol(text.substr(0, space));
+    CHECK(telemetry::is_pidfile_process(pid, text.substr(space + 1, text.size() - space - 2)));
     // A pid file whose start time is not the process's: a later process with the same pid.
     const auto other = run / "n1.10.sampler.pid";
-    std::ofstream(other) << child << " 1\n";
+    std::ofstream(other) << pid << " 1\n";
     CHECK(telemetry::stop_sampler(other.string(), 10, 1) == telemetry::StopResult::not_running);
     CHECK_FALSE(std::filesystem::exists(other));
     CHECK(telemetry::stop_sampler(pidfile.string(), 9, 10) == telemetry::StopResult::stopped);
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 42);  // the SIGTERM was left pending for the sampler
+    CHECK_FALSE(std::filesystem::exists(pidfile));  // the helper ended without a sampler: the epilog removes it
+    std::string signals;
+    for (int i = 0; i < 300 && signals.empty(); ++i) {
+        signals = slurp(out);
+        if (signals.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    INFO(signals);
+    CHECK(sigterm_in(signals, "SigBlk"));  // still blocked for the sampler's handlers
+    CHECK((sigterm_in(signals, "ShdPnd") || sigterm_in(signals, "SigPnd")));  // and pending for them
+}
+
+TEST_CASE("a helper that ends at once: its pid file names nothing the epilog could stop") {
+    test::TempDir spool;
+    const auto run = spool.path() / "run";
+    const auto pidfile = run / "n2.11.sampler.pid";
+    char t[] = "true";
+    char* const argv[] = {t, nullptr};
+    const auto log = spool.file("n2.sampler.log");
+    acme_sampler_spawn s{"/bin/true", argv, spool.path().c_str(), run.c_str(), pidfile.c_str(), log.c_str(), 11, 0};
+    char error[256] = {0};
+    REQUIRE(acme_sampler_spawn_detached(&s, error, sizeof error) == 0);
+    const std::string text = slurp(pidfile);
+    REQUIRE_FALSE(text.empty());
+    for (int i = 0; i < 300 && !gone(text); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(telemetry::stop_sampler(pidfile.string(), 11, 1) == telemetry::StopResult::not_running);
+    CHECK_FALSE(std::filesystem::exists(pidfile));
+    // A helper that cannot be executed: one line, no child, no pid file.
+    const auto missing = spool.file("no-such-helper");
+    s.helper = missing.c_str();
+    CHECK(acme_sampler_spawn_detached(&s, error, sizeof error) == -1);
+    CHECK(std::string(error).find("no-such-helper is not executable") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(pidfile));
 }
 
 TEST_CASE("a wait for a job that never starts ends at its deadline, the stop signals still blocked") {

@@ -58,8 +58,9 @@ bool is_pidfile_process(long pid, std::string_view start_ticks, const std::strin
 StopResult stop_sampler(const std::string& pidfile, long long job_id, double timeout_s) {
     auto text = read_small(pidfile, O_NOFOLLOW);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    // "PID" (the sampler's own), or "PID START" (its start time: the prolog's child that waits
-    // for the job's start before it execs the sampler, sampler_wait_c.h).
+    // "PID" (a sampler's own), or "PID START" (its start time: what the prolog wrote for its
+    // detached child, sampler_spawn_c.h, which waits for the job's start, executes
+    // acme-gpu-sampler-start and then the sampler, one pid throughout).
     const auto space = text.find(' ');
     const auto pid = util::parse_int(text.substr(0, space));
     const bool ours = pid && *pid > 1 && alive(*pid) &&
@@ -77,6 +78,9 @@ StopResult stop_sampler(const std::string& pidfile, long long job_id, double tim
     while (std::chrono::steady_clock::now() < deadline) {
         if (!alive(*pid)) {
             if (pidfd >= 0) close(pidfd);
+            // The sampler removes its own; the prolog's child or acme-gpu-sampler-start, stopped
+            // before it became the sampler or when it started none, leaves it.
+            unlink(pidfile.c_str());
             return StopResult::stopped;
         }
         if (pidfd >= 0) {

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,24 +120,6 @@ int acme_proc_start_time(const char *proc_root, long pid, unsigned long long *st
     return acme_stat_start_time(buf, start);
 }
 
-int acme_sampler_claim_pidfile(const char *spool, const char *run_dir, const char *pidfile) {
-    const long pid = (long)getpid();
-    unsigned long long start = 0;
-    if (acme_proc_start_time("/proc", pid, &start) != 0) return -1;
-    char text[64];
-    size_t len = put_decimal(text, (unsigned long long)pid);
-    text[len++] = ' ';
-    len += put_decimal(text + len, start);
-    text[len++] = '\n';
-    mkdir(spool, 0700);
-    mkdir(run_dir, 0700);
-    const int fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return -1;
-    const int ok = write(fd, text, len) == (ssize_t)len;
-    close(fd);
-    return ok ? 0 : -1;
-}
-
 static void stop_signals(sigset_t *set) {
     sigemptyset(set);
     sigaddset(set, SIGTERM);
@@ -178,13 +159,4 @@ void acme_sampler_wait_for_job(const char *proc_root, unsigned long long job_id,
         }
         if (acme_job_work_stepd_running(proc_root, job_id) != 0) return;
     }
-}
-
-void acme_sampler_wait_before_exec(const char *spool, const char *run_dir, const char *pidfile,
-                                   unsigned long long job_id, double seconds) {
-    acme_sampler_block_stop_signals();
-    /* A pid file it cannot write: the epilog would not find this process; start at once, the
-       sampler then writes its own (and says so in its log). */
-    if (acme_sampler_claim_pidfile(spool, run_dir, pidfile) != 0) return;
-    acme_sampler_wait_for_job("/proc", job_id, seconds);
 }

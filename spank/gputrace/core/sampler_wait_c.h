@@ -1,6 +1,7 @@
 /* The sampler's wait for its job's start (gputrace(8) start_wait), done before the sampler is
-   exec'ed: the job prolog's detached child waits here, at background priority, and execs the
-   sampler only once a step of the job's work runs on the node. The sampler's own start (its
+   exec'ed: the job prolog's detached child (sampler_spawn_c.h) waits here, at background
+   priority, and execs acme-gpu-sampler-start (then the sampler) only once a step of the job's
+   work runs on the node. The sampler's own start (its
    dynamic linking and static initialisation, ~10 ms of CPU) then stays out of the time srun waits
    for (the job prolog, the Prolog script, the extern step). libc alone, and only
    async-signal-safe calls: this runs between fork and exec of a process that may have threads. */
@@ -25,11 +26,6 @@ int acme_stat_start_time(const char *stat, unsigned long long *start);
    tells a pid from a later process that reuses it. */
 int acme_proc_start_time(const char *proc_root, long pid, unsigned long long *start);
 
-/* Writes this process's "PID STARTTIME\n" to `pidfile` (O_NOFOLLOW, 0644), making `spool` and
-   `run_dir` (0700) first as the sampler would; 0 on success. The pid stays the sampler's across
-   exec, so the epilog finds and stops this process while it waits (sampler_control.hpp). */
-int acme_sampler_claim_pidfile(const char *spool, const char *run_dir, const char *pidfile);
-
 /* Blocks SIGTERM, SIGINT and SIGHUP in this process; the wait below takes them. */
 void acme_sampler_block_stop_signals(void);
 
@@ -38,11 +34,6 @@ void acme_sampler_block_stop_signals(void);
    pending, so the sampler exec'ed next receives it as soon as it unblocks them, once its
    handlers are in place: the epilog's stop still gets a final flush. */
 void acme_sampler_wait_for_job(const char *proc_root, unsigned long long job_id, double seconds);
-
-/* What the prolog's detached child runs before it execs the sampler: the signals blocked, the
-   pid file claimed, the wait. */
-void acme_sampler_wait_before_exec(const char *spool, const char *run_dir, const char *pidfile,
-                                   unsigned long long job_id, double seconds);
 
 #ifdef __cplusplus
 }
