@@ -18,17 +18,6 @@
 
 #include "spank/gputrace/core/sampler_wait_c.h"
 
-static size_t put_decimal(char *out, unsigned long long v) {
-    char rev[21];
-    size_t n = 0;
-    do {
-        rev[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; ++i) out[i] = rev[n - 1 - i];
-    return n;
-}
-
 size_t acme_sampler_start_argv(const struct acme_sampler_job *j, int ac, char **av, char **out) {
     size_t n = 0;
     out[n++] = (char *)"acme-gpu-sampler-start";
@@ -66,9 +55,9 @@ int acme_sampler_write_pidfile(const char *pidfile, long pid) {
     unsigned long long start = 0;
     if (pid <= 0 || acme_proc_start_time("/proc", pid, &start) != 0) return -1;
     char text[64];
-    size_t len = put_decimal(text, (unsigned long long)pid);
+    size_t len = acme_put_decimal(text, (unsigned long long)pid);
     text[len++] = ' ';
-    len += put_decimal(text + len, start);
+    len += acme_put_decimal(text + len, start);
     text[len++] = '\n';
     const int fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return -1;

@@ -14,8 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Decimal digits of `v` into `out` (at least 21 bytes); returns their count. */
-static size_t put_decimal(char *out, unsigned long long v) {
+size_t acme_put_decimal(char *out, unsigned long long v) {
     char rev[21];
     size_t n = 0;
     do {
@@ -54,7 +53,7 @@ static int real_uid_root(int piddir) {
 int acme_job_work_stepd_running(const char *proc_root, unsigned long long job_id) {
     char prefix[64] = "slurmstepd: [";
     size_t plen = strlen(prefix);
-    plen += put_decimal(prefix + plen, job_id);
+    plen += acme_put_decimal(prefix + plen, job_id);
     prefix[plen++] = '.';
     prefix[plen] = '\0';
     static const char kExtern[] = "extern]";
@@ -109,7 +108,7 @@ int acme_stat_start_time(const char *stat, unsigned long long *start) {
 int acme_proc_start_time(const char *proc_root, long pid, unsigned long long *start) {
     if (pid <= 0) return -1;
     char path[64];
-    size_t len = put_decimal(path, (unsigned long long)pid);
+    size_t len = acme_put_decimal(path, (unsigned long long)pid);
     memcpy(path + len, "/stat", 6);
     const int dir = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return -1;

@@ -8,9 +8,15 @@
 #ifndef ACME_SAMPLER_WAIT_C_H
 #define ACME_SAMPLER_WAIT_C_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Decimal digits of `v` into `out` (at least 21 bytes), async-signal-safe; returns their count
+   (no NUL). The prolog's fork (sampler_spawn_c.c) writes the pid file with it too. */
+size_t acme_put_decimal(char *out, unsigned long long v);
 
 /* 1 when a slurmstepd of one of the job's work steps (any step but "extern": the batch script,
    an srun step) runs under `proc_root` ("/proc", or a test's tree): a root process whose
