@@ -399,6 +399,14 @@ Engine Engine::from_dir(const std::filesystem::path& dir) {
 }
 
 Diagnosis Engine::diagnose(const JobEnd& job, const History* history, TieBreak* tie) const {
+    return run(job, history, tie, nullptr);
+}
+
+Diagnosis Engine::diagnose_without(const JobEnd& job, const std::vector<bool>& without) const {
+    return run(job, nullptr, nullptr, &without);
+}
+
+Diagnosis Engine::run(const JobEnd& job, const History* history, TieBreak* tie, const std::vector<bool>* without) const {
     if (tie) *tie = TieBreak{};
     Exits exits = collect_exits(job);
     std::vector<Finding> findings;
@@ -412,6 +420,7 @@ Diagnosis Engine::diagnose(const JobEnd& job, const History* history, TieBreak* 
     if (!exits.success() || job.stalled) {
         status_findings(*rules_, job, exits, findings);
         for (const LogHit& hit : scanner_->scan(job.log, lines)) {
+            if (without && hit.rule < without->size() && (*without)[hit.rule]) continue;
             const LogRule& rule = rules_->log[hit.rule];
             findings.push_back({rule.priority, hit.line, &rule, &rule.exit_codes,
                                 {hit.line, "log", clean_text(lines.line(hit.line), hit.column)}});

@@ -106,6 +106,9 @@ public:
 
     // `tie`, when given, is filled with the tie the ranking met, if any (no candidates: none).
     Diagnosis diagnose(const JobEnd& job, const History* history = nullptr, TieBreak* tie = nullptr) const;
+    // For the held-out evaluation (common/diagnose/held_out.hpp): the diagnosis as if the log
+    // rules set in `without` (indexed like rules().log; shorter: the rest count) did not exist.
+    Diagnosis diagnose_without(const JobEnd& job, const std::vector<bool>& without) const;
 
     // The same compiled rules with another fallback model (none: nullptr), with the rules'
     // [fallback] keys and `overrides` over them.
@@ -121,6 +124,7 @@ public:
 
 private:
     void configure(const FallbackKeys& overrides);
+    Diagnosis run(const JobEnd& job, const History* history, TieBreak* tie, const std::vector<bool>* without) const;
 
     std::shared_ptr<const RuleSet> rules_;
     std::shared_ptr<const LogScanner> scanner_;

@@ -12,7 +12,10 @@ namespace {
 // The record's own words for a job that exited 0: the engine consults nothing for it.
 constexpr std::string_view kExitedClean = "the job exited 0: nothing to diagnose";
 
+// No rule decided the row: nothing did, or (records from batch 19 on) the fallback that shipped
+// with the rules answered where they did not.
 bool no_rule(const FirstSight::Row& row) {
+    if (row.rule == "fallback") return true;
     return row.rule == "-" && row.got == unknown_reason().name && row.evidence != kExitedClean;
 }
 
@@ -95,7 +98,8 @@ SplitScore score_split(const FirstSight& record, const TimeSplit& split, double 
     for (const auto& t : split.trials) trial[t.where] = &t;
     for (const auto& row : record.rows) {
         const ReasonInfo* expected = find_reason(row.expected);
-        const ReasonInfo* got = find_reason(row.got);
+        // The rules' own verdict: a row the recorded fallback answered is one they left unknown.
+        const ReasonInfo* got = row.rule == "fallback" ? &unknown_reason() : find_reason(row.got);
         if (!expected || !got) continue;  // parse_first_sight refused such a record already
         tally(out.without, row.where, *expected, *got, row.evidence);
         if (auto it = trial.find(row.where); it != trial.end() && no_rule(row)) {

@@ -18,8 +18,13 @@
 
 namespace acme::diagnose::corpus {
 
-// The share of its answers the fallback's threshold is calibrated to get right.
-inline constexpr double kFallbackPrecision = 0.8;
+// The share of its answers the fallback's threshold is calibrated to get right. 0.8 until batch
+// 18 (threshold 0.80: 25 of the 180 no-rule trials answered, 21 right); 0.7 since (0.50: 52
+// answered, 38 right). A no-rule case left unknown is wrong whatever the threshold, the answer is
+// shown as the model's guess with its probability and never drains or requeues, and the rules
+// held out from their cases (tests/bench/diagnose) read better at 0.5 than at 0.8 with the same
+// infrastructure precision (batches 12-18 left out: category 0.836 -> 0.855, reason 0.791 -> 0.800).
+inline constexpr double kFallbackPrecision = 0.7;
 
 // One case of a batch that no rule decided at first sight, and what the model trained before the
 // batch says of it (whatever the threshold).

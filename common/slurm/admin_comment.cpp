@@ -70,10 +70,11 @@ bool accounting_cluster(std::string& cluster, AdminCommentError& error) {
     return true;
 }
 
-// A job condition for one job id: its list holds our own element, never xfree()d by libslurm.
+// A job condition for one job id: its lists hold our own elements, never xfree()d by libslurm.
 struct OneJob {
     slurm_selected_step_t step{};
     std::string cluster;
+    std::string state;
     slurmdb_job_cond_t cond{};
     OneJob(const JobRow& job, std::string cluster_name) : cluster(std::move(cluster_name)) {
         const bool task = job.array_job_id != 0;
@@ -90,9 +91,23 @@ struct OneJob {
         // 0 would mean "jobs whose scheduling flags include none": no job at all (sacct sets this too).
         cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
     }
+    // Every run of the job (sacct -D), not its newest alone.
+    void all_runs() { cond.flags |= JOBCOND_FLAG_DUP; }
+    // One row only, for a modify: slurmdbd selects the job's rows in this state within this time
+    // window (sacct -s STATE -S -E; a modify never applies a default window) and changes the
+    // newest of them, which run_row_filter makes the one row.
+    void only(const RowFilter& f) {
+        if (f.any) return;
+        state = std::to_string(f.state);
+        cond.state_list = slurm_list_create(nullptr);
+        slurm_list_append(cond.state_list, state.data());
+        cond.usage_start = static_cast<time_t>(f.usage_start);
+        cond.usage_end = static_cast<time_t>(f.usage_end);
+    }
     ~OneJob() {
         slurm_list_destroy(cond.step_list);
         slurm_list_destroy(cond.cluster_list);
+        if (cond.state_list) slurm_list_destroy(cond.state_list);
     }
     OneJob(const OneJob&) = delete;
     OneJob& operator=(const OneJob&) = delete;
@@ -117,36 +132,63 @@ std::optional<AdminCommentSession> AdminCommentSession::open(AdminCommentError& 
     return AdminCommentSession(std::move(cluster), std::move(*conn));
 }
 
-std::optional<std::string> AdminCommentSession::load(const JobRow& row, AdminCommentError& error, long long* submit) {
+std::optional<std::string> AdminCommentSession::load(const JobRow& row, const RunSelector& run, AdminCommentError& error,
+                                                     RunRow* found) {
     const unsigned job_id = row.job_id;
     OneJob one(row, cluster_);
+    one.all_runs();
     // A fresh snapshot for each read: the last one's transaction would show the field as it
     // was then (a node would take its part, long overwritten, for still there).
     conn_.end_read();
     compat::List jobs = slurmdb_jobs_get(conn_.get(), &one.cond);
-    std::optional<std::string> out;
     if (!jobs) {
         error = {Kind::failed, "slurmdbd query failed (" + errno_text() + ")"};
-    } else {
-        time_t newest = -1;
-        compat::ListIterator it = slurm_list_iterator_create(jobs);
-        while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
-            if (job->jobid != job_id || job->submit < newest) continue;
-            newest = job->submit;
-            out = job->admin_comment ? job->admin_comment : "";
-        }
-        slurm_list_iterator_destroy(it);
-        slurm_list_destroy(jobs);
-        if (submit) *submit = static_cast<long long>(newest);
-        if (!out) error = {Kind::no_job, "slurmdbd has no job " + std::to_string(job_id)};
+        return std::nullopt;
     }
-    return out;
+    std::vector<RunRow> rows;
+    std::vector<std::string> comments;
+    compat::ListIterator it = slurm_list_iterator_create(jobs);
+    while (auto* job = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
+        if (job->jobid != job_id) continue;
+        rows.push_back({static_cast<long long>(job->submit), static_cast<long long>(job->start),
+                        static_cast<long long>(job->end), job->state, false});
+        comments.emplace_back(job->admin_comment ? job->admin_comment : "");
+    }
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(jobs);
+    const auto choice = pick_run_row(rows, run);
+    switch (choice.pick) {
+        case RunPick::found: break;
+        case RunPick::not_yet:
+            error = {Kind::no_job, rows.empty() ? "slurmdbd has no job " + std::to_string(job_id)
+                                                : "slurmdbd has no row of job " + std::to_string(job_id) + "'s " + describe(run) + " yet"};
+            return std::nullopt;
+        case RunPick::superseded:
+            error = {Kind::superseded, "slurmdbd has no row of job " + std::to_string(job_id) + "'s " + describe(run) +
+                                           " yet, though it has a later run's"};
+            return std::nullopt;
+        case RunPick::unknown:
+            error = {Kind::unknown_run, "job " + std::to_string(job_id) +
+                                           " was requeued more than once before its epilog asked slurmctld: its run's row cannot be told"};
+            return std::nullopt;
+    }
+    if (found) {
+        *found = rows[choice.index];
+        found->newest = true;
+        for (const auto& r : rows) found->newest = found->newest && r.submit <= found->submit;
+    }
+    return comments[choice.index];
 }
 
-AdminCommentError AdminCommentSession::store(const JobRow& row, const std::string& value) {
+AdminCommentError AdminCommentSession::store(const JobRow& row, const RunRow& run, const std::string& value) {
     const unsigned job_id = row.job_id;
     AdminCommentError error;
+    const auto filter = run_row_filter(run);
+    if (!filter)
+        return {Kind::no_job, "job " + std::to_string(job_id) + "'s row submitted at " + std::to_string(run.submit) +
+                                  " is neither started, ended nor the newest: it cannot be named alone"};
     OneJob one(row, cluster_);
+    one.only(*filter);
     slurmdb_job_rec_t change{};
     change.derived_ec = NO_VAL;  // unchanged; 0 would overwrite the job's derived exit code
     change.admin_comment = const_cast<char*>(value.c_str());
@@ -154,7 +196,9 @@ AdminCommentError AdminCommentSession::store(const JobRow& row, const std::strin
     if (!changed) {
         error = {Kind::failed, "slurmdbd refused the change (" + errno_text() + ")"};
     } else {
-        if (slurm_list_count(changed) == 0) error = {Kind::no_job, "slurmdbd has no job " + std::to_string(job_id)};
+        if (slurm_list_count(changed) == 0)
+            error = {Kind::no_job, "slurmdbd has no row of job " + std::to_string(job_id) + " submitted at " +
+                                       std::to_string(run.submit) + " in the state it was read in"};
         slurm_list_destroy(changed);
         // sacctmgr commits after a modify; without it slurmdbd rolls the change back.
         if (error.kind == Kind::none && !conn_.commit())

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "common/slurm/run_row.hpp"
 #include "common/slurm/slurmdbd.hpp"
 
 namespace acme::slurm {
@@ -20,9 +21,11 @@ struct JobRow {
 };
 
 // Why a session could not open or read: a publisher keeps its part for a later try when
-// slurmdbd or the job's row may be there then (unreachable, no_job), and gives up otherwise.
+// slurmdbd or the run's row may be there then (unreachable, no_job; superseded: a later run's
+// row came first, which slurmdbd does when slurmctld's queue to it was held up), and gives up
+// otherwise (unknown_run: the epilog could not tell its run).
 struct AdminCommentError {
-    enum class Kind { none, not_slurmdbd, unreachable, no_job, failed };
+    enum class Kind { none, not_slurmdbd, unreachable, no_job, superseded, unknown_run, failed };
     Kind kind = Kind::none;
     std::string text;  // one line
 };
@@ -37,14 +40,16 @@ public:
     // slurmdbd does not answer (slurmdbd within 1 s: unreachable) or refuses us (failed).
     static std::optional<AdminCommentSession> open(AdminCommentError& error);
 
-    // The AdminComment of the job's latest run ("" when it has none), and that run's submit
-    // time in `submit` when given (a requeued job's next run is a new row with a later one).
-    // nullopt with `error` set when slurmdbd has no such job (no_job) or fails (failed).
-    std::optional<std::string> load(const JobRow& job, AdminCommentError& error, long long* submit = nullptr);
+    // The AdminComment of the run's row ("" when it has none), that row in `found` when given.
+    // nullopt with `error` set when slurmdbd has no row of the run yet (no_job; superseded when it
+    // has a later run's), the run cannot be told (unknown_run), or slurmdbd fails (failed).
+    std::optional<std::string> load(const JobRow& job, const RunSelector& run, AdminCommentError& error,
+                                    RunRow* found = nullptr);
 
-    // Sets the AdminComment of the job's latest run and commits: kind none on success, no_job when
-    // slurmdbd has no such job, failed when it refused the change or the commit (worth another try).
-    AdminCommentError store(const JobRow& job, const std::string& value);
+    // Sets the AdminComment of the row `load` found and commits: kind none on success, no_job when
+    // slurmdbd has no such row (any more), failed when it refused the change or the commit (worth
+    // another try). Only that row changes, however many runs the job had since (run_row.hpp).
+    AdminCommentError store(const JobRow& job, const RunRow& row, const std::string& value);
 
     AdminCommentSession(AdminCommentSession&&) noexcept;
     AdminCommentSession& operator=(AdminCommentSession&&) noexcept;

@@ -185,8 +185,40 @@ bool spawn_detached(const std::vector<std::string>& argv, const std::vector<std:
     return true;
 }
 
+namespace {
+
+// After `release.signal` went to the program's group: reads its stdout until the ack line, at
+// most kReleaseGraceSeconds. True when it came (what came before it is kept as output).
+bool await_release_ack(int fd, const Release& release, std::string& output, std::size_t max_output) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kReleaseGraceSeconds);
+    std::string seen;  // what came since the signal, the ack looked for in it
+    for (;;) {
+        if (const auto at = seen.find(release.ack); at != std::string::npos) {
+            std::string before = seen.substr(0, at);
+            if (output.size() < max_output) output.append(before, 0, max_output - output.size());
+            return true;
+        }
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) break;
+        pollfd pfd{fd, POLLIN, 0};
+        const int r = poll(&pfd, 1, static_cast<int>(left));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        char buf[1024];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        seen.append(buf, static_cast<std::size_t>(n));
+    }
+    if (output.size() < max_output) output.append(seen, 0, max_output - output.size());
+    return false;
+}
+
+}  // namespace
+
 RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const std::string& log_path, double timeout_s, std::size_t max_output) {
+                      const std::string& log_path, double timeout_s, std::size_t max_output, const Release& release) {
     RunResult result;
     if (argv.empty() || access(argv[0].c_str(), X_OK) != 0) {
         result.output = fmt::format("{} is not executable: {}", argv.empty() ? "(none)" : argv[0], strerror(errno));
@@ -245,6 +277,19 @@ RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<st
         if (n <= 0) break;
         if (result.output.size() < max_output)
             result.output.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), max_output - result.output.size()));
+    }
+    if (result.timed_out && release.signal != 0 && !release.ack.empty()) {
+        kill(-pid, release.signal);
+        if (await_release_ack(pipefd[0], release, result.output, max_output)) {
+            // Its own now: not waited for, not killed. Its supervisor, orphaned when the caller
+            // exits, is reaped by init.
+            ::close(pipefd[0]);
+            result.timed_out = false;
+            result.released = true;
+            while (!result.output.empty() && (result.output.back() == '\n' || result.output.back() == '\r'))
+                result.output.pop_back();
+            return result;
+        }
     }
     ::close(pipefd[0]);
     // EOF on the pipe means the helper closed its stdout, not that it exited: bound the wait too.

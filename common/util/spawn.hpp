@@ -49,9 +49,21 @@ void reset_inherited(int in, int out, int err) noexcept;
 struct RunResult {
     bool started = false;
     bool timed_out = false;   // killed (with its process group) after the timeout
+    bool released = false;    // past the timeout, left running on its own (Release)
     int wait_status = 0;
     std::string output;       // its stdout, at most max_output bytes
 };
+
+// A program that can go on without its caller: at the timeout it is sent `signal` (one whose
+// default action is to ignore it, so a program that does not know it is not hurt) and given
+// kReleaseGraceSeconds to answer with the line `ack` on its stdout, after which it must write
+// nothing more there (the caller stops reading). One that answers is left running in its own
+// process group (reaped by init once the caller exits); one that does not is killed.
+struct Release {
+    int signal = 0;  // 0: none, killed at the timeout
+    std::string ack;
+};
+inline constexpr double kReleaseGraceSeconds = 1.0;
 
 // A killed child is normally gone at once; one in uninterruptible sleep (a wedged driver, a hung
 // NFS or FUSE mount) is not, and waiting for it would hang the caller (slurmstepd) with it.
@@ -72,8 +84,10 @@ bool reap_within(pid_t pid, int& status, double grace_s);
 
 // Runs `argv` with exactly `env` in its own process group, stdin on /dev/null, stderr appended
 // to log_path, default signal state and no inherited descriptors; waits at most timeout_s
-// (plus kKillGraceSeconds when the program has to be killed), whatever state it is in.
+// (plus kKillGraceSeconds when the program has to be killed, or kReleaseGraceSeconds for a
+// release's answer), whatever state it is in.
 RunResult run_bounded(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const std::string& log_path, double timeout_s, std::size_t max_output = 4096);
+                      const std::string& log_path, double timeout_s, std::size_t max_output = 4096,
+                      const Release& release = {});
 
 }  // namespace acme::util

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 
@@ -62,6 +63,42 @@ namespace {
 using namespace acme;
 
 using Options = faultguard::EpilogArgs;
+
+// Set when the plugin's timeout= passed and it let this run go on detached (--go-on): the
+// node is given back, so no recovery from here on, and stdout is faultguard's log now.
+volatile sig_atomic_t g_gone_on = 0;
+char g_go_on_ack[128];
+std::size_t g_go_on_ack_size = 0;
+
+// The plugin stops reading stdout once it has read the ack: nothing goes there after it.
+void go_on_detached(int) {
+    const int saved = errno;
+    if (!g_gone_on) {
+        const ssize_t ignored = ::write(STDOUT_FILENO, g_go_on_ack, g_go_on_ack_size);
+        (void)ignored;
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        g_gone_on = 1;
+    }
+    errno = saved;
+}
+
+// A run the plugin waits for at most timeout= and then lets go on (--go-on): ready for the
+// signal, and bounded from its start by the whole time it may take.
+void prepare_to_go_on(const Options& o) {
+    const auto ack = fmt::format("\n{}\n", faultguard::kGoOnAck);
+    g_go_on_ack_size = std::min(ack.size(), sizeof g_go_on_ack);
+    std::memcpy(g_go_on_ack, ack.data(), g_go_on_ack_size);
+    const auto limit = static_cast<unsigned>(std::ceil(o.go_on));
+    faultguard::arm_hard_stop(limit, fmt::format("job {} on {}: the epilog, gone on detached after faultguard's timeout=, "
+                                                 "was stopped at its time limit ({} s); a record part not yet handed over "
+                                                 "to the outbox is missing\n",
+                                                 o.job, o.node, limit));
+    struct sigaction sa {};
+    sa.sa_handler = go_on_detached;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(faultguard::kGoOnSignal, &sa, nullptr);
+}
 
 using util::wall_now;
 
@@ -156,7 +193,9 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
         row.array_job_id = record->array_job_id;
         row.array_task_id = record->array_task_id;
     }
-    const long long submit = record ? static_cast<long long>(record->submit_time) : 0;
+    // The run's own row in slurmdbd, whenever the part is written (a requeued job's next run
+    // gets a row of its own about 5 s after an admin's requeue).
+    const auto run = slurm::run_selector(record, o.restart);
     auto part = faultguard::node_part(in);
     const auto path = faultguard::record_part_path(o.spool, o.node, o.job, o.restart);
     std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
@@ -170,7 +209,8 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     if (!(recovery && recovery->requeued)) {
         const nlohmann::json handoff = {{"job", o.job},       {"array_job_id", row.array_job_id},
                                         {"array_task_id", row.array_task_id},
-                                        {"restart", o.restart}, {"submit", submit},
+                                        {"restart", o.restart}, {"submit", run.submit}, {"start", run.start},
+                                        {"before", run.before}, {"run_unknown", run.unknown},
                                         {"end", record && record->end_time > 0 ? static_cast<double>(record->end_time) : 0.0},
                                         {"expected", expected}, {"node", o.node},
                                         {"retry", faultguard::retry_schedule_json({o.record_retry, o.record_retry_pause})},
@@ -185,8 +225,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
                 publish_here = path;
                 return "; record: publishing now";
             }
-            // Normal priority: a run an admin requeued must have its part in before the next
-            // run's row appears (t-gpuacct-requeued).
+            // Normal priority: a failed run's record is the first thing its user looks at.
             if (util::spawn_detached({"/proc/self/exe", "--publish", path}, env, log, error))
                 return "; record: publishing after the epilog";
         }
@@ -196,7 +235,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
     // The node waits on this one: its pacing among the job's nodes fits a few seconds.
     const auto pacing = faultguard::publish_pacing(expected, o.node, kInEpilogBaseSeconds, kInEpilogMaxTurnSeconds);
     fmt::print("{}", faultguard::publish_result_line(
-                         o.job, o.node, faultguard::publish_node_part(row, o.restart, submit, expected, o.node, part, pacing)));
+                         o.job, o.node, faultguard::publish_node_part(row, o.restart, run, expected, o.node, part, pacing)));
     return {};
 }
 
@@ -400,7 +439,11 @@ int run(const Options& o) {
     // Recovery plans on the rules' answer, before the model is asked: the model never changes
     // what recovery does, and its time cannot delay a drain.
     std::optional<faultguard::RecoveryDone> recovery;
-    if (o.auto_recover >= 0) recovery = recover(db, o, end, d, stall, xids);
+    if (o.auto_recover >= 0 && g_gone_on)
+        fmt::print("job {} on {}: recovery: none: faultguard's timeout= passed before it and the node was given back\n", o.job,
+                   o.node);
+    else if (o.auto_recover >= 0)
+        recovery = recover(db, o, end, d, stall, xids);
     // 5. Where the rules did not decide and the admin configured a model server: ask it.
     if (!o.llm_endpoint.empty() && !log.empty()) {
         diagnose::LlmConfig llm;
@@ -486,6 +529,7 @@ int main(int argc, char** argv) {
                                                      o.job, o.node, limit));
         dup2(STDERR_FILENO, STDOUT_FILENO);
     }
+    if (o.go_on > 0 && o.detached <= 0) prepare_to_go_on(o);
     try {
         return run(o);
     } catch (const std::exception& e) {

@@ -37,8 +37,8 @@ namespace {
 // How long a prolog waits for the resident gate before it runs the gate process instead.
 constexpr double kResidentAskSeconds = 1.0;
 
-// A diagnosis stopped at timeout= runs again detached for the record, with this many times the
-// time (at most the hour --detached takes): what overran once on a loaded node needs more.
+// A diagnosis past timeout= goes on detached (or, stopped, runs again) for this many times the
+// time more (at most the hour --detached takes): what overran once on a loaded node needs more.
 constexpr double kRerunFactor = 6.0;
 
 // A helper's output without its last newline, so the plugin's "(epilog N ms)" ends its line.
@@ -179,35 +179,46 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
     // be written after slurmd gave the node back, and the next job (often the same user's next
     // srun) does not wait for them. A failed job's epilog holds the node until recovery decided;
     // so does one the sampler cancelled for a stall, which looks clean on a node without tasks.
+    // The helper detached with `a` as it stands (a.detached its time limit): for a job that ended
+    // cleanly, and for a diagnosis that overran timeout= and could not go on by itself (below).
+    const auto start_detached = [&](std::string& error) {
+        return acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error,
+                                          acme::util::Priority::background);
+    };
     struct stat mark {};
     const bool stall_cancelled = ::lstat(acme::store::stall_cancel_mark_path(config.spool, node, job_id).c_str(), &mark) == 0;
     if (!stall_cancelled && ended_cleanly(a.exit_code2, read_task_exits(task_exit_path(config.spool, node, job_id)))) {
         a.detached = config.timeout;
         std::string error;
-        if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error,
-                                       acme::util::Priority::background)) {
+        if (start_detached(error)) {
             slurm_info("%s: job %u on %s: completed; its rows and record are written after the epilog (epilog %.0f ms)",
                        kPlugin, job_id, node.c_str(), acme::spank::ms_since(t0));
             return 0;
         }
         a.detached = 0;  // could not start detached: the bounded run below
     }
-    const auto argv = epilog_argv(config.helper, a);
-    const auto r = acme::util::run_bounded(argv, env, log_path(config.spool, node),
-                                           config.timeout);
-    if (!r.started)
+    // Past timeout= (a node so loaded that 60 ms of diagnosis took 20 s: 35 of a 256-node job's
+    // nodes on the 2-core minicluster) the node is given back, and the helper goes on detached
+    // with what it has done, for kRerunFactor times as long more, without recovery: a drain or
+    // requeue decided later would land on the next job. The record says what the rules found.
+    const double more = std::min(3600.0, kRerunFactor * config.timeout);
+    a.go_on = std::min(3600.0, config.timeout + more);
+    const auto r = acme::util::run_bounded(epilog_argv(config.helper, a), env, log_path(config.spool, node), config.timeout,
+                                           4096, {kGoOnSignal, kGoOnAck});
+    if (!r.started) {
         slurm_error("%s: job %u: cannot run %s: %s", kPlugin, job_id, config.helper.c_str(), r.output.c_str());
-    else if (r.timed_out) {
-        // Stopped at its bound (a node so loaded that 60 ms of diagnosis took 20 s: 35 of a
-        // 256-node job's nodes on the 2-core minicluster). Its record part is not given up: the
-        // helper runs again after the epilog, detached, with more time and without recovery: the
-        // node is given back now, and a drain or requeue decided later would land on the next
-        // job. The record says what the rules found; recovery failed open, as it always does.
-        a.detached = std::min(3600.0, kRerunFactor * config.timeout);
+    } else if (r.released) {
+        slurm_error("%s: job %u on %s: diagnosis did not finish within %g s; it goes on after the epilog, detached, no "
+                    "recovery, for the job's record (epilog %.0f ms)",
+                    kPlugin, job_id, node.c_str(), config.timeout, acme::spank::ms_since(t0));
+    } else if (r.timed_out) {
+        // It did not answer the hand-over (not started that far, or stuck): stopped, and run
+        // again detached from the start, so its record part is not given up.
+        a.go_on = 0;
+        a.detached = more;
         a.auto_recover = -1;
         std::string error;
-        if (acme::util::spawn_detached(epilog_argv(config.helper, a), env, log_path(config.spool, node), error,
-                                       acme::util::Priority::background))
+        if (start_detached(error))
             slurm_error("%s: job %u on %s: diagnosis did not finish within %g s and was stopped, no recovery; it runs "
                         "again after the epilog for the job's record (epilog %.0f ms)",
                         kPlugin, job_id, node.c_str(), config.timeout, acme::spank::ms_since(t0));
@@ -215,8 +226,9 @@ int job_script_epilog(spank_t sp, int ac, char** av) {
             slurm_error("%s: job %u on %s: diagnosis did not finish within %g s and was stopped, no recovery; not run "
                         "again (%s): this node's part of the job's record is missing",
                         kPlugin, job_id, node.c_str(), config.timeout, error.c_str());
-    } else
+    } else {
         slurm_info("%s: %s (epilog %.0f ms)", kPlugin, trimmed(r.output).c_str(), acme::spank::ms_since(t0));
+    }
     return 0;
 }
 

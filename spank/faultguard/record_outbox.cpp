@@ -43,6 +43,21 @@ std::string read_all(int fd) {
     return text;
 }
 
+// The run's row, as the epilog named it (epilog_main.cpp); hand-offs before "start" name it by
+// its submit time alone.
+slurm::RunSelector run_of(const nlohmann::json& handoff) {
+    const auto number = [&](const char* key) {
+        const auto at = handoff.find(key);
+        return at != handoff.end() && at->is_number() ? at->get<long long>() : 0LL;
+    };
+    slurm::RunSelector run;
+    run.submit = number("submit");
+    run.start = number("start");
+    run.before = number("before");
+    const auto unknown = handoff.find("run_unknown");
+    run.unknown = unknown != handoff.end() && unknown->is_boolean() && unknown->get<bool>();
+    return run;
+}
 
 }  // namespace
 
@@ -131,8 +146,8 @@ int publish_handoff(const std::string& path, bool retry_try) {
                               "did not answer in time); {}\n",
                               row.job_id, node, retry_try ? "try" : "publisher", hard_stop, kept),
                   1, retrier_follows ? &retrier : nullptr);
-    const auto r = publish_node_part(row, handoff.value("restart", 0LL), handoff.value("submit", 0LL), expected, node,
-                                     handoff["part"], pacing);
+    const auto r = publish_node_part(row, handoff.value("restart", 0LL), run_of(handoff), expected, node, handoff["part"],
+                                     pacing);
     arm_hard_stop(0, {});
     if (r.unreachable || r.out_of_time) {
         // The lock goes with the descriptor; the file stays for the retrier and the node's next epilog.

@@ -44,7 +44,7 @@ bool holds_part(const std::optional<nlohmann::json>& r, long long restart, const
 
 }  // namespace
 
-PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const slurm::RunSelector& run,
                                 const std::vector<std::string>& expected, const std::string& node,
                                 const nlohmann::json& part, const PublishPacing& pacing) {
     PublishResult result;
@@ -95,11 +95,12 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         }
         return true;
     };
+    const bool run_named = run.submit > 0 || run.start > 0 || run.before > 0;
     for (;;) {
-        long long row_submit = 0;
+        slurm::RunRow run_row;
         error = {};
         const auto read_at = Clock::now();
-        const auto field = session->load(row, error, &row_submit);
+        const auto field = session->load(row, run, error, &run_row);
         if (!field && error.kind == Kind::failed) {
             if (try_again(error.text)) continue;
             return result;
@@ -107,22 +108,24 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         if (!field) {
             // slurmctld hands job records to slurmdbd through a queue: a short job (an array
             // task, often) can reach its epilog before its row does. Wait for it, within budget.
-            if (error.kind == Kind::no_job && Clock::now() + std::chrono::milliseconds(1200) < deadline) {
+            if ((error.kind == Kind::no_job || error.kind == Kind::superseded) &&
+                Clock::now() + std::chrono::milliseconds(1200) < deadline) {
                 sleep_within(check_delay(random), deadline);
                 continue;
             }
             // No row yet when the time is up: slurmctld's queue to slurmdbd is long (slurmdbd
-            // was down): a later try may find it.
-            result.unreachable = error.kind == Kind::no_job;
+            // was down): a later try may find it. unknown_run: none will (the line says why).
+            result.unreachable = error.kind == Kind::no_job || error.kind == Kind::superseded;
             result.error = error.text;
             return result;
         }
         const auto existing = current_record(*field);
-        // The job was requeued since this run ended: its newest row is the next run's.
-        if ((run_submit > 0 && row_submit > run_submit) ||
-            (existing && existing->value("job", -1LL) == static_cast<long long>(job_id) &&
-             existing->value("restart", -1LL) > restart)) {
-            result.error = "the job was requeued before this run's part was written; not put on the next run's row";
+        // The run's own row is named (a requeued job's next run has its own): only a writer that
+        // could not name it takes the newest row, and not when that holds a later run's record.
+        if (!run_named && existing && existing->value("job", -1LL) == static_cast<long long>(job_id) &&
+            existing->value("restart", -1LL) > restart) {
+            result.error = "the job was requeued before this run's part was written, and slurmctld no longer knew the run to "
+                           "find its own row; not put on the next run's row";
             return result;
         }
         double wait = check_delay(random);
@@ -159,8 +162,9 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, lon
         } else {
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
             const std::string value = record::with_token(*field, record::encode_within_budget(std::move(merged)));
-            if (const auto err = session->store(row, value); err.kind != Kind::none) {
-                if (err.kind == Kind::failed && try_again(err.text)) continue;
+            if (const auto err = session->store(row, run_row, value); err.kind != Kind::none) {
+                // no_job: the row changed between the read and the write; read it again.
+                if ((err.kind == Kind::failed || err.kind == Kind::no_job) && try_again(err.text)) continue;
                 if (!result.unreachable) result.error = err.text;
                 return result;
             }

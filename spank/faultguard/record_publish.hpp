@@ -6,8 +6,8 @@
 // again until its part has been seen in two reads in a row. That takes seconds, so the epilog
 // hands it to a detached process (acme-faultguard-epilog --publish) and the node is released
 // at once. By then a requeued job's next run may already be a new row in slurmdbd: a writer
-// that finds the newest row submitted after its run (run_submit), or holding a later run's
-// record, gives its part up rather than put it on the wrong run. The nodes take turns
+// reads and writes its own run's row (common/slurm/run_row.hpp: by the run's submit and start
+// times), never "the newest", so its part lands on its run whenever it comes. The nodes take turns
 // (core/publish_pacing.hpp); a part slurmdbd did not take waits in the outbox (record_outbox.hpp)
 // for the node's record retrier (record_retrier.hpp) and, after its rounds, the next epilog.
 
@@ -34,8 +34,9 @@ struct PublishResult {
     double slowest_write_s = 0;  // the longest read-merge-write: what a write slot must hold
 };
 
-// run_submit: the run's submit time as slurmctld gave it (0: not known, no check).
-PublishResult publish_node_part(const slurm::JobRow& row, long long restart, long long run_submit,
+// run: the run's row among the job's (slurm::run_selector: its submit and start times as
+// slurmctld gave them); all zero: the job's newest row.
+PublishResult publish_node_part(const slurm::JobRow& row, long long restart, const slurm::RunSelector& run,
                                 const std::vector<std::string>& expected, const std::string& node,
                                 const nlohmann::json& part, const PublishPacing& pacing);
 

@@ -9,7 +9,7 @@
 // ends at once, and the running one takes the new part at its next look (every
 // kRetrierLookSeconds). It runs at background priority (nice 10, best-effort I/O 7), tries one
 // part at a time, each try its own process (`--publish FILE --retry-try`, with the publisher's
-// hard stop and the same wrong-run and requeue checks), in rounds counted from each job's end
+// hard stop, written to its own run's row like the first try), in rounds counted from each job's end
 // (core/record_retry.hpp: 60 s, then twice the pause up to record_retry_pause=, until
 // record_retry= after the end). It logs one line per part when it writes it ("record in
 // AdminComment (...); by the node's retrier, try K, S s after the job's end") or gives up (the

@@ -69,9 +69,10 @@ double StallWatch::closes() const { return verdict_ || waiting_ ? 0 : closes_at(
 
 bool StallWatch::wants_gpus(double now) const {
     if (!c_.enabled || verdict_) return false;
-    // At the quick reads' pace too, once past the warm-up: a quiet learned from the GPUs (an
-    // evaluation pass, a straggler's GPU computing) is known to that pace, not to the interval.
-    if (c_.heartbeat_probe > 0 && now >= job_start_ + c_.warmup && now - last_gpu_ >= tracker_.process_interval(now))
+    // At sample_interval's pace too, once past the warm-up: a quiet learned from the GPUs (an
+    // evaluation pass, a straggler's GPU computing) is known to that pace, not to the interval,
+    // and a read whose CPU alone counted needs to know whether the GPUs spin.
+    if (c_.heartbeat_probe > 0 && now >= job_start_ + c_.warmup && now - last_gpu_ >= tracker_.sample_interval(now))
         return true;
     const double at = closes();
     return at > 0 && now >= at && last_gpu_ < at;

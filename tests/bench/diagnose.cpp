@@ -41,6 +41,7 @@
 
 #include "common/diagnose/engine.hpp"
 #include "common/diagnose/corpus.hpp"
+#include "common/diagnose/held_out.hpp"
 #include "common/diagnose/time_split.hpp"
 
 #ifndef ACME_RULES_DIR
@@ -132,7 +133,25 @@ int main(int argc, char** argv) {
             fmt::print(stderr, "diagnose: no case has batch = \"{}\"\n", argv[2]);
             return 2;
         }
-        fmt::print("{}", corpus::first_sight_tsv(engine, cases, argv[2], argv[4]));
+        // The engine as it would have shipped the day before the batch: the tree's rules and the
+        // model acme-fallback-train would have built then, from the cases before the batch, at the
+        // threshold calibrated on the records of the batches before it. Never the batch's own
+        // cases (they are committed before the record, step 1 of the protocol).
+        // ACME_FIRST_SIGHT_RULES_ONLY=1: the rules alone, as the records up to batch 18 were.
+        std::string batch = argv[2], fallback = "no fallback";
+        if (!std::getenv("ACME_FIRST_SIGHT_RULES_ONLY")) {
+            std::vector<corpus::FirstSight> earlier;
+            for (auto& record : corpus::read_first_sights(ACME_FIRST_SIGHT_DIR))
+                if (record.batch < batch) earlier.push_back(std::move(record));
+            auto before = corpus::examples_before(cases, batch);
+            FallbackModel model = FallbackModel::train(before);
+            model.set_threshold(corpus::trained_threshold(cases, earlier));
+            fallback = fmt::format("the learned fallback trained on the {} cases before it, threshold {:.2f} from {} records",
+                                   before.size(), model.threshold(), earlier.size());
+            engine = engine.with_fallback(std::make_shared<const FallbackModel>(std::move(model)));
+        }
+        fmt::print("# engine\t{}\n", fallback);
+        fmt::print("{}", corpus::first_sight_tsv(engine, cases, batch, argv[4]));
         return 0;
     }
     if (argc != 1) {
@@ -172,6 +191,10 @@ int main(int argc, char** argv) {
     // on every record's no-rule cases (corpus::trained_threshold), as below.
     double shipped_threshold = FallbackModel::kDefaultThreshold;
     std::string shipped_from = ", the default: ACME_BENCH_SKIP_TIME_SPLIT";
+    if (const char* given = std::getenv("ACME_BENCH_THRESHOLD")) {  // the trainer's, read off fallback.model
+        shipped_threshold = std::atof(given);
+        shipped_from = ", ACME_BENCH_THRESHOLD";
+    }
 
     // 0a. The learned fallback as it would have met each batch (common/diagnose/time_split.hpp):
     // batch k scored as the recorded rules' answer, else the answer of a model trained only on
@@ -223,6 +246,121 @@ int main(int argc, char** argv) {
                    shipped_threshold);
         fmt::print("\n");
         if (std::getenv("ACME_BENCH_TIME_SPLIT_ONLY")) return 0;
+    }
+
+    // 0c. The rules held out from the cases they were written for (common/diagnose/held_out.hpp):
+    // each log rule split into its wordings; a case scored as if the wordings only its own source
+    // repository's cases match (or only its own batch's) did not exist, by the rules alone and with
+    // the learned fallback trained without the case's repositories (the folds of 0b) or batch, at the
+    // trainer's threshold. ACME_BENCH_HELD_OUT_MISSES=1 lists the misses; ACME_BENCH_HELD_OUT_ONLY=1
+    // stops after this section; ACME_BENCH_HELD_OUT_NO_FALLBACK=1 scores the rules alone.
+    {
+        constexpr std::size_t kFolds = 10;
+        auto started = Clock::now();
+        held_out::Wordings w = held_out::match(engine.rules(), cases);
+        std::vector<std::string> group_of, batch_of;
+        for (const auto& c : cases) {
+            group_of.push_back(corpus::source_group(c));
+            batch_of.push_back(c.batch);
+        }
+        auto by_group = held_out::owners(w, group_of), by_batch = held_out::owners(w, batch_of);
+        Engine split(w.rules);
+        std::size_t matched = 0, one_group = 0, one_batch = 0;
+        for (std::size_t k = 0; k < w.rules.log.size(); ++k) {
+            matched += !w.cases_of[k].empty();
+            one_group += !by_group[k].empty();
+            one_batch += !by_batch[k].empty();
+        }
+        bool with_fallback = !std::getenv("ACME_BENCH_HELD_OUT_NO_FALLBACK");
+        std::vector<std::vector<std::string>> features;
+        double temperature = 0;  // every held-out model borrows the full model's (fallback.hpp)
+        if (with_fallback) {
+            std::vector<FallbackExample> every;
+            for (std::size_t i = 0; i < cases.size(); ++i) {
+                features.push_back(fallback_features(cases[i].text));
+                every.push_back({cases[i].expected, cases[i].text, group_of[i], features[i]});
+            }
+            temperature = FallbackModel::train(every).temperature();
+        }
+        auto model_without = [&](const std::function<bool(std::size_t)>& out) -> std::shared_ptr<const FallbackModel> {
+            std::vector<FallbackExample> rest;
+            for (std::size_t i = 0; i < cases.size(); ++i)
+                if (!out(i)) rest.push_back({cases[i].expected, cases[i].text, group_of[i], features[i]});
+            return std::make_shared<const FallbackModel>(FallbackModel::train(rest, temperature));
+        };
+        auto verdict = [&](corpus::Score& s, const Engine& e, std::size_t i, const std::vector<bool>& without) {
+            const corpus::Case& c = cases[i];
+            JobEnd job = c.job;
+            job.log = c.text;
+            Diagnosis d = e.diagnose_without(job, without);
+            const ReasonInfo* got = find_reason(d.reason);
+            corpus::tally(s, fmt::format("{}/{} [{}]", c.expected, c.log.filename().string(), d.rule.empty() ? "-" : d.rule),
+                          *find_reason(c.expected), got ? *got : unknown_reason(),
+                          d.evidence.empty() ? "" : d.evidence.front().text, !c.known_miss.empty());
+        };
+        FallbackKeys keys;
+        keys.threshold = shipped_threshold;
+        // Leave one repository out.
+        corpus::Score whole, loro, loro_fb;
+        std::vector<std::vector<std::size_t>> folds(kFolds);
+        for (std::size_t i = 0; i < cases.size(); ++i) folds[std::hash<std::string>{}(group_of[i]) % kFolds].push_back(i);
+        for (std::size_t f = 0; f < kFolds; ++f) {
+            std::shared_ptr<const FallbackModel> model;
+            if (with_fallback && !folds[f].empty()) {
+                std::vector<bool> in_fold(cases.size(), false);
+                for (std::size_t i : folds[f]) in_fold[i] = true;
+                model = model_without([&](std::size_t i) { return in_fold[i]; });
+            }
+            Engine fb = split.with_fallback(model, keys);
+            for (std::size_t i : folds[f]) {
+                verdict(whole, split, i, {});
+                auto without = held_out::owned_by(by_group, group_of[i]);
+                verdict(loro, split, i, without);
+                if (model) verdict(loro_fb, fb, i, without);
+            }
+        }
+        fmt::print("rules held out from their cases ({} log rules in {} wordings; {} match a corpus case, {} of them one "
+                   "repository's only, {} one batch's only):\n",
+                   engine.rules().log.size(), w.rules.log.size(), matched, one_group, one_batch);
+        fmt::print("  all wordings (the corpus figure):     {}\n", figures(whole));
+        fmt::print("  leave one repository out, rules:      {}\n", figures(loro));
+        if (with_fallback) fmt::print("  leave one repository out, + fallback: {}\n", figures(loro_fb));
+        // Leave one batch out, beside the batch's first sight.
+        corpus::Score pooled, pooled_fb, pooled_first;
+        std::string misses;
+        for (const std::string& batch : corpus::batches(cases)) {
+            auto without = held_out::owned_by(by_batch, batch);
+            std::shared_ptr<const FallbackModel> model;
+            if (with_fallback && batch >= "12") model = model_without([&](std::size_t i) { return batch_of[i] == batch; });
+            Engine fb = split.with_fallback(model, keys);
+            corpus::Score s, s_fb;
+            for (std::size_t i = 0; i < cases.size(); ++i) {
+                if (batch_of[i] != batch) continue;
+                verdict(s, split, i, without);
+                if (model) verdict(s_fb, fb, i, without);
+            }
+            auto first = std::find_if(sights.begin(), sights.end(), [&](const auto& r) { return r.batch == batch; });
+            fmt::print("  batch {} first sight:                {}\n", batch,
+                       first == sights.end() ? std::string("no record") : figures(first->score));
+            fmt::print("  batch {} held out, rules:            {}\n", batch, figures(s));
+            if (model) fmt::print("  batch {} held out, + fallback:       {}\n", batch, figures(s_fb));
+            if (batch >= "12") {
+                add(pooled, s);
+                if (model) add(pooled_fb, s_fb);
+                if (first != sights.end()) add(pooled_first, first->score);
+                for (const auto& m : (model ? s_fb : s).misses) misses += m + "\n";
+            }
+        }
+        fmt::print("  batches 12-: first sight:            {}\n", figures(pooled_first));
+        fmt::print("  batches 12-: held out, rules:        {}\n", figures(pooled));
+        if (with_fallback) fmt::print("  batches 12-: held out, + fallback:   {}\n", figures(pooled_fb));
+        if (std::getenv("ACME_BENCH_HELD_OUT_MISSES")) {
+            fmt::print("  leave one repository out, misses{}:\n", with_fallback ? " (+ fallback)" : "");
+            for (const auto& m : (with_fallback ? loro_fb : loro).misses) fmt::print("  {}\n", m);
+            fmt::print("  leave one batch out, batches 12-, misses:\n{}", misses);
+        }
+        fmt::print("  ({:.0f} s)\n\n", seconds_since(started));
+        if (std::getenv("ACME_BENCH_HELD_OUT_ONLY")) return 0;
     }
 
     // 0b. The learned fallback over the whole corpus, held out by source repository: the

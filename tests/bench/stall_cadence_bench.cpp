@@ -50,7 +50,9 @@
 // there (what the floor guards); the fixed windows (k 0) as the baseline.
 // Usage: stall-cadence-bench [JOBS] [SEED]; STALL_BENCH_DEBUG=1 prints each false verdict and each
 // hang called later than 3 steps, with its evidence, to stderr; STALL_BENCH_ONLY=TEXT runs only the
-// rows whose name holds TEXT (the same jobs: each row draws them from the seed).
+// rows whose name holds TEXT (the same jobs: each row draws them from the seed); STALL_BENCH_BREAKDOWN=1
+// prints to stderr, per row and step, where the slowest tenth of the hangs' time to the verdict went
+// (struct Parts).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -218,8 +220,89 @@ struct Hangs {
     int missed = 0;                          // no verdict in the simulated hour after the hang
 };
 
+// STALL_BENCH_BREAKDOWN=1: where a hang's time to its verdict goes. Hang to verdict = (the stamp the
+// window counted from - the job's last real motion) + the window + (the verdict - the window's close)
+// - (the hang - the last motion); the stamp is the newest of its progress (heartbeat, log), its
+// processes' activity and (the ports' window) its ports, each stamped when a read saw it.
+struct Parts {
+    double total, stamp, window, look, before, learned, reads;
+    char by;      // the stamp counted from: h(eartbeat/log), p(rocesses), n(ports)
+    char window_kind;  // n: the ports' window, m: the margin's, f: the fixed one
+    bool floored;      // the ports' window is its floor (stall_cadence_nic_floor)
+};
+
+// When anything of the job last moved before its hang (what a perfect reader would count from).
+double last_motion(const test::SimJob& job, const StallConfig& c) {
+    const double h = job.hang;
+    double at = 0;
+    for (const double s : job.steps)
+        if (s < h) at = std::max(at, s);
+    const auto spans = [&](const std::vector<test::SimJob::Span>& v, double least) {
+        for (const auto& s : v)
+            if (s.from < h && s.rate >= least) at = std::max(at, std::min(s.to, h));
+    };
+    spans(job.io, c.cadence.io);
+    spans(job.cpu, c.cadence.cpu);
+    spans(job.nic, c.cadence.nic_bytes);
+    for (const auto* v : {&job.gpu_busy, &job.disk_wait, &job.gpu_spin})
+        for (const auto& [from, to] : *v)
+            if (from < h) at = std::max(at, std::min(to, h));
+    return at;
+}
+
+Parts parts(const StallConfig& c, const test::SimJob& job, const test::SimResult& r) {
+    const auto& s = r.state;
+    const double moved = last_motion(job, c);
+    const double progress = std::max({s.active_at, s.log_changed_at, s.ckpt_changed_at});
+    const bool ports = r.verdict.evidence.find("network ports still") != std::string::npos;
+    const bool paced = !ports && r.verdict.evidence.find("% more, its processes idle") != std::string::npos;
+    const double fixed = s.pattern == telemetry::Pattern::spin ? c.spin_window : c.idle_window;
+    double from = progress, window = fixed;
+    char by = 'h';
+    if (paced || ports) {
+        if (s.activity_at > from) from = s.activity_at, by = 'p';
+        window = s.step * (1 + c.cadence.margin);
+    }
+    bool floored = false;
+    if (ports) {
+        if (s.nic_at > from) from = s.nic_at, by = 'n';
+        window = std::min(std::max(s.step * (1 + c.cadence.nic_margin), c.cadence.nic_floor), fixed);
+        floored = s.step * (1 + c.cadence.nic_margin) < c.cadence.nic_floor;
+    }
+    return {*r.verdict_at - job.hang, from - moved, window, *r.verdict_at - (from + window), job.hang - moved, s.step, r.read_interval, by,
+            ports ? 'n' : paced ? 'm' : 'f', floored};
+}
+
+void print_parts(double step, bool spins, std::vector<Parts> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end(), [](const Parts& a, const Parts& b) { return a.total < b.total; });
+    // The slowest tenth: what the p95 is made of.
+    const std::size_t from = v.size() - std::max<std::size_t>(1, v.size() / 10);
+    double stamp = 0, window = 0, look = 0, before = 0, learned = 0, reads = 0;
+    int by[3] = {}, kind[3] = {}, floored = 0;
+    const double n = static_cast<double>(v.size() - from);
+    for (std::size_t i = from; i < v.size(); ++i) {
+        const auto& p = v[i];
+        stamp += p.stamp / n, window += p.window / n, look += p.look / n, before += p.before / n, learned += p.learned / n;
+        reads += p.reads / n;
+        ++by[p.by == 'h' ? 0 : p.by == 'p' ? 1 : 2];
+        ++kind[p.window_kind == 'n' ? 0 : p.window_kind == 'm' ? 1 : 2];
+        floored += p.floored;
+    }
+    double all_stamp = 0, all_look = 0;
+    for (const auto& p : v) all_stamp += p.stamp / static_cast<double>(v.size()), all_look += p.look / static_cast<double>(v.size());
+    std::fprintf(stderr,
+                 "  breakdown %s %g s steps, the slowest %zu of %zu (%.1f-%.1f s): stamp late %.2f s (from heartbeat %d, "
+                 "processes %d, ports %d), window %.2f s (ports %d, margin %d, fixed %d; at the ports' floor %d; quiet learned "
+                 "%.2f s, read every %.2f s), look after the close %.2f s, hang after the last motion -%.2f s; all hangs: stamp %.2f s, look %.2f s\n",
+                 spins ? "spin" : "idle", step, v.size() - from, v.size(), v[from].total, v.back().total, stamp, by[0], by[1],
+                 by[2], window, kind[0], kind[1], kind[2], floored, learned, reads, look, before, all_stamp, all_look);
+}
+
 Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool seen, bool ports, int jobs, Rng& rng) {
     std::vector<double> after_hang, after_step;
+    const bool breakdown = std::getenv("STALL_BENCH_BREAKDOWN") && learned;
+    std::vector<Parts> split;
     Hangs h;
     for (int j = 0; j < jobs; ++j) {
         auto job = base(seen, ports, rng);
@@ -245,7 +328,9 @@ Hangs hangs(const StallConfig& c, double step, bool spins, bool learned, bool se
                          r.last_step, r.verdict.evidence.c_str());
         after_hang.push_back(*r.verdict_at - job.hang);
         after_step.push_back(*r.verdict_at - r.last_step);
+        if (breakdown) split.push_back(parts(c, job, r));
     }
+    if (breakdown) print_parts(step, spins, split);
     h.from_hang = p95(after_hang);
     h.from_step = p95(after_step);
     return h;
@@ -275,6 +360,7 @@ int false_verdicts(const StallConfig& c, double step, bool seen, bool ports, boo
 void row(const char* name, const StallConfig& c, bool seen, bool ports, int jobs, unsigned long long seed) {
     if (const char* only = std::getenv("STALL_BENCH_ONLY"); only && !std::strstr(name, only)) return;
     Rng rng(seed);
+    if (std::getenv("STALL_BENCH_BREAKDOWN")) std::fprintf(stderr, "%s:\n", name);
     std::string line;
     int missed = 0;
     for (const bool spins : {true, false}) {

@@ -19,5 +19,8 @@ fi
 assert_contains "$out" "port $((lo + 100)) is in the kernel's ephemeral range ($lo-$hi" "up's refusal"
 assert_contains "$out" "set ACME_MINICLUSTER_PORT so that every port stays below $lo" "what up says to do"
 assert_eq 1 "$(grep -c . <<<"$out")" "lines up printed"
+# It names the ports of what this cluster would run, and only those (--no-accounting --no-prometheus).
+assert_contains "$out" "slurmctld uses $((lo + 100))" "the ports up lists"
+case $out in *node_exporter* | *slurmdbd* | *MariaDB*) fail "up's refusal lists services the cluster does not run: $out" ;; esac
 [ -e "$mc" ] && fail "up left $mc behind after refusing the port"
 echo "ok"

@@ -114,3 +114,20 @@ TEST_CASE("the trainer's threshold is the calibration over every record's trials
     CHECK(trials.size() == 2);
     CHECK(corpus::trained_threshold(all, {record}) == corpus::calibrated_threshold(trials, corpus::kFallbackPrecision));
 }
+
+TEST_CASE("a row the shipped fallback answered in a record is a no-rule row: a trial, and unknown for the rules alone") {
+    auto all = cases();
+    // Records from batch 19 on are written with the fallback that shipped before the batch.
+    std::string text = kRecord;
+    auto at = text.find("node_failure/b2_lost.log\tnode_failure\tunknown\tinfrastructure\tunknown\t-\t");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, std::string("node_failure/b2_lost.log\tnode_failure\tunknown\tinfrastructure\tunknown\t-\t").size(),
+                 "node_failure/b2_lost.log\tnode_failure\tnode_failure\tinfrastructure\tinfrastructure\tfallback\t");
+    auto record = corpus::parse_first_sight(text, "batch-02.tsv");
+    CHECK(record.score.reason_right == 2);  // the record's figure is the engine's, fallback included
+    auto splits = corpus::time_splits(all, {record});
+    REQUIRE(splits.size() == 1);
+    CHECK(splits[0].trials.size() == 2);
+    auto s = corpus::score_split(record, splits[0], 1.01);
+    CHECK(s.without.reason_right == 1);  // the rules alone left it unknown
+}

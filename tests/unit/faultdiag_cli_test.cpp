@@ -49,7 +49,7 @@ TEST_CASE("faultdiag FILE prints one readable block with the cause and the decid
     CHECK(r.out == dir.file("slurm-42.out") +
                        "\n"
                        "  cause:      out_of_memory (framework)\n"
-                       "  confidence: 0.93\n"
+                       "  confidence: 0.95\n"  // fw.gpu_oom, and vocab.memory agreeing on the same line
                        "  action:     fix_code\n"
                        "  evidence:\n"
                        "    line 2: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n");

@@ -62,6 +62,8 @@ struct SimResult {
     std::optional<double> verdict_at;
     telemetry::Verdict verdict;
     double last_step = 0;  // the job's last step before the verdict (or the end)
+    telemetry::NodeState state;  // the node's state the verdict was judged on (the bench's breakdown)
+    double read_interval = 0;    // NodeTracker::process_interval then
 };
 
 inline std::vector<telemetry::Sample> sim_gpus(double util, long long watts, double mem) {
@@ -146,7 +148,7 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         // StallWatch::wants_gpus: a window closing between two samples is judged on the GPUs now.
         const bool quick = c.heartbeat_probe > 0 && t >= c.warmup;
         const double closing = telemetry::closes_at(judged, node.state());
-        if ((quick && job.processes_seen && t - last_sample >= node.process_interval(t)) ||
+        if ((quick && job.processes_seen && t - last_sample >= node.sample_interval(t)) ||
             (closing > 0 && t >= closing && last_sample < closing))
             sample(t);
         // StallWatch::tick: the quick looks, then a full look when due.
@@ -174,6 +176,8 @@ inline SimResult simulate(const telemetry::StallConfig& c, const SimJob& job) {
         if (v.stalled) {
             r.verdict_at = t;
             r.verdict = std::move(v);
+            r.state = node.state();
+            r.read_interval = node.process_interval(t);
             return r;
         }
         judged = std::move(v);

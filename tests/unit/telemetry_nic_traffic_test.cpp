@@ -264,6 +264,72 @@ TEST_CASE("stall_cadence_nic_floor: still ports need 5 s, so a lost packet's ret
     CHECK(*late.verdict_at == *before.verdict_at);
 }
 
+TEST_CASE("trusted ports: the processes and ports are read at a quarter of the ports' window's slack, not the margin's") {
+    // A 2 s job whose steps cross the ports, with 60 s of host work (CPU, no step) once past the
+    // warm-up: its longest quiet is a step and where in a read's span the work ended.
+    auto job = ported(2, 1500);
+    job.steps.erase(std::remove_if(job.steps.begin(), job.steps.end(), [](double t) { return t > 1000 && t < 1062; }),
+                    job.steps.end());
+    job.cpu.push_back({1000, 1060, 1});
+    // Hung just after a step's all-reduce (1399 to 1399.8), at every tenth of a step: the last bytes
+    // are stamped at the read that sees them, so the read pace is verdict delay.
+    double worst = 0;
+    for (double off = 0.85; off < 2.8; off += 0.2) {
+        auto hung = job;
+        hung.hang = 1399 + off;
+        hung.end = 1500;
+        const auto r = simulate(StallConfig{}, hung);
+        REQUIRE(r.verdict_at);
+        INFO(r.verdict.evidence);
+        CHECK(r.verdict.evidence.find("every node's network ports still") != std::string::npos);
+        worst = std::max(worst, *r.verdict_at - hung.hang);
+        // Read at the ports' pace: a quarter of what the 5 s floor leaves over the quiet (at least
+        // stall_heartbeat_probe), not half the quiet (the margin's quarter: 2 x the quiet / 4).
+        CHECK(r.read_interval == doctest::Approx(std::max(0.5, (5 - r.state.step) / 4)).epsilon(0.01));
+        CHECK(r.read_interval < 0.5 * r.state.step);
+    }
+    // Within the 5 s floor and a read at the ports' pace (0.5 s) of the hang, 3 of its steps; at
+    // the margin's pace (a read every 2 s) up to 5.95 s.
+    CHECK(worst <= 5 + 0.5);
+    // A NCCL hang: a host thread spin-waits on the spinning GPUs (a core busy). Its CPU counts until
+    // a sample sees the spin; a read whose CPU alone counted takes a sample with the next read, so
+    // that costs one read more, not the margin's pace of samples.
+    double spun = 0;
+    for (double off = 0.85; off < 2.8; off += 0.2) {
+        auto hung = job;
+        hung.hang = 1399 + off;
+        hung.hang_cpu = 1;
+        hung.end = 1500;
+        const auto r = simulate(StallConfig{}, hung);
+        REQUIRE(r.verdict_at);
+        spun = std::max(spun, *r.verdict_at - hung.hang);
+    }
+    CHECK(spun <= 3 * 2);
+    // Where the ports tell nothing the margin's pace stands: a quarter of its 2x the quiet.
+    auto off = job;
+    off.hang = 1400;
+    off.end = 1500;
+    const auto margin = simulate(ports_off(), off);
+    REQUIRE(margin.verdict_at);
+    CHECK(margin.read_interval == doctest::Approx(2.0 * margin.state.step / 4).epsilon(0.01));
+}
+
+TEST_CASE("the watch samples the GPUs at the margin's pace, and with the next read after CPU alone counted") {
+    const StallConfig c;
+    NodeTracker n(c, "n1", 0);
+    for (double t = 1; t < 2000; t += 2) {
+        n.on_heartbeat(t, t);
+        n.on_activity({true, 1e6, 0, false}, 0.5, t);
+    }
+    const double margin = 2.0 * n.state().step / 4;
+    CHECK(n.sample_interval(100) == 30);  // the warm-up: stall_probe
+    CHECK(n.sample_interval(2000) == doctest::Approx(std::max(0.5, margin)));
+    n.on_activity({true, 0, 0.5, false}, 0.5, 2000.5);  // a core busy, no bytes: the GPUs may spin
+    CHECK(n.sample_interval(2001) == n.process_interval(2001));
+    n.on_activity({true, 1e6, 0.5, false}, 0.5, 2001);  // bytes too: activity whatever the GPUs do
+    CHECK(n.sample_interval(2001) == doctest::Approx(std::max(0.5, margin)));
+}
+
 TEST_CASE("reads in the same instant (a quick read, then a full look's) tell nothing: no motion") {
     StallConfig c;
     NodeTracker t(c, "n1", 0);

@@ -202,3 +202,23 @@ TEST_CASE("reset_inherited: what a helper keeps of its starter (faultguard's rec
     REQUIRE(WIFEXITED(status));
     CHECK_MESSAGE(WEXITSTATUS(status) == 0, "failed checks (bits): ", WEXITSTATUS(status));
 }
+
+TEST_CASE("run_bounded lets a helper that answers the release go on past the timeout, and kills one that does not") {
+    acme::test::TempDir dir;
+    const auto done = dir.file("done");
+    const acme::util::Release release{SIGWINCH, "GO-ON"};
+    // Answers: its ack on stdout, then stdout elsewhere, then the rest of its work, unhurried.
+    const std::string answering = "trap 'echo; echo GO-ON; exec >/dev/null; sleep 0.5; echo done > " + done +
+                                  "; exit 0' WINCH; echo started; while :; do sleep 0.1; done";
+    auto r = acme::util::run_bounded({"/bin/sh", "-c", answering}, {}, "", 0.5, 4096, release);
+    CHECK(r.started);
+    CHECK(r.released);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.output == "started");
+    CHECK(wait_for_file(done) == "done\n");
+    // Does not know the signal (ignored by default, as by a helper not that far yet): killed.
+    r = acme::util::run_bounded({"/bin/sh", "-c", "echo started; while :; do sleep 0.1; done"}, {}, "", 0.5, 4096, release);
+    CHECK(r.timed_out);
+    CHECK_FALSE(r.released);
+    CHECK(r.output == "started");
+}

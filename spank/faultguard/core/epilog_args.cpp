@@ -59,6 +59,7 @@ const Field kFields[] = {
     {"--retry-try", &EpilogArgs::retry_try, 0, 0, "internal (with --publish): one try of the node's record retrier"},
     {"--retry-outbox", &EpilogArgs::retry_outbox, 0, 0, "internal (with --spool, --node): the node's record retrier"},
     {"--detached", &EpilogArgs::detached, 0, 3600, "internal: run detached; end after this many seconds, the line to the log"},
+    {"--go-on", &EpilogArgs::go_on, 0, 3600, "internal: at the plugin's timeout, go on detached this many seconds more, no recovery"},
 };
 
 template <class... F>

@@ -3,6 +3,7 @@
 // plugin compiles this file into itself: no CLI11, nothing but fmt and the strict number parsers.
 #pragma once
 
+#include <csignal>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,8 +42,17 @@ struct EpilogArgs {
     // internal: the plugin started this helper detached (a job that ended cleanly): nobody waits
     // for it, so it ends itself after this many seconds and writes its line to faultguard's log.
     double detached = 0;
+    // internal: the plugin waits for this helper at most its timeout=, then lets it go on
+    // detached (SIGWINCH, answered with kGoOnAck) for at most this many seconds more, without
+    // recovery, rather than kill it and diagnose again from scratch.
+    double go_on = 0;
     bool operator==(const EpilogArgs&) const = default;
 };
+
+// The signal and the line of the hand-over above (util::Release): a helper that has not set
+// itself up for it yet ignores SIGWINCH (its default action) and is killed as before.
+inline constexpr int kGoOnSignal = SIGWINCH;
+inline constexpr const char* kGoOnAck = "acme-faultguard-epilog: going on detached";
 
 // helper followed by one `--flag value` pair per field that differs from its default (a flag
 // alone for a true bool); parse_epilog_args() of the tail gives `a` back.

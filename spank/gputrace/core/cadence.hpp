@@ -63,7 +63,8 @@ struct CadenceConfig {
     // retransmission timeout (4.096 us x 2^NCCL_IB_TIMEOUT: 4.3 s at NCCL's default 20), with
     // every port of a slow but alive collective still meanwhile: 5 s spares one. The bench over
     // four seeds: lossy-link slow collectives called 47 of 2400 at 5 s, 42 at 10 s (33 with the
-    // ports off); a 2 s job's hang p95 3.1-3.2 steps at 5 s, 5.5-5.7 at 10 s.
+    // ports off); a 2 s job's hang p95 3.1-3.2 steps at 5 s, 5.5-5.7 at 10 s, then read at the
+    // margin's pace (NodeTracker::process_interval); at the ports' pace 2.6-2.8 at 5 s.
     double nic_floor = 5;
     // Netdevs and RDMA devices left out of the ports' evidence, by name or fnmatch glob
     // (nic_traffic.hpp, parse_nic_ignore): a management Ethernet that always carries more than

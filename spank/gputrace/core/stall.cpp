@@ -375,16 +375,22 @@ void NodeTracker::on_heartbeat(std::optional<double> mtime, double now) {
 
 void NodeTracker::on_activity(const Activity& a, double span, double now) {
     s_.activity_seen = a.seen;
-    if (a.seen && span > 0 &&
-        (a.io_bytes / span >= c_.cadence.io || a.disk_wait || (!all_spin_ && a.cpu_s / span >= c_.cadence.cpu))) {
+    const bool io = a.seen && span > 0 && (a.io_bytes / span >= c_.cadence.io || a.disk_wait);
+    const bool cpu = a.seen && span > 0 && !all_spin_ && a.cpu_s / span >= c_.cadence.cpu;
+    cpu_alone_ = cpu && !io;
+    if (io || cpu) {
         s_.activity_at = now;
-        // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span.
-        activity_from_ = a.disk_wait ? now : now - span;
+        // A process asleep on the disk is seen at the look itself; bytes and CPU moved in the span,
+        // learned as if read at the margin's pace: the margin (stall_cadence_margin 2, tuned on the
+        // bench's slow collectives) multiplies quiets learned at that pace, and the ports' finer
+        // reads (process_interval) would learn them shorter and shrink the margin's window with
+        // them (the bench's design seeds: slow collectives called 2-2.5x as often).
+        activity_from_ = a.disk_wait ? now : now - std::max(span, margin_span());
     } else if (a.seen && span > 0 && waited_) {
         // Asleep on the disk at the read before, not now: it may have slept until just before
         // this read (the latest its quiet may have begun), and from that read on (the earliest).
         s_.activity_at = now;
-        activity_from_ = now - span;
+        activity_from_ = now - std::max(span, margin_span());
     }
     waited_ = a.seen && a.disk_wait;
     s_.ts = now;
@@ -411,10 +417,29 @@ void NodeTracker::on_nic(const NicDelta& d, bool present, double span, double no
     learn();
 }
 
+double NodeTracker::margin_span() const {
+    return std::clamp(c_.cadence.margin * cadence_.longest() / 4, c_.heartbeat_probe, std::max(c_.probe, c_.heartbeat_probe));
+}
+
+double NodeTracker::sample_interval(double now) const {
+    if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
+    return cpu_alone_ ? process_interval(now) : margin_span();
+}
+
 double NodeTracker::process_interval(double now) const {
     if (!s_.activity_seen || c_.heartbeat_probe <= 0 || now < learn_from_) return c_.probe;
     const double coarsest = std::max(c_.probe, c_.heartbeat_probe);
-    return std::clamp(c_.cadence.margin * cadence_.longest() / 4, c_.heartbeat_probe, coarsest);
+    // A quarter of the slack of the window that judges the job: what the window needs beyond the
+    // quiet. Where the ports carried the job's steps that is the ports' window's (a quarter of the
+    // quiet, at least up to stall_cadence_nic_floor), not the margin's 2x: read at the margin's
+    // pace, a read's span was half the quiet, and since a quiet is learned from the read before its
+    // first sign, each learned quiet grew by a span, which grew the span: the loop settled at twice
+    // the job's quiet (quiet / (1 - margin / 4)), and its last sign was stamped up to half of it
+    // late, so a 2 s job's hang waited 6-7 s.
+    const double quiet = cadence_.longest();
+    double slack = c_.cadence.margin * quiet;
+    if (s_.nic_seen) slack = std::min(slack, std::max(c_.cadence.nic_margin * quiet, c_.cadence.nic_floor - quiet));
+    return std::clamp(slack / 4, c_.heartbeat_probe, coarsest);
 }
 
 double closes_at(const Verdict& v, const NodeState& here) {

@@ -125,18 +125,29 @@ public:
     // pace is learned here with the processes seen, and a look's span is longer than the margin
     // of its quiet (stall_cadence_margin x the step), so where in a span the last activity fell
     // would matter more than the margin allows for.
-    // How often to read them now (s): a quarter of stall_cadence_margin's share of the longest
-    // quiet learned so far, within [stall_heartbeat_probe, stall_probe], from the warm-up's end
-    // (stall_probe before it, and where they are not read or quick looks are off). The quiet is
-    // learned from the earliest its first sign may have been, so a read this fine stretches no
-    // learned quiet by more than a quarter of the margin.
+    // How often to read them now (s): a quarter of the slack of the window that judges the job
+    // (what it needs beyond the longest quiet learned so far): stall_cadence_margin's share of
+    // the quiet, or where this node's ports carried the job's steps (NodeState::nic_seen) the
+    // ports' window's (stall_cadence_nic_margin's share, at least up to stall_cadence_nic_floor);
+    // within [stall_heartbeat_probe, stall_probe], from the warm-up's end (stall_probe before it,
+    // and where they are not read or quick looks are off). A read's span is how late it stamps
+    // the job's last bytes, so the span must be a small share of the slack it eats into.
     double process_interval(double now) const;
+    // How often the watch samples the job's GPUs (s): at the margin's pace (process_interval
+    // without the ports), and at the processes' pace after a read whose CPU alone counted as
+    // activity: CPU means nothing while the GPUs spin (a host thread spin-waits on a hung
+    // collective), so the next read must know whether they do. Busy samples at the ports' finer
+    // pace would learn a shorter quiet after an evaluation pass and shrink the margin's window.
+    double sample_interval(double now) const;
     // Ends the work-rate window: work_util and work_sm become the means since the previous call
     // (kept as they were when no sample came in between).
     void close_work_window();
     const NodeState& state() const { return s_; }
 
 private:
+    // The processes' read pace at stall_cadence_margin's share (process_interval without the
+    // ports): the quiet is learned from at least this far before an activity read, at any pace.
+    double margin_span() const;
     void learn(bool continued = false);  // the pace, after each update (Cadence::observe)
     void note_heartbeat(std::optional<double> mtime, double now);
     const StallConfig& c_;
@@ -152,6 +163,7 @@ private:
     double log_from_ = 0, ckpt_from_ = 0, activity_from_ = 0, last_probe_ = 0;
     bool all_spin_ = false;  // every GPU sampled last spun: the host's CPU is the hang's spin-wait
     bool waited_ = false;    // the last read of the processes found one asleep on the disk
+    bool cpu_alone_ = false; // the last read counted the processes' CPU alone as activity
     // The ports moved since the last step; steps seen after the warm-up, and those with the ports moving.
     // The ports moved in the gap running since the last step (from `nic_gap_from_`), in the one before.
     bool nic_moved_ = false, nic_prev_credited_ = false;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# A run's record part that reaches slurmdbd only after the job's next run has its own row (an
+# admin's `scontrol requeue` gives the next run a row about 5 s later; a loaded node's publisher
+# or the node's retrier can come after that) lands on its own run's row, not the next run's, and
+# is not given up. The race is made certain, not timed: slurmdbd is down when the first run
+# ends, so its part waits in the node's outbox (record_retry=0: no retrier, the node's next
+# epilog publishes it); the next run starts and its row reaches slurmdbd once slurmdbd is back;
+# only then does a job on the first run's node publish the part. Before the fix the publisher
+# found the job's newest row submitted after its run and gave the part up.
+. "$(dirname "$0")/lib.sh"
+
+pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
+[ -f "$pidfile" ] || skip "the minicluster runs without accounting"
+# On the way out (newest first): plugstack.conf as it was, then slurmdbd up again.
+on_exit '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null'
+on_exit restore_plugstack
+faultguard_keys record_retry=0
+
+go=$ACME_TEST_TMP/go
+rm -f "$go"
+id=$(submit -J requeue-late -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
+  "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
+deadline=$((SECONDS + 60))
+until [ "$(job_field "$id" JobState)" = RUNNING ]; do
+  ((SECONDS < deadline)) || fail "job $id not running in 60 s: $(job_field "$id" JobState)"
+  sleep 0.3
+done
+first_node=$(job_nodes "$id")
+# The first run's row in slurmdbd before it goes down, and slurmctld told its index (the queue to
+# slurmdbd empty): a run whose start slurmdbd took but slurmctld did not hear back about is sent
+# again later, and slurmdbd then makes the next run's start that row's (one row for two runs).
+has_row() { [ -n "$(sacct -n -X -j "$id" -o JobID 2>/dev/null)" ] && [ "$(slurmdbd_queue)" = 0 ]; }
+wait_slurmdbd_until "slurmdbd has no row of job $id" has_row
+
+kill "$(cat "$pidfile")"
+for _ in $(seq 1 50); do kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null && fail "slurmdbd did not stop"
+scontrol requeue "$id" || fail "scontrol requeue $id refused"
+# The first run's publisher finds slurmdbd down and keeps the part for the node's next epilog.
+log=$(spool_dir)/$first_node.faultguard.log
+idle=0
+until grep -q "^job $id on $first_node: record not in AdminComment: slurmdbd does not answer.*kept for another try at the node's next epilog" "$log"; do
+  if record_part_publishing "$id" "$first_node"; then idle=0; else idle=$((idle + 1)); fi
+  ((idle < 2)) || fail "no 'kept for another try' line for job $id on $first_node, and no publisher of it left: $(grep -h "^job $id " "$log")"
+  sleep 0.3
+done
+part=$(compgen -G "$(spool_dir)/run/$first_node.$id.*.record") || fail "job $id: the first run's part is not in $first_node's outbox: $(ls "$(spool_dir)/run"); $(grep -h "^job $id " "$log")"
+deadline=$((SECONDS + 60))
+until [ "$(job_field "$id" JobState)" = PENDING ]; do
+  ((SECONDS < deadline)) || fail "job $id not pending again in 60 s after its requeue: $(job_field "$id" JobState)"
+  sleep 0.3
+done
+# The next run, elsewhere, now (the requeue's own BeginTime is 20 min on).
+scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
+scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
+deadline=$((SECONDS + 60))
+until [ "$(job_field "$id" JobState)" = RUNNING ]; do
+  ((SECONDS < deadline)) || fail "job $id's second run not running in 60 s: $(job_field "$id" JobState)"
+  sleep 0.3
+done
+second_node=$(job_nodes "$id")
+
+# slurmdbd back: the next run's row reaches it (slurmctld queued it), the first run's part does
+# not (no retrier; nothing ran on its node since).
+restore_plugstack
+"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null || fail "minicluster up (slurmdbd) failed"
+# (slurmdbd may take the second run's row before the first run's start and end.)
+two_rows() { [ "$(sacct -j "$id" -D -X -n -P -o State 2>/dev/null | paste -sd' ')" = "REQUEUED RUNNING" ]; }
+wait_slurmdbd_until "slurmdbd does not show job $id's first run REQUEUED and its second RUNNING" two_rows
+[ -e "$part" ] || fail "the first run's part left $first_node's outbox before its next epilog: $(grep -h "^job $id " "$log")"
+assert_eq "null" "$(acme_records "$id" | head -n 1)" "the first run's record before the part is published"
+
+# The node's next epilog publishes the part: on the first run's row, though the job's newest row
+# is the running second run's.
+other=$(submit -w "$first_node" -o /dev/null --wrap true)
+assert_eq COMPLETED "$(wait_job "$other" 60)" "job $other on $first_node"
+wait_run_record_nodes first "$id" "$first_node"
+grep -q "^job $id on $first_node: record in AdminComment (" "$log" || fail "no 'record in AdminComment' line for job $id on $first_node: $(grep -h "^job $id " "$log")"
+first=$(acme_records "$id" | head -n 1)
+printf '%s' "$first" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(0 if list(r['nodes']) == ['$first_node'] else 1)" ||
+  fail "the first run's record: not $first_node's part alone: $first"
+assert_eq "null" "$(acme_records "$id" | sed -n 2p)" "the second run's record while it runs"
+
+# The second run ends; its record is its own.
+touch "$go"
+assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id"
+wait_record_nodes "$id" "$second_node"
+second=$(acme_records "$id" | sed -n 2p)
+printf '%s' "$second" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(0 if list(r['nodes']) == ['$second_node'] else 1)" ||
+  fail "the second run's record: not $second_node's part alone: $second"
+echo "ok"
