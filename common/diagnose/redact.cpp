@@ -94,6 +94,14 @@ bool high_entropy(std::string_view run) {
     // case and digits like a key but is what an "undefined symbol" version mismatch is read by.
     if (run.size() > 2 && run[0] == '_' && run[1] == 'Z' && std::isalnum(static_cast<unsigned char>(run[2])))
         return false;
+    // A cryptocurrency payout address (Bitcoin's base58check: '1' or '3' and 26-35 characters;
+    // Monero's: '4' or '8' and 95) is random by construction but public: miners print it as their
+    // pool login on every line, and it unlocks nothing. Base58 has no 0, O, I, l or '+_-='.
+    const bool base58 = std::all_of(run.begin(), run.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) && c != '0' && c != 'O' && c != 'I' && c != 'l';
+    });
+    if (base58 && (((run[0] == '1' || run[0] == '3') && run.size() <= 35) || ((run[0] == '4' || run[0] == '8') && run.size() == 95)))
+        return false;
     bool upper = false, lower = false, digit = false, non_hex = false;
     std::array<int, 256> count{};
     for (char c : run) {
@@ -106,21 +114,27 @@ bool high_entropy(std::string_view run) {
     }
     if (!(upper && lower && digit && non_hex)) return false;
     // Identifiers are words joined by '_' or '-' (test_fusion_True_1e_05_257_64); a random
-    // string has a long stretch of mixed characters between its separators.
-    std::size_t current = 0;
-    bool mixed = false, seg_upper = false, seg_lower = false, seg_digit = false;
-    for (char c : run) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '_' || c == '-' || c == '=') {
-            current = 0;
-            seg_upper = seg_lower = seg_digit = false;
-            continue;
+    // string has a long stretch of mixed characters between its separators, and it changes
+    // between upper case, lower case and digits at nearly every other character (about 10 times
+    // in 16), where a word with a suffix (Pseudoscalar2DHM, a physics sample's name) changes 3 times.
+    bool mixed = false;
+    std::size_t seg_start = 0;
+    auto kind = [](unsigned char u) { return std::isupper(u) ? 1 : std::islower(u) ? 2 : std::isdigit(u) ? 3 : 0; };
+    for (std::size_t i = 0; i <= run.size() && !mixed; ++i) {
+        if (i < run.size() && run[i] != '_' && run[i] != '-' && run[i] != '=') continue;
+        const std::string_view seg = run.substr(seg_start, i - seg_start);
+        seg_start = i + 1;
+        if (seg.size() < 16) continue;
+        bool seg_upper = false, seg_lower = false, seg_digit = false;
+        std::size_t changes = 0;
+        for (std::size_t k = 0; k < seg.size(); ++k) {
+            const auto u = static_cast<unsigned char>(seg[k]);
+            seg_upper = seg_upper || std::isupper(u);
+            seg_lower = seg_lower || std::islower(u);
+            seg_digit = seg_digit || std::isdigit(u);
+            if (k > 0 && kind(u) != kind(static_cast<unsigned char>(seg[k - 1]))) ++changes;
         }
-        ++current;
-        seg_upper = seg_upper || std::isupper(u);
-        seg_lower = seg_lower || std::islower(u);
-        seg_digit = seg_digit || std::isdigit(u);
-        if (current >= 16 && seg_upper && seg_lower && seg_digit) mixed = true;
+        mixed = seg_upper && seg_lower && seg_digit && 4 * changes >= seg.size();
     }
     if (!mixed) return false;
     double bits = 0;

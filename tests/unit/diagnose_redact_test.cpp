@@ -85,7 +85,12 @@ TEST_CASE("a bare random-looking string is redacted by its shape; hex ids, addre
         "ImportError: /opt/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE\n"
         "test_rmsnorm_quant_fusion_True_1e_05_257_64_dtype0 FAILED\n"
         "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000)\n"
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1a\n";
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1a\n"
+        // A physics sample's name: words with digits, few changes of case (issue 40, batch 19).
+        "Error when reading gridpacks/Pseudoscalar2HDM_MonoTop_mScan_5F_mh3-600_mh4-150_gridpack/run_card.dat\n"
+        // Public payout addresses miners log as their pool login (Bitcoin, Monero).
+        "stratum  Authorized worker 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2.rig1\n"
+        "-u 44AFFq5kSiGBoZ4NMDwYtN18obc8AemS33DBLWs3H7otXft3XjrpDtQGv7SqSsaBYBb98uNbr2VBBEt7f2wfn3RVGQBEP3A.gpu\n";
     CHECK(redact(ordinary) == ordinary);
 }
 
