@@ -44,12 +44,18 @@ struct Score {
     std::vector<std::string> misses;                       // one line each
     std::vector<std::string> false_infrastructure;         // non-infrastructure cases called infrastructure
     std::vector<std::string> known_false_infrastructure;   // ... of them, those whose sidecar says known_miss
+    // Infrastructure cases not called infrastructure whose sidecar says known_miss (the log alone
+    // cannot tell them from the job's own failure).
+    int known_missed_infrastructure = 0;
 
     double reason_accuracy() const { return total ? double(reason_right) / total : 0; }
     double category_accuracy() const { return total ? double(category_right) / total : 0; }
     // Of the cases diagnosed infrastructure, how many are; of those that are, how many were found.
     double infrastructure_precision() const;
     double infrastructure_recall() const;
+    // Recall over the infrastructure cases the log can tell: the known misses left out.
+    double infrastructure_recall_telling() const;
+    int infrastructure_cases() const;
 };
 
 Score score(const Engine& engine, const std::vector<Case>& cases);
