@@ -274,13 +274,22 @@ wait_record_nodes() { # jobid node...
 # through it, and once it is empty slurmdbd has every message slurmctld sent.
 slurmdbd_queue() { sdiag 2>/dev/null | sed -n 's/^DBD Agent queue size: *//p'; }
 # Waits until COMMAND succeeds, for as long as slurmctld has messages queued for slurmdbd (a
-# job's start and end among them); fails, saying WHAT, once that queue is empty at two looks in
-# a row and COMMAND still fails: slurmdbd then has all it will get.
+# job's start and end among them), and then for as long as slurmdbd may still be writing the
+# last of them: an empty queue means sent, not yet in MariaDB (a fresh-clone check at load 10
+# saw a job's start still missing from sacct 0.6 s after slurmctld's queue emptied). Fails,
+# saying WHAT, once the queue has stayed empty for ACME_SLURMDBD_SETTLE seconds (default 30)
+# and COMMAND still fails: slurmdbd then has all it will get. A wait, not a sleep: it returns as
+# soon as COMMAND succeeds.
 wait_slurmdbd_until() { # what command...
-  local idle=0
+  local empty_since=""
   until "${@:2}"; do
-    if [ "$(slurmdbd_queue)" = 0 ]; then idle=$((idle + 1)); else idle=0; fi
-    ((idle < 2)) || fail "$1, and slurmctld has no message left for slurmdbd"
+    if [ "$(slurmdbd_queue)" = 0 ]; then
+      : "${empty_since:=$SECONDS}"
+      ((SECONDS - empty_since < ${ACME_SLURMDBD_SETTLE:-30})) ||
+        fail "$1, and slurmctld has had no message left for slurmdbd for ${ACME_SLURMDBD_SETTLE:-30} s"
+    else
+      empty_since=""
+    fi
     sleep 0.3
   done
 }
