@@ -68,6 +68,14 @@ wait_job() { # jobid [timeout_s]
 
 # Until no acme-faultguard-epilog of this job runs (at most 30 s: the helper ends itself after
 # faultguard's timeout).
+# Waits until slurmctld shows the job in STATE; fails after SECONDS, naming WHAT and the state.
+wait_job_state() { # jobid state seconds what
+  local deadline=$((SECONDS + $3))
+  until [ "$(job_field "$1" JobState)" = "$2" ]; do
+    ((SECONDS < deadline)) || fail "$4 not ${2,,} in $3 s: $(job_field "$1" JobState)"
+    sleep 0.3
+  done
+}
 wait_detached_epilog() { # jobid
   local deadline=$((SECONDS + 30))
   while ((SECONDS < deadline)) && pgrep -f "acme-faultguard-epilog --job $1 .*--spool $(spool_dir) " >/dev/null; do sleep 0.1; done

@@ -20,11 +20,7 @@ go=$ACME_TEST_TMP/go
 rm -f "$go"
 id=$(submit -J requeue-late -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
   "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
-deadline=$((SECONDS + 60))
-until [ "$(job_field "$id" JobState)" = RUNNING ]; do
-  ((SECONDS < deadline)) || fail "job $id not running in 60 s: $(job_field "$id" JobState)"
-  sleep 0.3
-done
+wait_job_state "$id" RUNNING 60 "job $id"
 first_node=$(job_nodes "$id")
 # The first run's row in slurmdbd before it goes down, and slurmctld told its index (the queue to
 # slurmdbd empty): a run whose start slurmdbd took but slurmctld did not hear back about is sent
@@ -45,19 +41,11 @@ until grep -q "^job $id on $first_node: record not in AdminComment: slurmdbd doe
   sleep 0.3
 done
 part=$(compgen -G "$(spool_dir)/run/$first_node.$id.*.record") || fail "job $id: the first run's part is not in $first_node's outbox: $(ls "$(spool_dir)/run"); $(grep -h "^job $id " "$log")"
-deadline=$((SECONDS + 60))
-until [ "$(job_field "$id" JobState)" = PENDING ]; do
-  ((SECONDS < deadline)) || fail "job $id not pending again in 60 s after its requeue: $(job_field "$id" JobState)"
-  sleep 0.3
-done
+wait_job_state "$id" PENDING 60 "job $id after its requeue"
 # The next run, elsewhere, now (the requeue's own BeginTime is 20 min on).
 scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
 scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
-deadline=$((SECONDS + 60))
-until [ "$(job_field "$id" JobState)" = RUNNING ]; do
-  ((SECONDS < deadline)) || fail "job $id's second run not running in 60 s: $(job_field "$id" JobState)"
-  sleep 0.3
-done
+wait_job_state "$id" RUNNING 60 "job $id's second run"
 second_node=$(job_nodes "$id")
 
 # slurmdbd back: the next run's row reaches it (slurmctld queued it), the first run's part does
