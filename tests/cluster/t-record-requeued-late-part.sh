@@ -41,6 +41,17 @@ until grep -q "^job $id on $first_node: record not in AdminComment: slurmdbd doe
   sleep 0.3
 done
 part=$(compgen -G "$(spool_dir)/run/$first_node.$id.*.record") || fail "job $id: the first run's part is not in $first_node's outbox: $(ls "$(spool_dir)/run"); $(grep -h "^job $id " "$log")"
+# The part is the first run's, numbered so: restart 0 in its name and hand-off (the epilog's
+# SLURM_JOB_RESTART_COUNT already counts the admin's requeue: the next run's part on this node
+# would have taken the same file), and the job's end no later than the epilog wrote it
+# (slurmctld's end is backfill's guess at the next run's by then: the turns would count from it).
+assert_eq "$(spool_dir)/run/$first_node.$id.0.record" "$part" "the first run's part in $first_node's outbox"
+python3 - "$part" <<'PY' || fail "the first run's hand-off $part: $(cat "$part")"
+import json, os, sys
+h = json.load(open(sys.argv[1]))
+assert h["restart"] == 0, ("restart", h["restart"])
+assert 0 < h["end"] <= os.stat(sys.argv[1]).st_mtime + 1, ("end", h["end"], os.stat(sys.argv[1]).st_mtime)
+PY
 wait_job_state "$id" PENDING 60 "job $id after its requeue"
 # The next run, elsewhere, now (the requeue's own BeginTime is 20 min on).
 scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
@@ -82,4 +93,7 @@ wait_record_nodes "$id" "$second_node"
 second=$(acme_records "$id" | sed -n 2p)
 printf '%s' "$second" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(0 if list(r['nodes']) == ['$second_node'] else 1)" ||
   fail "the second run's record: not $second_node's part alone: $second"
+# Each run's record says its own run: 0, then 1 (gpuacct counts a job's restarts by them).
+assert_eq "0 1" "$(acme_records "$id" | python3 -c 'import json,sys; print(*(json.loads(l)["restart"] for l in sys.stdin))')" \
+  "the restart counts in job $id's records"
 echo "ok"
