@@ -57,10 +57,11 @@ assert_eq "0 1" "$(acme_records "$id" | python3 -c 'import json,sys; print(*(jso
   "the restart counts in job $id's records"
 # The first run's diagnosis (its record's, if its epilog diagnosed it) is on its own row under
 # -D: gpuacct ties a record's diagnosis to the run its record names.
-first_reason=$(acme_records "$id" | head -n 1 | python3 -c '
+first_reason=$(acme_records "$id" | sed -n 1p | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 print(next((p["diagnosis"]["reason"] for p in r["nodes"].values() if isinstance(p.get("diagnosis"), dict)), ""))')
+echo "the first run's diagnosis: ${first_reason:-none}"
 
 fields=JobID,State,Start,End,NodeList,ExitCode
 # -D: a row per run, the same rows as sacct -D.

@@ -34,10 +34,14 @@ kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null && fail "slurmdbd did not st
 scontrol requeue "$id" || fail "scontrol requeue $id refused"
 # The first run's publisher finds slurmdbd down and keeps the part for the node's next epilog.
 log=$(spool_dir)/$first_node.faultguard.log
-idle=0
+# The epilog starts once slurmd has ended the job's tasks, after `scontrol requeue` returned: "no
+# publisher left" counts only once its epilog or publisher was seen (seen at load 15: the line
+# came 0.6 s after two looks that found neither yet).
+idle=0 seen=0 deadline=$((SECONDS + 60))
 until grep -q "^job $id on $first_node: record not in AdminComment: slurmdbd does not answer.*kept for another try at the node's next epilog" "$log"; do
-  if record_part_publishing "$id" "$first_node"; then idle=0; else idle=$((idle + 1)); fi
+  if record_part_publishing "$id" "$first_node"; then idle=0 seen=1; elif ((seen)); then idle=$((idle + 1)); fi
   ((idle < 2)) || fail "no 'kept for another try' line for job $id on $first_node, and no publisher of it left: $(grep -h "^job $id " "$log")"
+  ((SECONDS < deadline)) || fail "no epilog or publisher of job $id on $first_node within 60 s of its requeue: $(grep -h "^job $id " "$log")"
   sleep 0.3
 done
 part=$(compgen -G "$(spool_dir)/run/$first_node.$id.*.record") || fail "job $id: the first run's part is not in $first_node's outbox: $(ls "$(spool_dir)/run"); $(grep -h "^job $id " "$log")"
