@@ -47,9 +47,11 @@ kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null && fail "slurmdbd did not st
 scontrol requeue "$id" || fail "scontrol requeue $id refused"
 wait_kept 0 1 "job $id's first run"
 wait_job_state "$id" PENDING 60 "job $id after its requeue"
-# The next run on the same node, now (the requeue's own BeginTime is minutes on).
+# The next run on the same node, soon (the requeue's own BeginTime is minutes on). Not in the
+# second slurmd revoked the first run's credential in (before the job was pending again): slurmd
+# refuses a launch credential made in that second ("Job credential revoked") and the job fails.
 scontrol update JobId="$id" NodeList="$node" || fail "cannot put job $id on $node"
-scontrol update JobId="$id" StartTime=now >/dev/null 2>&1 || true
+scontrol update JobId="$id" StartTime=now+2 >/dev/null 2>&1 || true
 wait_job_state "$id" RUNNING 60 "job $id's second run"
 assert_eq "$node" "$(job_nodes "$id")" "job $id's second run's node"
 touch "$go"
