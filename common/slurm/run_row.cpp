@@ -2,6 +2,8 @@
 
 #include <slurm/slurm.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace acme::slurm {
@@ -14,9 +16,9 @@ RunSelector run_selector(const std::optional<JobRecord>& record, long long resta
     // While this run's epilogs run the job is completing (requeued: pending and completing):
     // its submit and start are still this run's. Once a requeue has finished (after the
     // epilogs: a detached epilog may ask later) slurmctld has given the job a new submit time
-    // and no start, or even started the next run: this run is the one before. The epilog's
-    // restart count is the job's when slurmctld ended the run (an admin's requeue counts
-    // already), so a job requeued again since is further on than that.
+    // and no start, or even started the next run: this run is the one before, unless the job
+    // was requeued again since: its count is then more than one past the run's own (run_restart;
+    // the epilog's count, which an admin's requeue already raised, gives the same answer).
     const bool moved_on =
         !record->completing && (record->state == JOB_PENDING || record->state == JOB_RUNNING || record->state == JOB_SUSPENDED);
     if (!moved_on) {
@@ -30,6 +32,18 @@ RunSelector run_selector(const std::optional<JobRecord>& record, long long resta
         run.unknown = true;
     }
     return run;
+}
+
+long long run_restart(const std::optional<JobRecord>& record, long long restart) {
+    if (!record || record->restart_count == 0) return restart;
+    // An epilog runs after its run ended: a job pending, running or suspended again has been
+    // requeued since (its epilogs may still run: pending and completing), and slurmctld's count
+    // is the next run's. The epilog's own count is that too after an admin's requeue of a running
+    // job, or still this run's after a requeue of a job that had ended: never above the next
+    // run's less one.
+    const bool requeued = record->state == JOB_PENDING || record->state == JOB_RUNNING || record->state == JOB_SUSPENDED;
+    if (!requeued) return restart;
+    return std::min(restart, static_cast<long long>(record->restart_count) - 1);
 }
 
 RunChoice pick_run_row(const std::vector<RunRow>& rows, const RunSelector& run) {

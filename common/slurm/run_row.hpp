@@ -22,11 +22,19 @@ struct RunSelector {
     bool unknown = false;  // the job was requeued more than once since: this run cannot be told
 };
 
-// Which run an epilog describes, from what slurmctld said of the job then and the epilog's
-// SLURM_JOB_RESTART_COUNT (`restart`): the job's own submit and start while the run is still
+// Which run an epilog describes, from what slurmctld said of the job then and the run's restart
+// count (`restart`: run_restart's, or the epilog's SLURM_JOB_RESTART_COUNT): the job's own submit and start while the run is still
 // the job's (ended or completing, a requeue's included); the run before the job's current one
 // once a requeue finished (slurmctld then gave the job a new submit time and no start).
 RunSelector run_selector(const std::optional<JobRecord>& record, long long restart);
+
+// The run's own restart count (its number among the job's runs, 0 for the first), from the
+// epilog's SLURM_JOB_RESTART_COUNT (`restart`) and what slurmctld said of the job then. A requeue
+// slurmctld made (an admin's `scontrol requeue`, a node failure, preemption) counts before the
+// run's epilogs: the job is then pending (or already running again), its count and the epilog's
+// are the next run's, and this run's is one less. A requeue faultguard's own epilog makes comes
+// after the count was read. Without slurmctld's word: `restart` as given.
+long long run_restart(const std::optional<JobRecord>& record, long long restart);
 
 // A row as slurmdbd has it (slurmdb_job_rec_t's fields).
 struct RunRow {

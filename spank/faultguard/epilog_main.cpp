@@ -49,6 +49,7 @@
 #include "common/slurm/actions.hpp"
 #include "common/util/spawn.hpp"
 #include "common/slurm/jobs.hpp"
+#include "common/slurm/run_row.hpp"
 #include "common/slurm/nodes.hpp"
 #include "common/store/spool.hpp"
 #include "common/store/spool_failures.hpp"
@@ -161,6 +162,12 @@ std::optional<std::string> take_resumed_from(const Options& o) {
     return line;
 }
 
+// The run's end for its publisher's pacing (0: unknown), never later than now: a requeued job's
+// end time is backfill's guess at its next run's while its epilogs run (core/publish_pacing.hpp).
+double run_end(const std::optional<slurm::JobRecord>& record) {
+    return record ? faultguard::pacing_end(record->end_time, static_cast<double>(wall_now())) : 0.0;
+}
+
 // An epilog that requeued the job writes its part itself, before it returns (the next run is
 // about to get a row of its own): the node waits on it, so its time is bounded whatever the
 // job's size, 4 s plus three turns of at most 1.5 s (record_publish.hpp). The detached
@@ -211,7 +218,7 @@ std::string publish_record(store::Database& db, const Options& o, const std::opt
                                         {"array_task_id", row.array_task_id},
                                         {"restart", o.restart}, {"submit", run.submit}, {"start", run.start},
                                         {"before", run.before}, {"run_unknown", run.unknown},
-                                        {"end", record && record->end_time > 0 ? static_cast<double>(record->end_time) : 0.0},
+                                        {"end", run_end(record)},
                                         {"expected", expected}, {"node", o.node},
                                         {"retry", faultguard::retry_schedule_json({o.record_retry, o.record_retry_pause})},
                                         {"part", part}};
@@ -321,17 +328,23 @@ faultguard::RecoveryDone recover(store::Database& db, const Options& o, const di
     return {drained, requeued, drained ? p.drain_reason : std::string(), outcome};
 }
 
-int run(const Options& o) {
-    auto db = store::open_spool(store::spool_path(o.spool, o.node));
+int run(const Options& given) {
+    auto db = store::open_spool(store::spool_path(given.spool, given.node));
 
     // 1. The task exits slurmstepd wrote for this job on this node; the sampler's stall-cancel mark,
     // read by the plugin already (job_script.cpp), goes with them (a requeued run starts without it).
-    ::unlink(store::stall_cancel_mark_path(o.spool, o.node, o.job).c_str());
-    const auto exits = faultguard::parse_task_exits(slurp_and_remove(faultguard::task_exit_path(o.spool, o.node, o.job)));
-    faultguard::record_task_exits(db, o.job, o.node, exits);
+    ::unlink(store::stall_cancel_mark_path(given.spool, given.node, given.job).c_str());
+    const auto exits =
+        faultguard::parse_task_exits(slurp_and_remove(faultguard::task_exit_path(given.spool, given.node, given.job)));
+    faultguard::record_task_exits(db, given.job, given.node, exits);
 
     // 2. How the job ended, as slurmctld says (the record still exists while the job completes).
-    const auto record = slurm::load_job(static_cast<unsigned>(o.job));
+    const auto record = slurm::load_job(static_cast<unsigned>(given.job));
+    // The run's own restart count from here on (its spool rows, stall verdict, record and outbox
+    // file): after a requeue slurmctld made, the epilog's SLURM_JOB_RESTART_COUNT is already the
+    // next run's, whose part on this node would then share this one's outbox file.
+    Options o = given;
+    o.restart = slurm::run_restart(record, given.restart);
     diagnose::JobEnd end;
     end.job_exit = diagnose::parse_exit_code2(o.exit_code2);
     end.task_wait_statuses = faultguard::task_wait_statuses(db, o.job);

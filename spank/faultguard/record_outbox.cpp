@@ -109,8 +109,10 @@ int publish_handoff(const std::string& path, bool retry_try) {
     }
     const auto expected = handoff["expected"].get<std::vector<std::string>>();
     // The job's end as slurmctld gave it (the same on every node); 0 in hand-offs before it.
-    const double end = handoff.value("end", 0.0);
+    // Never later than now (core/publish_pacing.hpp): hand-offs written before the epilog capped
+    // a requeued job's end hold backfill's guess at the next run's.
     const double now = static_cast<double>(std::time(nullptr));
+    const double end = pacing_end(handoff.value("end", 0.0), now);
     double since_end = end > 0 ? std::max(0.0, now - end) : -1;
     const auto schedule = retry_schedule_of(handoff);
     // A retrier's try counts its turns from its round's start: every node of the job left with

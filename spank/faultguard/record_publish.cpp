@@ -158,6 +158,8 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, con
             const double spread = std::min(pacing.retry_spread_s * (1 << std::min(undone, 6)),
                                            std::max(pacing.retry_spread_s, pacing.turn_s));
             ++undone;
+            if (Clock::now() < turns_over) ++result.undone_in_turns;
+            else ++result.undone_after;
             wait = std::max(0.0, std::chrono::duration<double>(turns_over - Clock::now()).count()) + 0.3 + spread * unit(random);
         } else {
             auto merged = record::merge_node_part(existing, job_id, restart, expected, node, part);
@@ -192,9 +194,14 @@ PublishResult publish_node_part(const slurm::JobRow& row, long long restart, con
 }
 
 std::string publish_result_line(long long job, const std::string& node, const PublishResult& r) {
-    if (r.published)
-        return fmt::format("job {} on {}: record in AdminComment ({} bytes, {} write{}, slowest {:.0f} ms)\n", job, node,
-                           r.bytes, r.writes, r.writes == 1 ? "" : "s", r.slowest_write_s * 1000);
+    if (r.published) {
+        const int undone = r.undone_in_turns + r.undone_after;
+        const std::string why = undone == 0 ? std::string()
+                                            : fmt::format(" (undone {} time{} during the turns, {} after)", r.undone_in_turns,
+                                                          r.undone_in_turns == 1 ? "" : "s", r.undone_after);
+        return fmt::format("job {} on {}: record in AdminComment ({} bytes, {} write{}{}, slowest {:.0f} ms)\n", job, node,
+                           r.bytes, r.writes, r.writes == 1 ? "" : "s", why, r.slowest_write_s * 1000);
+    }
     if (r.no_accounting) return {};
     return fmt::format("job {} on {}: record not in AdminComment: {}\n", job, node, r.error);
 }

@@ -51,6 +51,17 @@ assert_eq 1 "$(job_field "$id" Restarts)" "restarts"
 # The second run's record lands after its epilog.
 wait_record_nodes "$id" "$(job_nodes "$id")"
 assert_eq 2 "$(acme_records "$id" | grep -vc '^null$')" "records of job $id's runs"
+# Each record names its own run: the first run's epilog sees SLURM_JOB_RESTART_COUNT (and
+# slurmctld's count) already at the next run's after the admin's requeue; its record says 0.
+assert_eq "0 1" "$(acme_records "$id" | python3 -c 'import json,sys; print(*(json.loads(l)["restart"] for l in sys.stdin))')" \
+  "the restart counts in job $id's records"
+# The first run's diagnosis (its record's, if its epilog diagnosed it) is on its own row under
+# -D: gpuacct ties a record's diagnosis to the run its record names.
+first_reason=$(acme_records "$id" | sed -n 1p | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(next((p["diagnosis"]["reason"] for p in r["nodes"].values() if isinstance(p.get("diagnosis"), dict)), ""))')
+echo "the first run's diagnosis: ${first_reason:-none}"
 
 fields=JobID,State,Start,End,NodeList,ExitCode
 # -D: a row per run, the same rows as sacct -D.
@@ -71,6 +82,8 @@ assert_eq "$want" "$got" "gpuacct -j $id against sacct"
 assert_eq "$id|REQUEUED|0|30.0
 $id|COMPLETED|1|90.0" "$("$G" -j "$id" -D -X -n -P -o JobID,State,Restarts,GPUUtil)" "gpuacct -D's GPU figures per run"
 assert_eq "$id|COMPLETED|1|90.0" "$("$G" -j "$id" -X -n -P -o JobID,State,Restarts,GPUUtil)" "gpuacct's row without -D"
+assert_eq "$id|REQUEUED|0|$first_reason
+$id|COMPLETED|1|" "$("$G" -j "$id" -D -X -n -P -o JobID,State,Restarts,Reason)" "gpuacct -D's restarts and reasons per run"
 
 # The table (sacct's fixed widths, on the commands' one renderer) has a line per run too.
 table=$("$G" -j "$id" -D -X -o JobID,State%-10,GPUUtil)

@@ -34,13 +34,28 @@ kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null && fail "slurmdbd did not st
 scontrol requeue "$id" || fail "scontrol requeue $id refused"
 # The first run's publisher finds slurmdbd down and keeps the part for the node's next epilog.
 log=$(spool_dir)/$first_node.faultguard.log
-idle=0
+# The epilog starts once slurmd has ended the job's tasks, after `scontrol requeue` returned: "no
+# publisher left" counts only once its epilog or publisher was seen (seen at load 15: the line
+# came 0.6 s after two looks that found neither yet).
+idle=0 seen=0 deadline=$((SECONDS + 60))
 until grep -q "^job $id on $first_node: record not in AdminComment: slurmdbd does not answer.*kept for another try at the node's next epilog" "$log"; do
-  if record_part_publishing "$id" "$first_node"; then idle=0; else idle=$((idle + 1)); fi
+  if record_part_publishing "$id" "$first_node"; then idle=0 seen=1; elif ((seen)); then idle=$((idle + 1)); fi
   ((idle < 2)) || fail "no 'kept for another try' line for job $id on $first_node, and no publisher of it left: $(grep -h "^job $id " "$log")"
+  ((SECONDS < deadline)) || fail "no epilog or publisher of job $id on $first_node within 60 s of its requeue: $(grep -h "^job $id " "$log")"
   sleep 0.3
 done
 part=$(compgen -G "$(spool_dir)/run/$first_node.$id.*.record") || fail "job $id: the first run's part is not in $first_node's outbox: $(ls "$(spool_dir)/run"); $(grep -h "^job $id " "$log")"
+# The part is the first run's, numbered so: restart 0 in its name and hand-off (the epilog's
+# SLURM_JOB_RESTART_COUNT already counts the admin's requeue: the next run's part on this node
+# would have taken the same file), and the job's end no later than the epilog wrote it
+# (slurmctld's end is backfill's guess at the next run's by then: the turns would count from it).
+assert_eq "$(spool_dir)/run/$first_node.$id.0.record" "$part" "the first run's part in $first_node's outbox"
+python3 - "$part" <<'PY' || fail "the first run's hand-off $part: $(cat "$part")"
+import json, os, sys
+h = json.load(open(sys.argv[1]))
+assert h["restart"] == 0, ("restart", h["restart"])
+assert 0 < h["end"] <= os.stat(sys.argv[1]).st_mtime + 1, ("end", h["end"], os.stat(sys.argv[1]).st_mtime)
+PY
 wait_job_state "$id" PENDING 60 "job $id after its requeue"
 # The next run, elsewhere, now (the requeue's own BeginTime is 20 min on).
 scontrol update JobId="$id" ExcNodeList="$first_node" || fail "cannot keep job $id off $first_node"
@@ -82,4 +97,7 @@ wait_record_nodes "$id" "$second_node"
 second=$(acme_records "$id" | sed -n 2p)
 printf '%s' "$second" | python3 -c "import json,sys; r=json.load(sys.stdin); sys.exit(0 if list(r['nodes']) == ['$second_node'] else 1)" ||
   fail "the second run's record: not $second_node's part alone: $second"
+# Each run's record says its own run: 0, then 1 (gpuacct counts a job's restarts by them).
+assert_eq "0 1" "$(acme_records "$id" | python3 -c 'import json,sys; print(*(json.loads(l)["restart"] for l in sys.stdin))')" \
+  "the restart counts in job $id's records"
 echo "ok"

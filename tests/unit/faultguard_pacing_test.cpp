@@ -92,3 +92,22 @@ TEST_CASE("a publisher's hard stop leaves a read and a write begun at its budget
         CHECK(publish_hard_stop_s(p) < p.budget_s + 3 * kSlurmdbdCallSeconds + 1);
     }
 }
+
+TEST_CASE("a requeued job's end that slurmctld puts ahead (backfill's guess at the next run) is capped at now") {
+    const double now = 1'796'165'100;
+    // While an admin's requeue completes, slurmctld's end time is the next run's, up to an hour on.
+    CHECK(pacing_end(now + 3600, now) == now);
+    CHECK(pacing_end(now - 4, now) == now - 4);
+    CHECK(pacing_end(0, now) == 0);
+    // Capped by each node's epilog (seconds after the run's end), the nodes of a 32-node job take
+    // their turns on one clock, a slot apart, though their publishers start 1.5 s apart; the
+    // guess, a future end, gave each publisher its own clock (its start).
+    const auto all = nodes(32);
+    const double end = pacing_end(now + 3600, now);
+    const double n1_start = now + 0.5, n32_start = now + 2.0;
+    const auto n1 = publish_pacing(all, "n1", 40, 60, n1_start - end);
+    const auto n32 = publish_pacing(all, "n32", 40, 60, n32_start - end);
+    CHECK(n1_start + n1.first_delay_s == doctest::Approx(end + kSettleSeconds));
+    CHECK(n32_start + n32.first_delay_s == doctest::Approx(end + kSettleSeconds + 31 * kWriteSlotSeconds));
+    CHECK(n32_start + n32.turns_over_s == doctest::Approx(n1_start + n1.turns_over_s));
+}

@@ -121,3 +121,28 @@ TEST_CASE("slurmdbd's modify is given a condition only the run's row meets") {
     REQUIRE(f);
     CHECK(f->any);
 }
+
+TEST_CASE("a run's own restart count, though slurmctld and the epilog already count its requeue") {
+    // Never requeued: the epilog's count, whatever slurmctld says of the ended job.
+    CHECK(run_restart(record(0, 1000, 1010, JOB_COMPLETE, true), 0) == 0);
+    CHECK(run_restart(record(0, 1000, 1010, JOB_FAILED, false), 0) == 0);
+    // The second run of a requeued job, ended: its own count.
+    CHECK(run_restart(record(1, 1105, 1130, JOB_COMPLETE, true), 1) == 1);
+    // Requeued by an admin while it ran: slurmctld and the epilog's environment both say 1 (the
+    // next run's) while the first run's epilogs run; the run is the first.
+    CHECK(run_restart(record(1, 1000, 1106, JOB_PENDING, true), 1) == 0);
+    // ... and asked after the requeue completed (a detached epilog), the next run waiting or running.
+    CHECK(run_restart(record(1, 1105, 0, JOB_PENDING, false), 1) == 0);
+    CHECK(run_restart(record(1, 1105, 1130, JOB_RUNNING, false), 1) == 0);
+    // The third run requeued by an admin: the epilog says 3; it was run 2.
+    CHECK(run_restart(record(3, 1200, 1300, JOB_PENDING, true), 3) == 2);
+    // A job that had ended, requeued after (scontrol requeue of a finished job): the epilog's
+    // count was read before it and is the run's own.
+    CHECK(run_restart(record(1, 1105, 0, JOB_PENDING, false), 0) == 0);
+    // faultguard's own requeue (recovery) comes after slurmctld was asked: not counted then.
+    CHECK(run_restart(record(0, 1000, 1010, JOB_FAILED, true), 0) == 0);
+    // Another node's epilog asking after that requeue: the job pending, its count the next run's.
+    CHECK(run_restart(record(1, 1000, 1106, JOB_PENDING, true), 0) == 0);
+    // slurmctld no longer knew the job: the epilog's count as given.
+    CHECK(run_restart(std::nullopt, 1) == 1);
+}

@@ -31,6 +31,8 @@ PublishPacing publish_pacing(const std::vector<std::string>& expected, const std
     return p;
 }
 
+double pacing_end(double slurmctld_end, double now) { return slurmctld_end > 0 ? std::min(slurmctld_end, now) : 0.0; }
+
 unsigned publish_hard_stop_s(const PublishPacing& pacing) {
     return static_cast<unsigned>(std::ceil(std::max(0.0, pacing.budget_s) + 3 * kSlurmdbdCallSeconds));
 }

@@ -48,6 +48,15 @@ struct PublishPacing {
 PublishPacing publish_pacing(const std::vector<std::string>& expected, const std::string& node,
                              double base_budget_s, double max_turn_s, double since_end_s = -1);
 
+// The job's end its nodes' turns (and the retrier's rounds, core/record_retry.hpp) count from:
+// slurmctld's end time, the same on every node, but never later than `now`. While a job
+// requeued by an admin completes, slurmctld's end time is backfill's guess at the next run's
+// end, up to an hour ahead: counted from there, every node would take its turn at once (the
+// turns counted from each one's own now) and the retry rounds would wait that hour. The epilog
+// caps it when it writes the hand-off, a few seconds after the run's end on every node; the
+// publisher again for older hand-offs. 0 (unknown) stays 0.
+double pacing_end(double slurmctld_end, double now);
+
 // A detached publisher's hard stop (alarm), in whole seconds from its start: its budget, plus
 // a read and a write (modify and commit) begun just before the budget's end, each waiting up to
 // kSlurmdbdCallSeconds. A 20 s margin was shorter than one such call: tests/bench/record-scale
