@@ -30,7 +30,7 @@ std::optional<double> redo_from(std::span<const GoodputRun> runs, size_t failed)
 
 }  // namespace
 
-Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
+Goodput compute_goodput(std::span<const GoodputRun> runs, double now, bool notes) {
     Goodput g;
     g.runs = static_cast<int>(runs.size());
     if (runs.empty()) return g;
@@ -60,12 +60,14 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
         const auto from = redo_from(runs, i);
         if (!from) {
             redo_unknown = true;
-            g.unknown.push_back(
-                i + 1 < runs.size()
-                    ? fmt::format("run {} failed and run {} does not say which checkpoint it resumed from (or when that "
-                                  "checkpoint was written): the work redone is unknown",
-                                  i, i + 1)
-                    : fmt::format("run {} failed and no run resumed after it: the work lost since its last checkpoint is unknown", i));
+            if (notes)
+                g.unknown.push_back(
+                    i + 1 < runs.size()
+                        ? fmt::format("run {} failed and run {} does not say which checkpoint it resumed from (or when that "
+                                      "checkpoint was written): the work redone is unknown",
+                                      i, i + 1)
+                        : fmt::format("run {} failed and no run resumed after it: the work lost since its last checkpoint is unknown",
+                                      i));
             continue;
         }
         redo.push_back({*from, end_of(runs[i], now), i});
@@ -117,7 +119,7 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
             run_kept -= run_kept * share;
         } else if (run_kept > 0) {
             idle_unknown = true;
-            g.unknown.push_back(fmt::format("run {} has no GPU telemetry: its idle GPUs, if any, are counted as kept", i));
+            if (notes) g.unknown.push_back(fmt::format("run {} has no GPU telemetry: its idle GPUs, if any, are counted as kept", i));
         }
         kept += run_kept;
     }

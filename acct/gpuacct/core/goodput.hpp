@@ -53,8 +53,9 @@ struct Goodput {
     int runs_not_held = 0;
 };
 
-// `now`: the end of a job still running.
-Goodput compute_goodput(std::span<const GoodputRun> runs, double now);
+// `now`: the end of a job still running. notes = false leaves Goodput::unknown empty (the pieces
+// stay unknown): a cluster's sum never prints them, and a million sentences cost.
+Goodput compute_goodput(std::span<const GoodputRun> runs, double now, bool notes = true);
 
 // The block for the terminal: ETTR, the wall time, then each piece as sacct's [D-]HH:MM:SS and
 // its share of the wall time ("unknown" where it is), the notes; ending in a newline.

@@ -129,7 +129,7 @@ void ClusterGoodputStream::add_job_runs(const std::vector<GoodputRun>& runs) {
     if (runs.empty()) return;
     const auto& last = runs.back();
     if (listed(filter_.users, last.user) && listed(filter_.accounts, last.account) && listed(filter_.partitions, last.partition))
-        sum_.add(compute_goodput(runs, now_));
+        sum_.add(compute_goodput(runs, now_, false));
 }
 
 void ClusterGoodputStream::add_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings) {

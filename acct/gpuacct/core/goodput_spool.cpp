@@ -27,7 +27,7 @@ bool run_faulted(std::int64_t restart, std::span<const Diagnosis> diagnoses, std
 }  // namespace
 
 Goodput spool_goodput(const Job& job, std::span<const Diagnosis> diagnoses, std::span<const Stall> stalls,
-                      std::optional<int> idle_gpus, double now) {
+                      std::optional<int> idle_gpus, double now, bool notes) {
     const std::int64_t last = job.restarts;
     GoodputRun run;
     run.submit = job.submit;
@@ -52,7 +52,7 @@ Goodput spool_goodput(const Job& job, std::span<const Diagnosis> diagnoses, std:
         run.stall_since = std::min(run.stall_since.value_or(s.since), s.since);
         if (s.action != "none") run.failed = true;
     }
-    Goodput g = compute_goodput(std::span<const GoodputRun>(&run, 1), now);
+    Goodput g = compute_goodput(std::span<const GoodputRun>(&run, 1), now, notes);
     if (last <= 0) return g;
 
     // A requeue chain: its earlier runs are not held. Their faults are known (each restart's
@@ -67,9 +67,10 @@ Goodput spool_goodput(const Job& job, std::span<const Diagnosis> diagnoses, std:
         g.queued_s = 0.0;
     }
     g.ettr.reset();  // the wall time from the first submission is not held
-    g.unknown.push_back(fmt::format("runs 0 to {} are not held by the node spools (they keep a job's last run): their running "
-                                    "time, waits and work redone are unknown; the pieces are run {}'s",
-                                    last - 1, last));
+    if (notes)
+        g.unknown.push_back(fmt::format("runs 0 to {} are not held by the node spools (they keep a job's last run): their "
+                                        "running time, waits and work redone are unknown; the pieces are run {}'s",
+                                        last - 1, last));
     return g;
 }
 
@@ -78,17 +79,14 @@ namespace {
 // One job into a sum, its stall verdicts and idle GPUs looked up in what read_goodput_side read.
 void add_job(ClusterGoodputSum& sum, const store::GoodputSide& side, const Job& job, std::span<const Diagnosis> diagnoses,
              double now) {
-    const auto s = side.stalls.find(job.job_id);
-    const auto i = side.idle_gpus.find(job.job_id);
     // No idle GPU of the newest run: none was idle when the job has telemetry (its node rows
     // name GPU ids, written as its sampler started); unknown when it has none.
     std::optional<int> idle = job.gpu_ids > 0 ? std::optional<int>(0) : std::nullopt;
-    if (i != side.idle_gpus.end())
-        idle = static_cast<int>(std::count_if(i->second.begin(), i->second.end(), [&](double last) {
-            return last <= 0 || last >= job.start;  // an earlier run's GPU sampled last before this run began
+    if (const auto gpus = side.idle_gpus_of(job.job_id); !gpus.empty())
+        idle = static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [&](const auto& gpu) {
+            return gpu.second <= 0 || gpu.second >= job.start;  // an earlier run's GPU sampled last before this run began
         }));
-    sum.add(spool_goodput(job, diagnoses, s == side.stalls.end() ? std::span<const Stall>() : std::span<const Stall>(s->second),
-                          idle, now));
+    sum.add(spool_goodput(job, diagnoses, side.stalls_of(job.job_id), idle, now, false));
 }
 
 }  // namespace

@@ -20,9 +20,9 @@ namespace acme::acct {
 
 // One job's goodput from what the spools hold: `diagnoses` and `stalls` are the job's rows of
 // every run and node (withdrawn verdicts are skipped), `idle_gpus` its GPUs whose summary says
-// idle (nullopt: no telemetry). `now` ends a run still running.
+// idle (nullopt: no telemetry). `now` ends a run still running; notes as compute_goodput's.
 Goodput spool_goodput(const Job& job, std::span<const Diagnosis> diagnoses, std::span<const Stall> stalls,
-                      std::optional<int> idle_gpus, double now);
+                      std::optional<int> idle_gpus, double now, bool notes = true);
 
 // The sum over the jobs and diagnoses of spools already read (read_spools with diagnoses: the
 // HTML report), their stall verdicts and idle GPUs read again from `dir` as the stream reads them.
