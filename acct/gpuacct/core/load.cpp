@@ -302,7 +302,9 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
     }
     for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
     // The report's goodput chart from the spools just read, filtered as gpuacct goodput is.
-    if (everything) context.goodput = spool_cluster_goodput(o.spool_dir, context.data, {filter.users, filter.accounts, filter.partitions, {}, {}}, r.now);
+    if (everything && source == Source::spool)
+        context.goodput =
+            spool_cluster_goodput(o.spool_dir, context.data, {filter.users, filter.accounts, filter.partitions, {}, {}}, r.now);
     std::erase_if(context.data.jobs, [&](const Job& job) { return !matches(job, filter); });
     context.jobs = std::move(context.data.jobs);
     context.data.jobs.clear();
