@@ -20,7 +20,8 @@ libgpuacct_core_la_SOURCES = \
 	acct/gpuacct/core/slurmdbd_set.cpp acct/gpuacct/core/slurmdbd_set.hpp
 # Goodput of a job (issue 39): the pure computation and the runs it reads from slurmdbd.
 libgpuacct_core_la_SOURCES += acct/gpuacct/core/goodput.cpp acct/gpuacct/core/goodput.hpp \
-	acct/gpuacct/core/goodput_runs.cpp acct/gpuacct/core/goodput_runs.hpp
+	acct/gpuacct/core/goodput_runs.cpp acct/gpuacct/core/goodput_runs.hpp \
+	acct/gpuacct/core/goodput_spool.cpp acct/gpuacct/core/goodput_spool.hpp
 # --prometheus (issue 15): running jobs' GPU numbers from the site's Prometheus, the GET being
 # common/util/http_get's (libevent); sacct's options and jobstats' job view (issue 17): the
 # filters, the job view and its [detail] thresholds (gpuacct.toml, toml++), --yaml.
@@ -63,7 +64,7 @@ tests_unit_acme_unit_SOURCES += $(GPUACCT_CLI) $(FAULTDIAG_CLI) tests/unit/acct_
 	tests/unit/acct_format_spec_test.cpp \
 	tests/unit/acct_aggregate_test.cpp tests/unit/acct_report_aggregates_test.cpp \
 	tests/unit/acct_sacct_selection_test.cpp \
-	tests/unit/acct_slurmdbd_set_test.cpp tests/unit/acct_goodput_test.cpp \
+	tests/unit/acct_slurmdbd_set_test.cpp tests/unit/acct_goodput_test.cpp tests/unit/acct_goodput_spool_test.cpp \
 	tests/unit/acct_prometheus_source_test.cpp \
 	tests/unit/gpuacct_cli_test.cpp tests/unit/gpuacct_sacct_options_test.cpp tests/unit/gpuacct_table_stream_test.cpp \
 	tests/unit/faultdiag_cli_test.cpp

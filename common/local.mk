@@ -11,6 +11,7 @@ libacme_la_SOURCES = \
 	common/store/spool_failures.cpp common/store/spool_failures.hpp \
 	common/store/spool_stalls.cpp common/store/spool_stalls.hpp \
 	common/store/spool_set.cpp common/store/spool_set.hpp \
+	common/store/spool_goodput.cpp common/store/spool_goodput.hpp \
 	common/store/labels_store.cpp common/store/labels_store.hpp \
 	common/util/parse.cpp common/util/parse.hpp common/util/re2_text.hpp \
 	common/util/table.cpp common/util/table.hpp \

@@ -372,7 +372,7 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
     report_cmd->add_option("--html", o.html, "the HTML file to write")->required();
     report_cmd->add_option("--evalsched-db", o.evalsched_db, "evalschedd's state file, for the trial timeline");
     report_cmd->fallthrough();
-    auto* goodput_cmd = app.add_subcommand("goodput", "the period's GPU-hours and where they went, by cause (slurmdbd; -S, -E, -u, -A, -r)");
+    auto* goodput_cmd = app.add_subcommand("goodput", "the period's GPU-hours and where they went, by cause (slurmdbd or --spool-dir; -S, -E, -u, -A, -r)");
     goodput_cmd->fallthrough();
 
     try {
@@ -418,7 +418,8 @@ int run(const std::vector<std::string>& args, const Environment& env, std::ostre
             const Period period = period_of(o, {}, env.now);
             const acct::JobFilter filter = filter_of(o, env);
             return print_cluster_goodput({period.start.value_or(0), period.end.value_or(env.now), filter.users, filter.accounts,
-                                          filter.partitions, env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json},
+                                          filter.partitions, env.now, env.ask_slurm, o.spool_dir_given || o.source == "spool", o.json,
+                                          o.spool_dir, o.source == "slurmdbd"},
                                          out, err);
         }
         if (goodput)

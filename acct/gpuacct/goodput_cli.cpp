@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acct/gpuacct/core/goodput_runs.hpp"
+#include "acct/gpuacct/core/goodput_spool.hpp"
 #include "acct/gpuacct/core/query_options.hpp"
 #include "common/slurm/accounting.hpp"
 
@@ -60,21 +61,51 @@ int print_goodput(const GoodputRequest& request, std::ostream& out, std::ostream
     return 0;
 }
 
+namespace {
+
+// gpuacct goodput from node spools: a job's newest run is split as from slurmdbd, its earlier
+// runs (not held) are counted and named (goodput_spool.hpp).
+acct::ClusterGoodput spool_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& err) {
+    acct::ReadOptions read;
+    read.start = request.start;
+    read.end = request.end;
+    acct::SpoolScan scan;
+    acct::ClusterGoodput c;
+    try {
+        c = acct::stream_spool_goodput(request.spool_dir, read, {request.users, request.accounts, request.partitions, {}, {}},
+                                       request.now, scan);
+    } catch (const std::runtime_error& error) {
+        throw acct::Failure{fmt::format("gpuacct goodput: {}", error.what())};
+    }
+    if (scan.nodes.empty() && !scan.problems.empty())
+        throw acct::Failure{fmt::format("could read none of the {} spool file(s) in {} ({})", scan.problems.size(),
+                                        request.spool_dir, scan.problems.front())};
+    for (const auto& p : scan.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", p);
+    return c;
+}
+
+}  // namespace
+
 int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& out, std::ostream& err) {
-    slurm::RunQuery query;
-    query.start = request.start;
-    query.end = request.end;
-    query.steps = false;
-    query.qos_names = false;  // not shown: its own round trip to slurmdbd saved
-    need_slurmdbd(request.spool, request.ask_slurm, "gpuacct goodput");
-    // Summed one job at a time: no job is kept, so a million cost the sums (and libslurm's list).
-    acct::ClusterGoodputStream stream({request.users, request.accounts, request.partitions}, request.now);
-    std::vector<std::string> warnings;
-    std::string why_not;
-    if (!slurm::for_each_accounted_job(query, [](size_t) {}, [&](auto rows) { stream.add_job(rows, warnings); }, why_not))
-        throw acct::Failure{fmt::format("gpuacct goodput needs slurmdbd: {}", why_not)};
-    const auto c = stream.result();
-    warn(warnings, err);
+    acct::ClusterGoodput c;
+    if (request.spool || (!request.ask_slurm && !request.slurmdbd)) {
+        c = spool_cluster_goodput(request, err);
+    } else {
+        slurm::RunQuery query;
+        query.start = request.start;
+        query.end = request.end;
+        query.steps = false;
+        query.qos_names = false;  // not shown: its own round trip to slurmdbd saved
+        // Summed one job at a time: no job is kept, so a million cost the sums (and libslurm's list).
+        acct::ClusterGoodputStream stream({request.users, request.accounts, request.partitions}, request.now);
+        std::vector<std::string> warnings;
+        std::string why_not;
+        if (!slurm::for_each_accounted_job(query, [](size_t) {}, [&](auto rows) { stream.add_job(rows, warnings); }, why_not))
+            throw acct::Failure{fmt::format("gpuacct goodput needs slurmdbd ({}), or give --spool-dir to read the node spools",
+                                            why_not)};
+        c = stream.result();
+        warn(warnings, err);
+    }
     if (request.json) out << acct::cluster_goodput_json(c).dump(2) << '\n';
     else out << acct::render_cluster_goodput(c);
     return 0;

@@ -23,7 +23,7 @@ struct ReportInput {
     std::vector<acct::WasteRow> by_user, by_account;  // idle and low-utilisation GPU-hours, top N
     acct::XidSummary xids;
     nlohmann::json trials = nlohmann::json::array();  // evaluation trial attempts, when given
-    nlohmann::json goodput;  // gpuacct goodput --json of the period (slurmdbd only); null: not read
+    nlohmann::json goodput;  // gpuacct goodput --json of the period (slurmdbd or node spools); null: not read
 };
 
 std::string render_report(const ReportInput& input);

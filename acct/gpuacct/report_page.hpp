@@ -183,12 +183,14 @@ GOODPUT); below, the GPU-hours lost (redone or stalled) per failure category and
   // 1b. Goodput: one stacked bar of the GPU-hours handed out, then the GPU time lost per cause.
   (function () {
     const g = data.goodput;
-    if (!g) return empty("goodput", "Goodput reads every run of a job from slurmdbd: not available from node spools.");
+    if (!g) return empty("goodput", "Goodput was not read for this report.");
     if (!g.handed_out_gpu_h) return empty("goodput", "No GPU time handed out in this period.");
     const parts = [["kept", g.kept_gpu_h], ["lost (redone)", g.lost_gpu_h], ["stalled", g.stalled_gpu_h],
                    ["GPUs idle", g.idle_gpu_h], ["not split", g.unsplit_gpu_h]];
     const causes = g.causes || [];
-    const row = 22, L = 260, R = 200, H = 60 + causes.length * row;
+    // Node spools keep a requeued job's last run: its earlier runs' hours are in no bar (say so).
+    const notHeld = g.runs_not_held || 0;
+    const row = 22, L = 260, R = 200, below = notHeld ? row : 0, H = 60 + below + causes.length * row;
     const s = svg("goodput", W, H);
     s.id = "goodput-chart";
     let x = L;
@@ -201,10 +203,15 @@ GOODPUT); below, the GPU-hours lost (redone or stalled) per failure category and
     });
     text(s, L - 6, 8 + 15, g.handed_out_gpu_h.toFixed(1) + " GPU-h handed out", "end");
     text(s, W - R + 6, 8 + 15, parts.map(([n, h]) => n + " " + (100 * h / g.handed_out_gpu_h).toFixed(0) + "%").slice(0, 2).join(", "));
+    if (notHeld) {
+      const t = text(s, L, 8 + row + 16, "not held: " + notHeld + " earlier run(s) of " + g.jobs_partly_held +
+                     " requeued job(s) (node spools keep a job's last run): their GPU time is unknown, in no bar");
+      if (t) t.setAttribute("class", "goodput-not-held");
+    }
     const max = Math.max(...causes.map((c) => c.lost_gpu_h + c.stalled_gpu_h), 1e-9);
     const cats = ["infrastructure", "framework", "script", "unknown"];
     causes.forEach((c, i) => {
-      const y = 50 + i * row, h = c.lost_gpu_h + c.stalled_gpu_h, w = (W - L - R) * h / max;
+      const y = 50 + below + i * row, h = c.lost_gpu_h + c.stalled_gpu_h, w = (W - L - R) * h / max;
       text(s, L - 6, y + 14, c.category + " / " + c.reason, "end");
       el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 6, fill: COLORS[Math.max(cats.indexOf(c.category), 0)],
                    class: "goodput-cause", "data-category": c.category, "data-reason": c.reason, "data-gpu-hours": h }, s);

@@ -206,6 +206,13 @@ constexpr std::string_view kSpoolV8 = R"sql(
 ALTER TABLE jobs ADD COLUMN sluid TEXT;
 )sql";
 
+// gpuacct goodput: the GPUs whose verdict is idle, looked up without reading every summary (a few
+// percent of rows). The verdict is a column too: only then does SQLite read the index alone
+// (covering) for goodput's query (spool_goodput.cpp).
+constexpr std::string_view kSpoolV9 = R"sql(
+CREATE INDEX gpu_summaries_idle ON gpu_summaries (job_id, last_ts, verdict) WHERE verdict = 'idle';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "node spool v1: jobs, steps, gpu_samples, gpu_events, task_exits, diagnoses", kSpoolV1},
     Migration{2, "gputrace: full NVML sample, telemetry errors, per-GPU job summaries", kSpoolV2},
@@ -215,6 +222,7 @@ constexpr std::array kMigrations = {
     Migration{6, "stalls: verdicts on running jobs that stopped making progress", kSpoolV6},
     Migration{7, "stalls: a verdict withdrawn when progress resumed", kSpoolV7},
     Migration{8, "jobs: the SLUID that tells a job id handed out again from the older job", kSpoolV8},
+    Migration{9, "gpu_summaries: an index of the idle GPUs (gpuacct goodput)", kSpoolV9},
 };
 
 }  // namespace

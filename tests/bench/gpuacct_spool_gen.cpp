@@ -4,6 +4,13 @@
 // Hu et al., "Characterization of Large Language Model Development in the Datacenter", NSDI
 // '24): job-type shares (derived/job_type_share.csv, Seren), state rates, median run time
 // 122 s and median queueing 1 s, median 1 GPU and mean 5.7 GPUs (data/cluster_summary.csv).
+// What gpuacct goodput reads besides (the trace records no requeues nor hangs, so these are the
+// bench's assumptions, drawn from a second generator so that the jobs above stay as they were):
+// pretraining and multimodal jobs (the long ones, run with --auto-recover) were requeued after
+// an infrastructure fault with chance 0.3 per run (at most 5 times), each earlier run diagnosed
+// with an infrastructure reason in Table 3's proportions; a job failed for nccl_timeout (a hang)
+// has the sampler's stall verdict, acted on, 30 minutes before its end; 0.1 % of completed jobs
+// have a verdict withdrawn (a long checkpoint pause). Idle GPUs: util below 1 %, as drawn above.
 // Deterministic for a seed, so two runs time the same file.
 #include <cmath>
 #include <cstdio>
@@ -56,16 +63,23 @@ int main(int argc, char** argv) {
         weights.push_back(w);
     }
     std::discrete_distribution<size_t> reason_of(weights.begin(), weights.end());
+    std::vector<double> infra_weights;
+    for (size_t k = 0; k < reasons.size(); ++k)
+        infra_weights.push_back(reasons[k]->category == acme::diagnose::Category::infrastructure ? weights[k] : 0);
+    std::discrete_distribution<size_t> infra_reason_of(infra_weights.begin(), infra_weights.end());
+    std::mt19937_64 requeue_rng(seed ^ 0x9e3779b97f4a7c15ULL);
 
     auto insert_job = db.prepare(R"sql(INSERT INTO jobs (job_id, uid, gid, node, gpus, user, account, partition, name,
         job_type, job_type_source, nodelist, num_nodes, gpus_total, submit_time, start_time, end_time, state,
         exit_code, derived_exit_code, restarts, batch_host)
-        VALUES (?, ?, ?, 'bench', ?, ?, 'acme', 'gpu', ?, ?, 'name', 'bench', ?, ?, ?, ?, ?, ?, ?, '0:0', 0, 'bench'))sql");
+        VALUES (?, ?, ?, 'bench', ?, ?, 'acme', 'gpu', ?, ?, 'name', 'bench', ?, ?, ?, ?, ?, ?, ?, '0:0', ?, 'bench'))sql");
     auto insert_gpu = db.prepare(R"sql(INSERT INTO gpu_summaries (job_id, gpu, node, samples, util_avg, util_max,
         mem_max, mem_total, energy_mj, power_avg_mw, power_max_mw, temp_max, xids, verdict)
         VALUES (?, ?, 'bench', ?, ?, ?, ?, 85899345920, ?, ?, 700000, 70, 0, ?))sql");
     auto insert_diag = db.prepare(R"sql(INSERT INTO diagnoses (job_id, restart, node, ts, category, reason, confidence,
-        evidence, action, rule) VALUES (?, 0, 'bench', ?, ?, ?, 0.9, '[]', ?, 'bench'))sql");
+        evidence, action, rule) VALUES (?, ?, 'bench', ?, ?, ?, 0.9, '[]', ?, 'bench'))sql");
+    auto insert_stall = db.prepare(R"sql(INSERT INTO stalls (job_id, restart, node, ts, since, named_node, hardware,
+        evidence, action, withdrawn) VALUES (?, ?, 'bench', ?, ?, NULL, 0, 'no progress', ?, ?))sql");
     db.exec("BEGIN");
     for (long i = 1; i <= jobs; ++i) {
         const int type = type_of(rng);
@@ -75,11 +89,14 @@ int main(int argc, char** argv) {
         const double run = std::min(run_s(rng) * (type == 1 ? 20 : 1), 14 * 86400.0);
         const double r = uniform(rng);
         const char* state = r < 0.497 ? "COMPLETED" : r < 0.572 ? "CANCELLED" : "FAILED";
+        int restarts = 0;
+        if (type == 1 || type == 3)
+            while (restarts < 5 && uniform(requeue_rng) < 0.3) ++restarts;
         const std::string ids = gpus == 1 ? "0" : gpus == 2 ? "0,1" : gpus == 4 ? "0,1,2,3" : "0,1,2,3,4,5,6,7";
         insert_job
             .bind_all(i, 1000 + i % 200, 1000, ids, fmt::format("user{}", i % 200), fmt::format("{}-{}", types[type], i % 97),
                       types[type], std::max(1, gpus / 8), gpus, submit, start, start + run, state,
-                      state[0] == 'F' ? "1:0" : state[0] == 'C' && state[1] == 'A' ? "0:15" : "0:0")
+                      state[0] == 'F' ? "1:0" : state[0] == 'C' && state[1] == 'A' ? "0:15" : "0:0", restarts)
             .run();
         insert_job.reset();
         // This node's GPUs of the job (at most 8), each with its summary.
@@ -93,13 +110,29 @@ int main(int argc, char** argv) {
                 .run();
             insert_gpu.reset();
         }
+        // The earlier runs' faults, before the newest run's submission (Slurm's requeue time).
+        for (int k = 0; k < restarts; ++k) {
+            const auto* reason = reasons[infra_reason_of(requeue_rng)];
+            insert_diag
+                .bind_all(i, k, submit - (restarts - k) * 3600.0 * (1 + uniform(requeue_rng)),
+                          acme::diagnose::to_string(reason->category), reason->name, acme::diagnose::to_string(reason->action))
+                .run();
+            insert_diag.reset();
+        }
         if (state[0] == 'F') {
             const auto* reason = reasons[reason_of(rng)];
             insert_diag
-                .bind_all(i, start + run, acme::diagnose::to_string(reason->category), reason->name,
+                .bind_all(i, restarts, start + run, acme::diagnose::to_string(reason->category), reason->name,
                           acme::diagnose::to_string(reason->action))
                 .run();
             insert_diag.reset();
+            if (reason->name == std::string_view("nccl_timeout")) {
+                insert_stall.bind_all(i, restarts, start + run, std::max(start, start + run - 1800), "cancelled", 0).run();
+                insert_stall.reset();
+            }
+        } else if (state[0] == 'C' && state[1] == 'O' && uniform(requeue_rng) < 0.001) {
+            insert_stall.bind_all(i, restarts, start + run / 2, start + run / 4, "none", 1).run();
+            insert_stall.reset();
         }
         if (i % 100000 == 0) {
             db.exec("COMMIT");

@@ -4,7 +4,8 @@
 # --goodput reads both runs from slurmdbd and splits the job's wall time as a hand computation
 # from slurmdbd's own fields (sacct -D) and the checkpoint's mtime does: queued before the first
 # run, the work redone (checkpoint to the fault), the recovery (fault to running again), the
-# rest kept, ETTR = kept / wall. The text view prints the same ETTR.
+# rest kept, ETTR = kept / wall. The text view prints the same ETTR. gpuacct goodput over the
+# period agrees with sacct -D, and from the node spools with slurmdbd where both know the pieces.
 . "$(dirname "$0")/lib.sh"
 
 G=$ACME_BUILD_DIR/acct/gpuacct/gpuacct
@@ -100,6 +101,45 @@ PY
   fail "gpuacct goodput against sacct -D over the period: $(cat "$ACME_TEST_TMP/cluster.json")"
 assert_contains "$("$G" goodput -S "$S" -E "$E")" "GPU-hours handed out" "gpuacct goodput"
 
+# The same period from the node spools: they hold this job's newest run and both runs'
+# diagnoses, not the first run's times. Where both sources know the pieces they agree: the runs
+# and failures, the newest run's GPU time (all kept: every GPU busy) and its wait (recovery:
+# the run before it failed), from slurmdbd's own row of that run; the first run is "not held".
+"$G" --spool-dir "$(spool_dir)" goodput -S "$S" -E "$E" --json >"$ACME_TEST_TMP/spool.json" 2>"$ACME_TEST_TMP/err" ||
+  fail "gpuacct --spool-dir goodput failed: $(cat "$ACME_TEST_TMP/err")"
+SLURM_TIME_FORMAT=%s sacct -D -X -n -P -S "$S" -E "$E" -o JobID,Submit,Start,End,AllocTRES >"$ACME_TEST_TMP/period-runs"
+python3 - "$ACME_TEST_TMP/period-runs" "$ACME_TEST_TMP/cluster.json" "$ACME_TEST_TMP/spool.json" "$id" <<'PY' ||
+import json, re, sys
+runs = {}
+for line in open(sys.argv[1]).read().split("\n"):
+    if not line: continue
+    job, submit, start, end, tres = line.split("|")
+    m = re.search(r"gres/gpu=(\d+)", tres)
+    runs.setdefault(job, []).append((float(submit), float(start), float(end), int(m.group(1)) if m else 0))
+db, sp = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+for k in ("jobs", "runs", "failures"):
+    assert db[k] == sp[k], (k, db[k], sp[k])
+assert db["runs_not_held"] == 0 and db["jobs_partly_held"] == 0, db
+# Only this job was requeued in the period: its first run is the one the spools do not hold.
+assert sp["runs_not_held"] == 1 and sp["jobs_partly_held"] == 1, sp
+newest = {job: r[-1] for job, r in runs.items()}
+handed = sum(g * (e - b) for s, b, e, g in newest.values()) / 3600
+assert abs(sp["handed_out_gpu_h"] - handed) < 1e-6, (sp["handed_out_gpu_h"], handed)
+parts = sum(sp[k] for k in ("kept_gpu_h", "lost_gpu_h", "stalled_gpu_h", "idle_gpu_h", "unsplit_gpu_h"))
+assert abs(parts - handed) < 1e-6, (parts, handed)
+s1, b1, e1, g1 = newest[sys.argv[4]]
+# Slurm gives the requeued run its own submit time; the epilog records what Slurm says.
+assert abs(sp["recovery_h"] * 3600 - (b1 - s1)) < 2, (sp["recovery_h"] * 3600, b1 - s1)
+# The newest run completed on busy GPUs: kept, as slurmdbd splits it; nothing redone is known.
+assert sp["kept_gpu_h"] >= g1 * (e1 - b1) / 3600 - 1e-6 and sp["lost_gpu_h"] == 0, sp
+# Every other job ran once: its hours are the same from both sources.
+others_db = db["handed_out_gpu_h"] - sum(g * (e - b) for s, b, e, g in runs[sys.argv[4]]) / 3600
+assert abs((sp["handed_out_gpu_h"] - g1 * (e1 - b1) / 3600) - others_db) < 1e-6, (sp, db)
+PY
+  fail "gpuacct --spool-dir goodput against slurmdbd's: $(cat "$ACME_TEST_TMP/spool.json")"
+text=$("$G" --spool-dir "$(spool_dir)" goodput -S "$S" -E "$E") || fail "gpuacct --spool-dir goodput (text) failed"
+assert_contains "$text" "not held: 1 earlier run of 1 requeued job" "gpuacct --spool-dir goodput"
+
 # The HTML report of the same period draws the same split and this job's cause.
 "$G" -S "$S" -E "$E" report --html "$ACME_TEST_TMP/report.html" >/dev/null 2>&1 || fail "gpuacct report --html failed"
 chrome=$(command -v chromium || command -v chromium-browser || true)
@@ -124,4 +164,34 @@ assert abs(parts["kept"] - c["kept_gpu_h"]) < 1e-6 and abs(parts["lost (redone)"
 want = {(x["category"], x["reason"]): x["lost_gpu_h"] + x["stalled_gpu_h"] for x in c["causes"]}
 assert set(causes) == set(want) and all(abs(causes[k] - want[k]) < 1e-6 for k in want), (causes, want)
 assert ("infrastructure", "gpu_lost") in causes, causes
+PY
+
+# The report from the node spools draws gpuacct --spool-dir goodput's split, and says which runs
+# it does not hold.
+"$G" --spool-dir "$(spool_dir)" -S "$S" -E "$E" report --html "$ACME_TEST_TMP/spool-report.html" >/dev/null 2>&1 ||
+  fail "gpuacct --spool-dir report --html failed"
+timeout 90 "$chrome" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+  --disable-sync --no-first-run --user-data-dir="$ACME_TEST_TMP/profile" --enable-logging=stderr --v=0 \
+  --virtual-time-budget=5000 --dump-dom "file://$ACME_TEST_TMP/spool-report.html" >"$ACME_TEST_TMP/spool-dom.html" 2>"$ACME_TEST_TMP/chrome.err" ||
+  fail "chromium did not render the spool report: $(tail -n 3 "$ACME_TEST_TMP/chrome.err")"
+python3 - "$ACME_TEST_TMP/spool-dom.html" "$ACME_TEST_TMP/spool.json" <<'PY' || fail "the spool report's goodput chart against gpuacct --spool-dir goodput --json"
+import json, sys
+from html.parser import HTMLParser
+parts, notes = {}, []
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.in_note = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("class") == "goodput-part": parts[a["data-part"]] = float(a["data-gpu-hours"])
+        self.in_note = a.get("class") == "goodput-not-held"
+    def handle_data(self, data):
+        if self.in_note: notes.append(data)
+P().feed(open(sys.argv[1]).read())
+c = json.load(open(sys.argv[2]))
+for name, key in (("kept", "kept_gpu_h"), ("lost (redone)", "lost_gpu_h"), ("stalled", "stalled_gpu_h"),
+                  ("GPUs idle", "idle_gpu_h"), ("not split", "unsplit_gpu_h")):
+    assert abs(parts[name] - c[key]) < 1e-6, (name, parts, c)
+assert notes and notes[0].startswith("not held: 1 earlier run(s) of 1 requeued job(s)"), notes
 PY

@@ -65,7 +65,7 @@ struct Context {
     bool per_run = false;
     std::map<std::pair<std::int64_t, int>, GpuUse> run_use;
     Units units;
-    // The HTML report from slurmdbd: gpuacct goodput of the rows read (spools cannot give it).
+    // The HTML report: gpuacct goodput of the rows read (slurmdbd, or the spools: goodput_spool.hpp).
     std::optional<ClusterGoodput> goodput;
 };
 

@@ -30,7 +30,7 @@ std::optional<double> redo_from(std::span<const GoodputRun> runs, size_t failed)
 
 }  // namespace
 
-Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
+Goodput compute_goodput(std::span<const GoodputRun> runs, double now, bool notes) {
     Goodput g;
     g.runs = static_cast<int>(runs.size());
     if (runs.empty()) return g;
@@ -60,12 +60,14 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
         const auto from = redo_from(runs, i);
         if (!from) {
             redo_unknown = true;
-            g.unknown.push_back(
-                i + 1 < runs.size()
-                    ? fmt::format("run {} failed and run {} does not say which checkpoint it resumed from (or when that "
-                                  "checkpoint was written): the work redone is unknown",
-                                  i, i + 1)
-                    : fmt::format("run {} failed and no run resumed after it: the work lost since its last checkpoint is unknown", i));
+            if (notes)
+                g.unknown.push_back(
+                    i + 1 < runs.size()
+                        ? fmt::format("run {} failed and run {} does not say which checkpoint it resumed from (or when that "
+                                      "checkpoint was written): the work redone is unknown",
+                                      i, i + 1)
+                        : fmt::format("run {} failed and no run resumed after it: the work lost since its last checkpoint is unknown",
+                                      i));
             continue;
         }
         redo.push_back({*from, end_of(runs[i], now), i});
@@ -117,7 +119,7 @@ Goodput compute_goodput(std::span<const GoodputRun> runs, double now) {
             run_kept -= run_kept * share;
         } else if (run_kept > 0) {
             idle_unknown = true;
-            g.unknown.push_back(fmt::format("run {} has no GPU telemetry: its idle GPUs, if any, are counted as kept", i));
+            if (notes) g.unknown.push_back(fmt::format("run {} has no GPU telemetry: its idle GPUs, if any, are counted as kept", i));
         }
         kept += run_kept;
     }
@@ -178,6 +180,8 @@ void ClusterGoodputSum::add(const Goodput& g) {
     ++c.jobs;
     c.runs += g.runs;
     c.failures += g.failures;
+    c.runs_not_held += g.runs_not_held;
+    c.jobs_partly_held += g.runs_not_held > 0;
     const double handed = g.running_s * g.gpus / kHour;
     c.handed_out_gpu_h += handed;
     c.queued_h += g.queued_s.value_or(0) / kHour;
@@ -190,13 +194,35 @@ void ClusterGoodputSum::add(const Goodput& g) {
         c.lost_gpu_h += g.lost_s.value_or(0) * g.gpus / kHour;
         c.idle_gpu_h += g.idle_s.value_or(0) * g.gpus / kHour;
     }
-    for (const auto& cause : g.causes) {
-        auto it = std::find_if(c.causes.begin(), c.causes.end(),
-                               [&](const GoodputCause& x) { return x.category == cause.category && x.reason == cause.reason; });
-        if (it == c.causes.end()) it = c.causes.insert(c.causes.end(), GoodputCause{cause.category, cause.reason, 0, 0});
-        it->lost_s += cause.lost_s * g.gpus;
-        it->stalled_s += cause.stalled_s * g.gpus;
-    }
+    for (const auto& cause : g.causes) add_cause(cause, g.gpus);
+}
+
+void ClusterGoodputSum::add_cause(const GoodputCause& cause, double gpus) {
+    auto& causes = sum_.causes;
+    auto it = std::find_if(causes.begin(), causes.end(),
+                           [&](const GoodputCause& x) { return x.category == cause.category && x.reason == cause.reason; });
+    if (it == causes.end()) it = causes.insert(causes.end(), GoodputCause{cause.category, cause.reason, 0, 0});
+    it->lost_s += cause.lost_s * gpus;
+    it->stalled_s += cause.stalled_s * gpus;
+}
+
+void ClusterGoodputSum::append(const ClusterGoodputSum& other) {
+    ClusterGoodput& c = sum_;
+    const ClusterGoodput& o = other.sum_;
+    c.handed_out_gpu_h += o.handed_out_gpu_h;
+    c.kept_gpu_h += o.kept_gpu_h;
+    c.lost_gpu_h += o.lost_gpu_h;
+    c.stalled_gpu_h += o.stalled_gpu_h;
+    c.idle_gpu_h += o.idle_gpu_h;
+    c.unsplit_gpu_h += o.unsplit_gpu_h;
+    c.recovery_h += o.recovery_h;
+    c.queued_h += o.queued_h;
+    c.jobs += o.jobs;
+    c.runs += o.runs;
+    c.failures += o.failures;
+    c.runs_not_held += o.runs_not_held;
+    c.jobs_partly_held += o.jobs_partly_held;
+    for (const auto& cause : o.causes) add_cause(cause, 1);  // GPU-seconds already
 }
 
 ClusterGoodput ClusterGoodputSum::result() const {
@@ -215,6 +241,10 @@ std::string render_cluster_goodput(const ClusterGoodput& c) {
                                   {"GPUs idle", c.idle_gpu_h}, {"not split", c.unsplit_gpu_h}})
         out += fmt::format("    {:<20} {:10.1f}  {:5.1f}%\n", name, h, share(h));
     out += fmt::format("  waits (job-hours)      queued {:.1f}, recovery {:.1f}\n", c.queued_h, c.recovery_h);
+    if (c.runs_not_held > 0)
+        out += fmt::format("  not held: {} earlier run{} of {} requeued job{} (node spools keep a job's last run): their GPU time,\n"
+                           "    waits and work redone are unknown and in none of the hours above\n",
+                           c.runs_not_held, c.runs_not_held == 1 ? "" : "s", c.jobs_partly_held, c.jobs_partly_held == 1 ? "" : "s");
     if (!c.causes.empty()) out += "  GPU-hours lost by cause (redone + stalled):\n";
     for (const auto& cause : c.causes)
         out += fmt::format("    {:<15} {:<24} {:10.1f}\n", cause.category, cause.reason, (cause.lost_s + cause.stalled_s) / 3600);
@@ -229,7 +259,8 @@ nlohmann::json cluster_goodput_json(const ClusterGoodput& c) {
     return {{"jobs", c.jobs}, {"runs", c.runs}, {"failures", c.failures}, {"handed_out_gpu_h", c.handed_out_gpu_h},
             {"kept_gpu_h", c.kept_gpu_h}, {"lost_gpu_h", c.lost_gpu_h}, {"stalled_gpu_h", c.stalled_gpu_h},
             {"idle_gpu_h", c.idle_gpu_h}, {"unsplit_gpu_h", c.unsplit_gpu_h}, {"queued_h", c.queued_h},
-            {"recovery_h", c.recovery_h}, {"causes", causes}};
+            {"recovery_h", c.recovery_h}, {"runs_not_held", c.runs_not_held}, {"jobs_partly_held", c.jobs_partly_held},
+            {"causes", causes}};
 }
 
 }  // namespace acme::acct

@@ -48,10 +48,14 @@ struct Goodput {
     double running_s = 0;                 // every run's running time: what the cluster handed out
     std::vector<GoodputCause> causes;     // lost and stalled time by cause, where known
     std::vector<std::string> unknown;     // why a piece is unknown, one sentence each
+    // Earlier runs of the chain the source does not hold (node spools keep a job's newest run):
+    // their running time, waits and work redone are in none of the pieces above.
+    int runs_not_held = 0;
 };
 
-// `now`: the end of a job still running.
-Goodput compute_goodput(std::span<const GoodputRun> runs, double now);
+// `now`: the end of a job still running. notes = false leaves Goodput::unknown empty (the pieces
+// stay unknown): a cluster's sum never prints them, and a million sentences cost.
+Goodput compute_goodput(std::span<const GoodputRun> runs, double now, bool notes = true);
 
 // The block for the terminal: ETTR, the wall time, then each piece as sacct's [D-]HH:MM:SS and
 // its share of the wall time ("unknown" where it is), the notes; ending in a newline.
@@ -69,13 +73,18 @@ struct ClusterGoodput {
     double unsplit_gpu_h = 0;     // of jobs whose work redone is unknown: not split
     double recovery_h = 0, queued_h = 0;  // waits (hours of job time, no GPUs held)
     std::int64_t jobs = 0, runs = 0, failures = 0;
+    // Runs counted in `runs` whose GPU time the source does not hold (node spools), and the
+    // requeued jobs they belong to: that time is in none of the GPU-hours (0 from slurmdbd).
+    std::int64_t runs_not_held = 0, jobs_partly_held = 0;
     std::vector<GoodputCause> causes;  // GPU-seconds here, most first
 };
 class ClusterGoodputSum {
 public:
     void add(const Goodput& g);
+    void append(const ClusterGoodputSum& other);  // another part's sum (a scan read in parts)
     ClusterGoodput result() const;
 private:
+    void add_cause(const GoodputCause& cause, double gpus);
     ClusterGoodput sum_;
 };
 

@@ -25,11 +25,6 @@ std::optional<json> run_record(const slurm::AccountedRun& row, std::vector<std::
     return parsed;
 }
 
-// Slurm's final states that end a run in a fault (sacct's words).
-bool failed_state(const std::string& state) {
-    return state == "FAILED" || state == "NODE_FAIL" || state == "OUT_OF_MEMORY" || state == "BOOT_FAIL";
-}
-
 // What the record adds to a run: every node's part speaks for the run; a diagnosis or an acted
 // stall verdict on any node is the run's fault.
 void read_record(const json& r, GoodputRun& run) {
@@ -70,6 +65,10 @@ void read_record(const json& r, GoodputRun& run) {
 }
 
 }  // namespace
+
+bool failed_state(std::string_view state) {
+    return state == "FAILED" || state == "NODE_FAIL" || state == "OUT_OF_MEMORY" || state == "BOOT_FAIL";
+}
 
 namespace {
 
@@ -130,7 +129,7 @@ void ClusterGoodputStream::add_job_runs(const std::vector<GoodputRun>& runs) {
     if (runs.empty()) return;
     const auto& last = runs.back();
     if (listed(filter_.users, last.user) && listed(filter_.accounts, last.account) && listed(filter_.partitions, last.partition))
-        sum_.add(compute_goodput(runs, now_));
+        sum_.add(compute_goodput(runs, now_, false));
 }
 
 void ClusterGoodputStream::add_job(std::span<const slurm::AccountedRun> rows, std::vector<std::string>& warnings) {

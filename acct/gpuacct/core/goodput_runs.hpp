@@ -8,12 +8,17 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "acct/gpuacct/core/goodput.hpp"
 #include "common/slurm/accounting.hpp"
 
 namespace acme::acct {
+
+// Slurm's final states that end a run in a fault (sacct's words): FAILED, NODE_FAIL,
+// OUT_OF_MEMORY, BOOT_FAIL. A cancellation or a time limit is not a fault a later run makes good.
+bool failed_state(std::string_view state);
 
 // Each job's runs, oldest first (slurmdbd's row order). A damaged record adds a line to
 // `warnings` naming the job; that run is read from slurmdbd's fields alone.

@@ -16,6 +16,7 @@
 #include <fmt/ostream.h>
 
 #include "acct/gpuacct/core/goodput_runs.hpp"
+#include "acct/gpuacct/core/goodput_spool.hpp"
 #include "acct/gpuacct/core/job_states.hpp"
 #include "acct/gpuacct/core/prometheus_source.hpp"
 #include "acct/gpuacct/core/sacct_selection.hpp"
@@ -300,6 +301,10 @@ Context load(const QueryOptions& o, const LoadRequest& r, std::ostream& err, Sou
                                       o.spool_dir, context.data.problems.front(), spool_hint())};
     }
     for (const auto& problem : context.data.problems) fmt::print(err, "gpuacct: warning: skipped {}\n", problem);
+    // The report's goodput chart from the spools just read, filtered as gpuacct goodput is.
+    if (everything && source == Source::spool)
+        context.goodput =
+            spool_cluster_goodput(o.spool_dir, context.data, {filter.users, filter.accounts, filter.partitions, {}, {}}, r.now);
     std::erase_if(context.data.jobs, [&](const Job& job) { return !matches(job, filter); });
     context.jobs = std::move(context.data.jobs);
     context.data.jobs.clear();
