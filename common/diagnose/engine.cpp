@@ -20,6 +20,7 @@ struct Finding {
     const RuleCommon* rule = nullptr;
     const std::vector<int>* exit_codes = nullptr;  // a log rule's corroborating exit codes
     Evidence evidence;
+    bool generic = false;  // a log rule that decides by an exception class alone
 };
 
 std::string_view signal_name(int signal) {
@@ -351,6 +352,38 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits, std::size_t
     return d;
 }
 
+// The fallback's answer over a generic rule's (engine.hpp), or none when it is not confident of
+// another category that is not infrastructure.
+std::optional<Diagnosis> overruled(const Finding& top, const Exits& exits, std::string_view log, const FallbackModel& model,
+                                   double threshold) {
+    FallbackPrediction p = model.predict(log, threshold);
+    const ReasonInfo* reason = find_reason(p.reason);
+    const ReasonInfo& ruled = reason_of(*top.rule);
+    // Never into infrastructure: on the held-out folds its confident infrastructure answers over a
+    // RuntimeError were wrong (a watchdog's words after the program's own error).
+    if (!reason || reason->name == unknown_reason().name || reason->category == ruled.category ||
+        reason->category == Category::infrastructure)
+        return std::nullopt;
+    Diagnosis d;
+    d.category = reason->category;
+    d.reason = std::string(reason->name);
+    d.action = Action::none;
+    d.confidence = std::clamp(p.probability, 0.0, 0.85);
+    d.rule = "fallback";
+    std::string words;
+    for (std::size_t i = 0; i < p.decided_by.size() && i < 5; ++i)
+        words += fmt::format("{}\"{}\"", i ? ", " : "", p.decided_by[i].first);
+    d.evidence.push_back(
+        {0, "fallback",
+         clean_text(fmt::format("rule {} ({}) decides by the exception class alone; the learned fallback says {} (p={:.2f}, "
+                                "at least {:.2f}) from {}",
+                                top.rule->id, ruled.name, reason->name, p.probability, threshold, words),
+                    0)});
+    d.evidence.push_back(top.evidence);
+    if (const ExitStatus* failed = exits.failure()) d.evidence.push_back({0, "exit_status", describe(*failed)});
+    return d;
+}
+
 }  // namespace
 
 Engine::Engine(RuleSet rules, std::shared_ptr<const FallbackModel> fallback, const FallbackKeys& overrides)
@@ -375,6 +408,7 @@ void Engine::configure(const FallbackKeys& overrides) {
     }
     tie_breaker_ = keys.tie_breaker.value_or(kTieBreakerDefault);
     tie_margin_ = keys.tie_margin.value_or(kTieMarginDefault);
+    overrule_ = keys.overrule.value_or(kOverruleDefault);
 }
 
 Engine Engine::with_fallback(std::shared_ptr<const FallbackModel> fallback, const FallbackKeys& overrides) const {
@@ -423,7 +457,7 @@ Diagnosis Engine::run(const JobEnd& job, const History* history, TieBreak* tie, 
             if (without && hit.rule < without->size() && (*without)[hit.rule]) continue;
             const LogRule& rule = rules_->log[hit.rule];
             findings.push_back({rule.priority, hit.line, &rule, &rule.exit_codes,
-                                {hit.line, "log", clean_text(lines.line(hit.line), hit.column)}});
+                                {hit.line, "log", clean_text(lines.line(hit.line), hit.column)}, rule.generic});
         }
     }
     if (!findings.empty()) {
@@ -434,6 +468,8 @@ Diagnosis Engine::run(const JobEnd& job, const History* history, TieBreak* tie, 
             chosen = break_tie(findings, candidates, fallback_.get(), job, tie_breaker_, tie_margin_, threshold_, met);
             if (tie) *tie = met;
         }
+        if (findings[chosen].generic && fallback_)
+            if (auto d = overruled(findings[chosen], exits, job.log, *fallback_, overrule_)) return std::move(*d);
         return decide(findings, exits, chosen, &met);
     }
 

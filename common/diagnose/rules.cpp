@@ -147,6 +147,7 @@ LogRule read_log_rule(const Reader& in) {
         in.fail(*in.get("within"), fmt::format("rule \"{}\" sets \"within\" without \"near\"", rule.id),
                 "add near = '...' or remove within");
     rule.exit_codes = in.integers<int>("exit_codes", 0, 255);
+    rule.generic = in.boolean("generic").value_or(false);
     return rule;
 }
 
@@ -231,6 +232,7 @@ void FallbackKeys::override_with(const FallbackKeys& other) {
     if (other.threshold) threshold = other.threshold;
     if (other.tie_breaker) tie_breaker = other.tie_breaker;
     if (other.tie_margin) tie_margin = other.tie_margin;
+    if (other.overrule) overrule = other.overrule;
 }
 
 void RuleSet::merge(RuleSet&& other) {
@@ -268,7 +270,7 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
     RuleSet set;  // merged one rule at a time so a duplicate id names its own line
     each_table(root, "rule", source, [&](const toml::table& table) {
         Reader in(table, source, "rule",
-                  with_common({"pattern", "unless", "near", "within", "exit_codes"}));
+                  with_common({"pattern", "unless", "near", "within", "exit_codes", "generic"}));
         RuleSet one;
         one.log.push_back(read_log_rule(in));
         set.merge(std::move(one));
@@ -300,8 +302,9 @@ RuleSet parse_rules(std::string_view text, std::string_view source) {
         if (!table)
             throw RuleError(fmt::format("{}:{}: \"fallback\" must be written [fallback]: make it one table", source,
                                         node->source().begin.line));
-        Reader in(*table, source, "fallback", {"threshold", "tie_breaker", "tie_margin"});
+        Reader in(*table, source, "fallback", {"threshold", "tie_breaker", "tie_margin", "overrule"});
         set.fallback.threshold = in.fraction("threshold");
+        set.fallback.overrule = in.fraction("overrule");
         set.fallback.tie_breaker = in.boolean("tie_breaker");
         if (auto margin = in.integer("tie_margin", 0, 1000)) set.fallback.tie_margin = static_cast<int>(*margin);
     }

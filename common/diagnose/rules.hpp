@@ -10,6 +10,8 @@
 //   near = '...'      needs this within `within` lines before or after (default 30)
 //   exit_codes = [1]  exit codes that corroborate it
 //   action = "drain"  overrides the reason's default action
+//   generic = true    the rule decides by an exception class alone (RuntimeError, OSError):
+//                     the learned fallback may overrule it (engine.hpp)
 //
 //   [[status]]        how the job ended: exit_codes, signals, oom_kill, time_limit,
 //                     cancelled, node_failure, stalled, stall_named (all that are given
@@ -20,8 +22,8 @@
 //                     driver's "Xid (PCI:...): N" line with any prefix, and "caused by previous
 //                     Xid N". sources = ["log"] keeps the sampler's event out; no codes: any code
 //   [fallback]        settings of the learned fallback (fallback.hpp, engine.hpp), over the
-//                     model file's: threshold = 0.95, tie_breaker = true, tie_margin = 0. A later
-//                     file's key overrides an earlier file's.
+//                     model file's: threshold = 0.95, tie_breaker = true, tie_margin = 0,
+//                     overrule = 0.8. A later file's key overrides an earlier file's.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,7 @@ struct LogRule : RuleCommon {
     std::string near;    // empty: none
     int within = 30;
     std::vector<int> exit_codes;
+    bool generic = false;  // decides by an exception class alone: the fallback may overrule it
 };
 
 struct StatusRule : RuleCommon {
@@ -80,6 +83,7 @@ struct FallbackKeys {
     std::optional<double> threshold;  // 0..1: the probability the fallback must reach to answer
     std::optional<bool> tie_breaker;  // let it choose between tied rules of different categories
     std::optional<int> tie_margin;    // 0..1000: how far below the top priority a rule still ties
+    std::optional<double> overrule;   // 0..1: the probability at which it overrules a generic rule (1: never)
     // Sets what other sets.
     void override_with(const FallbackKeys& other);
 };

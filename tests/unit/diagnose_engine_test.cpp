@@ -219,3 +219,39 @@ TEST_CASE("diagnose_noexcept answers unknown instead of throwing") {
     CHECK_FALSE(load_engine_noexcept("/nonexistent/rules.d", error));
     CHECK(error.find("/nonexistent/rules.d: rules directory not found") == 0);
 }
+
+TEST_CASE("families in their documented words, not a case's: launchers, busy or absent devices, error counters") {
+    JobEnd failed;
+    failed.job_exit = ExitStatus{1, 0};
+    auto reason = [&](std::string_view log) { return run(log, failed).reason; };
+    // Open MPI's and PRRTE's help texts for a program they could not start, in all three forms.
+    CHECK(reason("prterun was unable to launch the specified application as it could not find an executable:\n") ==
+          "command_not_found");
+    CHECK(reason("mpirun was unable to find the specified executable file, and therefore\n") == "command_not_found");
+    // MPI's invalid-handle strings, after MPICH's prefix or Open MPI's error class, any case.
+    CHECK(reason("Fatal error in PMPI_Allreduce: Invalid datatype, error stack:\n") == "runtime_error");
+    CHECK(reason("*** MPI_ERR_RANK: invalid rank\n") == "runtime_error");
+    // The launch layer losing a peer, and torch's store timing out; never the NCCL watchdog's timeout.
+    CHECK(reason("PRTE has lost communication with a remote daemon.\n") == "connection_error");
+    CHECK(reason("[n1:42] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2788\n") == "connection_error");
+    CHECK(reason("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.\n") ==
+          "connection_error");
+    CHECK(reason("RuntimeError: TCPStore( rank: 1) timed out waiting for key\n") == "connection_error");
+    CHECK(reason(kWatchdog) == "nccl_timeout");
+    // A device another process holds or a runtime that would not start: the node's, requeued.
+    Diagnosis d = run("RuntimeError: Unable to initialize backend 'tpu': The TPU is already in use by process 4242\n", failed);
+    CHECK(d.reason == "cuda_error");
+    CHECK(d.action == Action::requeue);
+    CHECK(reason("ERROR  NRT:nrt_allocate_neuron_cores  NeuronCore(s) are busy\n") == "cuda_error");
+    CHECK(reason("RuntimeError: Failed to initialize Habana device: driver not found\n") == "cuda_error");
+    // ... but an allocator failing while it starts is the memory's.
+    CHECK(reason("RuntimeError: NPU runtime initialization failed: out of memory\n") == "out_of_memory");
+    // Error counters in any tool's form; zero is no error.
+    CHECK(reason("{\"mem_ecc_uncorrected\": 3, \"sram_ecc_uncorrected\": 0}\n") == "ecc_error");
+    CHECK(reason("    Uncorrectable ECC errors : 2\n") == "ecc_error");
+    CHECK(reason("    mem_ecc_uncorrected: 0\nValueError: bad config\n") == "value_error");
+    // The kernel's uncorrected host memory and PCIe errors; corrected ones are not failures.
+    CHECK(reason("[ 812.1] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0\n") == "node_failure");
+    CHECK(reason("[ 90.2] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n") == "node_failure");
+    CHECK(reason("[ 812.1] EDAC MC0: 1 CE memory read error\nValueError: bad config\n") == "value_error");
+}

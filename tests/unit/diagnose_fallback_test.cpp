@@ -303,3 +303,47 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
     job.log = lost;
     CHECK(without.diagnose(job).reason == "unknown");
 }
+
+TEST_CASE("the fallback overrules a generic rule only when confident of another category, never into infrastructure") {
+    auto model = std::make_shared<const FallbackModel>(FallbackModel::train(examples()));
+    // A script rule that decides by an exception class alone, and one that is specific.
+    auto rules = [](bool generic, const std::string& keys) {
+        return parse_rules(std::string("[[rule]]\nid = \"t.class\"\nreason = \"key_error\"\npattern = 'KeyError:'\npriority = 300\n") +
+                               (generic ? "generic = true\n" : "") + keys,
+                           "t.toml");
+    };
+    JobEnd job;
+    job.job_exit = ExitStatus{1, 0};
+    job.log = "KeyError: 'field'\nthe tokenizer rejected sample 77: malformed template field\nabort: template field malformed\n";
+
+    // Generic, and the fallback is sure of a framework reason: its answer, action none, the rule's line kept.
+    Engine overruling(rules(true, "[fallback]\noverrule = 0.5\n"), model);
+    CHECK(overruling.overrule() == 0.5);
+    Diagnosis d = overruling.diagnose(job);
+    CHECK(d.reason == "value_error");
+    CHECK(d.rule == "fallback");
+    CHECK(d.action == Action::none);
+    CHECK(d.confidence <= 0.85);
+    REQUIRE(d.evidence.size() >= 2);
+    CHECK(d.evidence[0].source == "fallback");
+    CHECK(d.evidence[0].text.find("rule t.class (key_error) decides by the exception class alone") != std::string::npos);
+    CHECK(d.evidence[1].line == 1);
+    CHECK(from_fallback(d));
+
+    // Not generic, a threshold it does not reach, or no model: the rule decides.
+    CHECK(Engine(rules(false, "[fallback]\noverrule = 0.5\n"), model).diagnose(job).rule == "t.class");
+    CHECK(Engine(rules(true, "[fallback]\noverrule = 1.0\n"), model).diagnose(job).rule == "t.class");
+    CHECK(Engine(rules(true, "[fallback]\noverrule = 0.5\n")).diagnose(job).rule == "t.class");
+    CHECK(Engine(rules(true, "")).overrule() == kOverruleDefault);
+
+    // The fallback is sure of infrastructure: never that, the rule decides.
+    job.log = "KeyError: 'field'\nflux broker lost contact with peer fabric lane 4\nabort: broker peer lost\n";
+    CHECK(model->predict(job.log, 0.5).reason == "node_failure");
+    d = overruling.diagnose(job);
+    CHECK(d.rule == "t.class");
+    CHECK(d.reason == "key_error");
+
+    // The key's value is checked like the others'.
+    CHECK_THROWS_AS(parse_rules("[fallback]\noverrule = 2\n", "x.toml"), RuleError);
+    CHECK_THROWS_AS(parse_rules("[[rule]]\nid = \"x\"\nreason = \"key_error\"\npattern = 'x'\ngeneric = 1\n", "x.toml"), RuleError);
+}
