@@ -101,8 +101,11 @@ int print_cluster_goodput(const ClusterGoodputRequest& request, std::ostream& ou
         std::vector<std::string> warnings;
         std::string why_not;
         if (!slurm::for_each_accounted_job(query, [](size_t) {}, [&](auto rows) { stream.add_job(rows, warnings); }, why_not))
-            throw acct::Failure{fmt::format("gpuacct goodput needs slurmdbd ({}), or give --spool-dir to read the node spools",
-                                            why_not)};
+            // --source slurmdbd asked for slurmdbd alone: pointing at the spools would contradict it.
+            throw acct::Failure{request.slurmdbd
+                                    ? fmt::format("gpuacct goodput --source slurmdbd needs slurmdbd ({})", why_not)
+                                    : fmt::format("gpuacct goodput needs slurmdbd ({}), or give --spool-dir to read the node spools",
+                                                  why_not)};
         c = stream.result();
         warn(warnings, err);
     }
