@@ -352,6 +352,21 @@ Diagnosis decide(std::vector<Finding>& findings, const Exits& exits, std::size_t
     return d;
 }
 
+// The fallback's answer as a diagnosis: it names a cause for the person reading and never acts
+// (no drain, no requeue), at a confidence below any rule's; the rest of `d` is kept. Returns the
+// tokens that decided, quoted, for the evidence line.
+std::string answer_by_fallback(Diagnosis& d, const ReasonInfo& reason, const FallbackPrediction& p) {
+    d.category = reason.category;
+    d.reason = std::string(reason.name);
+    d.action = Action::none;
+    d.confidence = std::clamp(p.probability, 0.0, 0.85);
+    d.rule = "fallback";
+    std::string words;
+    for (std::size_t i = 0; i < p.decided_by.size() && i < 5; ++i)
+        words += fmt::format("{}\"{}\"", i ? ", " : "", p.decided_by[i].first);
+    return words;
+}
+
 // The fallback's answer over a generic rule's (engine.hpp), or none when it is not confident of
 // another category that is not infrastructure.
 std::optional<Diagnosis> overruled(const Finding& top, const Exits& exits, std::string_view log, const FallbackModel& model,
@@ -365,14 +380,7 @@ std::optional<Diagnosis> overruled(const Finding& top, const Exits& exits, std::
         reason->category == Category::infrastructure)
         return std::nullopt;
     Diagnosis d;
-    d.category = reason->category;
-    d.reason = std::string(reason->name);
-    d.action = Action::none;
-    d.confidence = std::clamp(p.probability, 0.0, 0.85);
-    d.rule = "fallback";
-    std::string words;
-    for (std::size_t i = 0; i < p.decided_by.size() && i < 5; ++i)
-        words += fmt::format("{}\"{}\"", i ? ", " : "", p.decided_by[i].first);
+    const std::string words = answer_by_fallback(d, *reason, p);
     d.evidence.push_back(
         {0, "fallback",
          clean_text(fmt::format("rule {} ({}) decides by the exception class alone; the learned fallback says {} (p={:.2f}, "
@@ -499,14 +507,7 @@ Diagnosis Engine::run(const JobEnd& job, const History* history, TieBreak* tie, 
     if (fallback_ && d.reason == unknown_reason().name) {
         FallbackPrediction p = fallback_->predict(job.log, threshold_);  // the engine's (a key may override the model's)
         if (const ReasonInfo* reason = find_reason(p.reason); reason && reason->name != unknown_reason().name) {
-            d.category = reason->category;
-            d.reason = std::string(reason->name);
-            d.action = Action::none;
-            d.confidence = std::clamp(p.probability, 0.0, 0.85);
-            d.rule = "fallback";
-            std::string words;
-            for (std::size_t i = 0; i < p.decided_by.size() && i < 5; ++i)
-                words += fmt::format("{}\"{}\"", i ? ", " : "", p.decided_by[i].first);
+            const std::string words = answer_by_fallback(d, *reason, p);
             d.evidence.insert(d.evidence.begin(),
                               {0, "fallback",
                                clean_text(fmt::format("no rule matched; the learned fallback says {} (p={:.2f}) from {}",
