@@ -3,6 +3,10 @@
 # A test exits 0 to pass, 77 to skip (saying why on stdout), anything else to fail.
 
 set -uo pipefail
+# So `grep -q` (and -m) read a here-string (`grep -q PAT <<<"$text"`), never a pipe: grep -q exits
+# at its first match, and a writer still writing then dies of SIGPIPE, which pipefail makes the
+# pipeline's status (on a loaded machine t-evalsched-watch's "|| fail" fired on a status that
+# matched, and a "&& fail" can pass when it should fail).
 
 fail() {
   echo "FAIL: $*" >&2

@@ -68,8 +68,8 @@ echo "$status" | grep -A1 "^ceval failed: dataset_loading_error (framework)$" | 
   fail "no evidence for the unknown task: $status"
 # The failure blocks (a heading, its indented lines, up to the blank line): nothing cut.
 blocks=$(echo "$status" | awk '/^[a-z0-9_]+ failed: / { on = 1 } /^$/ { on = 0 } on')
-[ "$(echo "$blocks" | grep -c "failed: ")" = 2 ] || fail "not one block per failed dataset: $status"
-echo "$blocks" | grep -q '+$' && fail "a failure line was cut: $blocks"
+[ "$(grep -c "failed: " <<<"$blocks")" = 2 ] || fail "not one block per failed dataset: $status"
+grep -q '+$' <<<"$blocks" && fail "a failure line was cut: $blocks"
 hstatus=$(COLUMNS='' evalsched status "$hid")
 echo "$hstatus" | grep -A1 "^boolq failed: command_not_found (script)$" | grep -q "^    acme-eval-lmeval: cannot run" ||
   fail "the missing harness's line is not shown: $hstatus"
@@ -87,11 +87,11 @@ rc=0
 watch_out=$(evalsched watch "$id" --interval 0.3) || rc=$?
 assert_eq 1 "$rc" "watch's exit code for a failed evaluation"
 echo "$watch_out" | grep -A2 "cmmlu failed: value_error (framework)$" | grep -q "^ *log: $log$" || fail "watch does not name cmmlu's log: $watch_out"
-echo "$watch_out" | grep -q "^ *ValueError: invalid literal in cmmlu answer key$" || fail "watch does not show cmmlu's evidence: $watch_out"
+grep -q "^ *ValueError: invalid literal in cmmlu answer key$" <<<"$watch_out" || fail "watch does not show cmmlu's evidence: $watch_out"
 
 report=$(evalsched report run7)
 assert_contains "$report" "(framework)" "the report says why cmmlu has no score"
-echo "$report" | grep -q "^mmlu .*accuracy" || fail "mmlu has no score in the report: $report"
+grep -q "^mmlu .*accuracy" <<<"$report" || fail "mmlu has no score in the report: $report"
 echo "$report" | grep -A2 "^cmmlu on step-100 (evaluation $id) failed: value_error (framework)$" | grep -q "^    log: $log$" ||
   fail "the report does not say why and where for cmmlu: $report"
 evalsched report run7 --format json | python3 -c '

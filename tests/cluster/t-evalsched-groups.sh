@@ -45,5 +45,5 @@ plain=$(awk -v l="$(score grp_long)" -v b="$(score grp_b)" -v c="$(score grp_c)"
 awk -v p="$plain" -v w="$want" 'BEGIN { exit !(p - w > 1e-3 || w - p > 1e-3) }' ||
   fail "the leaves' scores ($plain plain, $want weighted) cannot tell a weighted from a plain mean"
 table=$(evalsched report "$id")
-echo "$table" | grep -qw grp || fail "evalsched report (table) does not list the group: $table"
+grep -qw grp <<<"$table" || fail "evalsched report (table) does not list the group: $table"
 echo "groups: grp = $(score grp) (weighted mean of $(score grp_long), $(score grp_b), $(score grp_c))"

@@ -30,7 +30,7 @@ for i in $(seq 20); do
   out=$(as nobody "$cli" status 2>&1) || fail "nobody's status failed while the hostile client ran: $out"
   assert_eq "no evaluations" "$out" "nobody's status (request $i)"
   out=$(evalsched status 2>&1) || fail "root's status failed while the hostile client ran: $out"
-  echo "$out" | grep -q "^$id " || fail "root's list lacks evaluation $id: $out"
+  grep -q "^$id " <<<"$out" || fail "root's list lacks evaluation $id: $out"
   evalsched status "$id" >/dev/null 2>&1 || fail "root's status $id failed while the hostile client ran"
   answered=$((answered + 1))
   sleep 0.3
@@ -46,7 +46,7 @@ closed=$(echo "$line" | sed -n 's/.* \([0-9]*\) closed by the daemon.*/\1/p')
 # The 16 admitted are idle or slow: each closed after request_timeout=3s, and their successors too.
 [ "${closed:-0}" -ge 32 ] || fail "expected the daemon to close the idle and slow connections, twice over in 12 s: $line"
 assert_contains "$line" "MiB header: " "the oversized header's outcome"
-echo "$line" | grep -q "MiB header: HTTP/1.1 200" && fail "the 8 MiB header was answered 200: $line"
+grep -q "MiB header: HTTP/1.1 200" <<<"$line" && fail "the 8 MiB header was answered 200: $line"
 # The daemon: alive, small, its log bounded (refusals are logged once per 10 s).
 kill -0 "$ES_PID" || fail "evalschedd died"
 hwm=$(awk '/VmHWM/ {print $2}' /proc/"$ES_PID"/status)

@@ -38,9 +38,9 @@ expected() { awk -v s="$(printf '%s' "$1" | cksum | cut -d' ' -f1)" 'BEGIN { pri
 report=$(evalsched report "$id" --format csv)
 assert_contains "$report" "longqa,exact_match,$(expected longqa | sed 's/0*$//')" "longqa's whole-dataset score"
 assert_contains "$report" "humaneval,exact_match,$(expected humaneval | sed 's/0*$//')" "humaneval's score from its metric job"
-echo "$report" | grep -q "^piqa,accuracy," || fail "piqa has no in-trial score: $report"
-echo "$report" | grep -q "^arc_e,accuracy," || fail "arc_e has no in-trial score: $report"
-assert_eq 0 "$(echo "$report" | grep -c ',-$')" "datasets without a score"
+grep -q "^piqa,accuracy," <<<"$report" || fail "piqa has no in-trial score: $report"
+grep -q "^arc_e,accuracy," <<<"$report" || fail "arc_e has no in-trial score: $report"
+assert_eq 0 "$(grep -c ',-$' <<<"$report")" "datasets without a score"
 
 # No GPU for the metric jobs: their GPUs went back when inference ended.
 for job in $(es_sql "SELECT job_id FROM metric_jobs"); do

@@ -84,7 +84,7 @@ for j in $pilots; do
   else
     assert_eq COMPLETED "$state" "state of pilot $j"
   fi
-  steps=$(echo "$table" | grep -cE "^$j\.[0-9]+\|")
+  steps=$(grep -cE "^$j\.[0-9]+\|" <<<"$table")
   assert_eq "$ran" "$steps" "steps of pilot $j in sacct"
 done
 ecc_exit=$(echo "$table" | awk -F'|' -v s="$ecc_job.$ecc_step" '$1 "" == s "" { print $3 }')

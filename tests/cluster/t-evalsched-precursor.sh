@@ -67,7 +67,7 @@ cp "$conf" "$ACME_TEST_TMP/slurm.conf.orig"
 on_exit 'cp "$ACME_TEST_TMP/slurm.conf.orig" "$conf"; scontrol reconfigure >/dev/null 2>&1'
 sed -i '/^SchedulerParameters=/s/$/,kill_invalid_depend/' "$conf"
 scontrol reconfigure || fail "scontrol reconfigure (kill_invalid_depend) failed"
-scontrol show config | grep -q 'SchedulerParameters.*kill_invalid_depend' || fail "slurmctld did not take kill_invalid_depend"
+grep -q 'SchedulerParameters.*kill_invalid_depend' <<<"$(scontrol show config)" || fail "slurmctld did not take kill_invalid_depend"
 mkdir -p "$ES"/ckpt/run7/step-300
 cp "$ES"/ckpt/run7/step-100/model.bin "$ES"/ckpt/run7/step-300/
 chmod -R a+rX "$ES"/ckpt/run7/step-300

@@ -74,7 +74,7 @@ assert_eq 1 "$(es_sql "SELECT attempts FROM trials WHERE datasets = 'slowc'")" "
 rerun=$(es_sql "SELECT a.job_id FROM attempts a JOIN trials t ON t.id = a.trial WHERE t.datasets = 'slowc' AND a.state = 'done'")
 [ -n "$rerun" ] && [ "$rerun" != "$job" ] || fail "slowc did not rerun in another pilot (done in job '$rerun', its server killed in $job)"
 # evalsched status names each trial's step in its pilot, as sacct does.
-evalsched status "$id" --long | grep -qE " $rerun\.[0-9]+ " || fail "evalsched status does not show slowc's step in job $rerun: $(evalsched status "$id" --long)"
+grep -qE " $rerun\.[0-9]+ " <<<"$(evalsched status "$id" --long)" || fail "evalsched status does not show slowc's step in job $rerun: $(evalsched status "$id" --long)"
 # Every client step asked its pilot's server: the trial commands are the client command.
 assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $id AND command NOT LIKE '%--base-url%'")" "trials not run as clients"
 
@@ -102,7 +102,7 @@ for j in $pilots; do
   steps=$((steps + ran))
   assert_eq 1 "$(awk -v j="$j" '{ split($2, s, "."); if (s[1] == j) n++ } END { print n + 0 }' "$ES"/loads/loads.txt)" "loads in pilot $j"
   # sacct: the server step and the client steps of the pilot.
-  sacct -n -P -j "$j" -o JobID,JobName,State | grep -q -- "-serve|" || fail "sacct shows no server step in pilot $j: $(sacct -n -P -j "$j" -o JobID,JobName,State)"
+  grep -q -- "-serve|" <<<"$(sacct -n -P -j "$j" -o JobID,JobName,State)" || fail "sacct shows no server step in pilot $j: $(sacct -n -P -j "$j" -o JobID,JobName,State)"
 done
 [ "$loads" -lt "$steps" ] || fail "the model was loaded $loads times for $steps client steps"
 grep -q "adopted its server on port" "$ES"/daemon.log || fail "the restarted daemon adopted no server"

@@ -20,7 +20,7 @@ chmod 755 "$ES"/ckpt/run7/step-200
 cp -p "$ES"/ckpt/run7/step-100/model.bin "$ES"/ckpt/run7/step-200/
 es_start
 
-evalsched priors | grep -q "no measured runs yet" || fail "a new daemon shows learned priors: $(evalsched priors)"
+grep -q "no measured runs yet" <<<"$(evalsched priors)" || fail "a new daemon shows learned priors: $(evalsched priors)"
 first=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/short24.toml)
 bundles=$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $first AND datasets LIKE '%,%'")
 [ "$bundles" -gt 0 ] || fail "the first evaluation, planned with the 25 s guess, bundled nothing: $(es_sql "SELECT trial_key, startup_s FROM trials")"
@@ -31,7 +31,7 @@ assert_eq "$trials" "$(es_sql "SELECT COUNT(*) FROM prior_startups")" "startups 
 assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM prior_startups WHERE seconds < 1.5 OR seconds > 10")" \
   "startups outside 1.5-10 s (a 2 s load): $(es_sql "SELECT group_concat(round(seconds, 2), ' ') FROM prior_startups")"
 shown=$(evalsched priors -P)
-echo "$shown" | grep -q '^(startup)|' || fail "evalsched priors does not list the learned startup: $shown"
+grep -q '^(startup)|' <<<"$shown" || fail "evalsched priors does not list the learned startup: $shown"
 
 second=$(es_submit "$ES"/ckpt/run7/step-200 --suite "$ES"/short24.toml)
 assert_eq 0 "$(es_sql "SELECT COUNT(*) FROM trials WHERE evaluation = $second AND datasets LIKE '%,%'")" "bundles in the second evaluation"

@@ -9,11 +9,11 @@ id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml)
 assert_eq done "$(es_wait "$id" 150)" "evaluation state"
 report=$(evalsched report run7 --format csv)
 assert_eq 21 "$(echo "$report" | wc -l)" "report lines (header + 20 datasets)"
-assert_eq 0 "$(echo "$report" | grep -c ',-$')" "datasets without a score"
+assert_eq 0 "$(grep -c ',-$' <<<"$report")" "datasets without a score"
 copies=$(es_sql "SELECT COUNT(*) FROM stagings WHERE copied = 1")
 nodes=$(es_sql "SELECT COUNT(DISTINCT node) FROM stagings")
 assert_eq "$nodes" "$copies" "checkpoint copies (one per node used)"
 assert_eq "$((nodes * 200000))" "$(es_sql "SELECT CAST(SUM(bytes) AS INTEGER) FROM stagings")" "bytes read from shared storage"
 # Every job carried its trial's tag, and ran once.
 assert_eq 20 "$(es_sql "SELECT COUNT(DISTINCT tag) FROM attempts WHERE state = 'done'")" "trials done once"
-evalsched status "$id" | grep -q "shared storage read: $((nodes * 200000)) bytes in $nodes copies" || fail "status does not show the copies"
+grep -q "shared storage read: $((nodes * 200000)) bytes in $nodes copies" <<<"$(evalsched status "$id")" || fail "status does not show the copies"

@@ -22,7 +22,7 @@ sleep 2
 users=$(squeue -h -t all -o '%u %j' | grep " evalsched-$(es_sql 'SELECT id FROM instance')-" | cut -d' ' -f1 | sort -u)
 assert_eq "$userA" "$users" "the user the trials run as"
 # A sees and cancels it; root (admin) sees it too.
-evalsched status | grep -q "^$id .*$userA" || fail "root does not see A's evaluation"
+grep -q "^$id .*$userA" <<<"$(evalsched status)" || fail "root does not see A's evaluation"
 runuser -u "$userA" -- env EVALSCHED_SOCKET="$EVALSCHED_SOCKET" "$cli" cancel "$id" >/dev/null || fail "A could not cancel"
 assert_eq cancelled "$(es_wait "$id" 30)" "state after A's cancel"
 sleep 3

@@ -23,12 +23,12 @@ for i in $(seq 50); do evalsched status "$id" | grep -q "waiting for GPUs" && br
 status=$(evalsched status "$id")
 assert_contains "$status" "waiting for GPUs" "status while every GPU is taken"
 assert_contains "$status" "progress: 0/20 datasets scored" "progress in datasets"
-echo "$status" | grep -q "ETA ~" && fail "an ETA number while nothing can start: $status"
+grep -q "ETA ~" <<<"$status" && fail "an ETA number while nothing can start: $status"
 assert_contains "$status" "(0/16,418 samples of 2 datasets)" "samples where the suite gives them"
 # Said once, since when and why; no "trials held" beside it, no "1 free GPUs".
-echo "$status" | grep -Eq "^waiting for GPUs since [0-9:]+: a trial needs 1 GPU on one node" || fail "no waiting line with its start and why: $status"
-echo "$status" | grep -q "trials held" && fail "waiting said twice (trials held): $status"
-echo "$status" | grep -q "1 free GPUs" && fail "plural for one GPU: $status"
+grep -Eq "^waiting for GPUs since [0-9:]+: a trial needs 1 GPU on one node" <<<"$status" || fail "no waiting line with its start and why: $status"
+grep -q "trials held" <<<"$status" && fail "waiting said twice (trials held): $status"
+grep -q "1 free GPUs" <<<"$status" && fail "plural for one GPU: $status"
 
 # slurmctld away: the trouble, with the time it began.
 ctld_pid=$(cat "$ACME_MINICLUSTER_DIR"/run/slurmctld.pid)
@@ -36,7 +36,7 @@ kill "$ctld_pid"
 for i in $(seq 100); do kill -0 "$ctld_pid" 2>/dev/null || break; sleep 0.1; done
 for i in $(seq 100); do evalsched status "$id" | grep -q "cannot reach slurmctld" && break; sleep 0.3; done
 status=$(evalsched status "$id")
-echo "$status" | grep -Eq "^trouble since [0-9:]+: cannot reach slurmctld" || fail "no trouble line while slurmctld is stopped: $status"
+grep -Eq "^trouble since [0-9:]+: cannot reach slurmctld" <<<"$status" || fail "no trouble line while slurmctld is stopped: $status"
 assert_contains "$status" "ETA unknown: slurmctld unreachable" "the ETA while slurmctld is stopped"
 slurmctld -f "$SLURM_CONF" 2>>"$ES"/ctld-restart.log || fail "slurmctld did not restart"
 for i in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
@@ -47,11 +47,11 @@ assert_eq done "$(es_wait "$id" 150)" "evaluation state"
 wait "$watch_pid" || fail "watch did not end with success: $(tail -3 "$ES"/watch.log)"
 status=$(COLUMNS='' evalsched status "$id")
 assert_contains "$status" "progress: 20/20 datasets scored (16,418/16,418 samples of 2 datasets)" "progress at the end"
-echo "$status" | grep -Eq "^[a-z0-9_]+ +scored +[a-z_]+=[0-9.]+" || fail "no per-dataset line with a score: $status"
+grep -Eq "^[a-z0-9_]+ +scored +[a-z_]+=[0-9.]+" <<<"$status" || fail "no per-dataset line with a score: $status"
 widest=$(echo "$status" | awk '{ if (length($0) > w) w = length($0) } END { print w }')
 [ "$widest" -le 80 ] || fail "status lines up to $widest columns (not a terminal: 80)"
 [ "$(evalsched status "$id" --long | awk '{ if (length($0) > w) w = length($0) } END { print w }')" -ge "$widest" ] || fail "--long is narrower"
-evalsched status "$id" -P | grep -q "^DATASET|STATE|DETAIL|SCORE$" || fail "-P has no parsable header"
+grep -q "^DATASET|STATE|DETAIL|SCORE$" <<<"$(evalsched status "$id" -P)" || fail "-P has no parsable header"
 # watch off a terminal: only changes (a line never repeats the one before it: a state may come
 # back, as "waiting for GPUs" does after slurmctld returns), the trouble and its end among them.
 dups=$(cut -d' ' -f2- "$ES"/watch.log | uniq -d)

@@ -201,7 +201,7 @@ fi
 out=$("$G" -j "$id" --detail 2>&1) || fail "gpuacct -j $id --detail: $out"
 # Each node's line (with its straggler score on a multi-node job), then its GPUs' lines.
 for n in $(tr ';' '\n' <<<"$want_ids" | cut -d: -f1); do
-  grep -A1 -E "^  $n(\$|  slowness [0-9.]+ )" <<<"$out" | grep -q '^    GPU ' || fail "--detail: node $n and its GPU lines missing: $out"
+  grep -q '^    GPU ' <<<"$(grep -A1 -E "^  $n(\$|  slowness [0-9.]+ )" <<<"$out")" || fail "--detail: node $n and its GPU lines missing: $out"
 done
 assert_contains "$out" "util 70.0% mean" "--detail: the GPUs' utilisation"
 limit=$(sacct -X -n -P -o Timelimit -j "$id")

@@ -27,9 +27,21 @@ for _ in $(seq 1 30); do
 done
 assert_eq "1|1" "$(gpuacct -X -j 1 -P -n --format=JobID,AllocGPUS 2>/dev/null)" "gpuacct -j 1 before the crash"
 
-# The crash: every daemon gone at once, the state directory left as it was.
-for f in "$mc"/run/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done
-sleep 1
+# The crash: every daemon gone at once, the state directory left as it was. SIGKILL is not
+# instant: a loaded machine once had slurmctld still alive a second later, and `up` rightly took
+# it for running (then waited for nodes of a cluster that was dying). Wait until each is gone.
+pids=()
+for f in "$mc"/run/*.pid; do pids+=("$(cat "$f")"); done
+kill -9 "${pids[@]}" 2>/dev/null
+for _ in $(seq 1 600); do
+  alive=
+  for p in "${pids[@]}"; do
+    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && [ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$p/status" 2>/dev/null)" != Z ] && alive+=" $p"
+  done
+  [ -z "$alive" ] && break
+  sleep 0.1
+done
+[ -z "$alive" ] || fail "killed daemons still alive after 60 s:$alive"
 minicluster up --nodes 2 --no-accounting --no-prometheus >"$ACME_TEST_TMP/up2.log" 2>&1 ||
   { cat "$ACME_TEST_TMP/up2.log" >&2; fail "the crashed minicluster did not come up again"; }
 grep -q "already up" "$ACME_TEST_TMP/up2.log" && fail "up after the crash took the dead daemons for running ones: $(cat "$ACME_TEST_TMP/up2.log")"

@@ -144,7 +144,7 @@ assert_ships acme-slurm-tools /usr/bin/gpuacct /usr/bin/faultdiag /usr/bin/evals
   /usr/share/man/man1/evalsched-sim.1.gz /usr/share/man/man5/evalsched-suite.5.gz
 assert_ships acme-evalschedd /usr/sbin/evalschedd /etc/slurm/acme/evalsched.conf \
   /usr/share/man/man8/evalschedd.8.gz /usr/share/man/man5/evalsched.conf.5.gz
-files_of acme-evalschedd | grep -qxE '(/usr)?/lib/systemd/system/evalschedd\.service' ||
+grep -qxE '(/usr)?/lib/systemd/system/evalschedd\.service' <<<"$(files_of acme-evalschedd)" ||
   fail "acme-evalschedd ships no evalschedd.service under /lib/systemd/system"
 spool_entry=$(dpkg-deb -c "$(deb acme-slurm-plugins)" | awk '$6 == "./var/spool/acme/" { print $1, $2 }')
 assert_eq "drwx------ root/root" "$spool_entry" "the spool directory in acme-slurm-plugins"

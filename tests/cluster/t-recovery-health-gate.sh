@@ -17,7 +17,7 @@ for id in "${ids[@]}"; do
   assert_eq COMPLETED "$(wait_job "$id" 120)" "job $id"
   assert_contains "$(cat "$ACME_TEST_TMP"/job*.out)" "ran on" "job outputs"
 done
-grep -h 'ran on' "$ACME_TEST_TMP"/job*.out | grep -q 'ran on n1' && fail "a job ran on the faulty n1: $(cat "$ACME_TEST_TMP"/job*.out)"
+grep -q 'ran on n1' <<<"$(grep -h 'ran on' "$ACME_TEST_TMP"/job*.out)" && fail "a job ran on the faulty n1: $(cat "$ACME_TEST_TMP"/job*.out)"
 restarted=0
 for id in "${ids[@]}"; do [ "$(job_field "$id" Restarts)" = 1 ] && restarted=$((restarted + 1)); done
 assert_eq 1 "$restarted" "jobs requeued by the gate"

@@ -88,7 +88,7 @@ case $n2_log in *"job $id on n2: completed; its rows and record are written afte
   fail "n2's epilog let the node go before the stall's diagnosis and recovery: $n2_log" ;; esac
 assert_eq "" "$(ls "$(spool_dir)/run/" | grep "^n2\.$id\.stall_cancelled$")" "the cancel mark, removed by the epilog's helper"
 state=$(sinfo -h -N -n n1,n2,n3 -o '%N %T %E')
-if echo "$state" | grep -q drain; then fail "a node was drained on a stall verdict the job could fake: $state"; fi
+if grep -q drain <<<"$state"; then fail "a node was drained on a stall verdict the job could fake: $state"; fi
 assert_eq "0|1" "$(spool_query n2 "SELECT drained || '|' || requeued FROM recoveries WHERE job_id = $id AND restart = 0")" "n2's recovery row"
 assert_contains "$(spool_query n2 "SELECT outcome FROM recoveries WHERE job_id = $id AND restart = 0")" \
   "the stall verdict named this node (its GPUs spin while the others idle), which the job itself can cause" "why n2 stayed in service"
