@@ -373,3 +373,21 @@ second_minicluster_down() { # dir port
   fi
   rm -rf "$1"
 }
+
+# For the tests of a requeued job's record parts (t-record-requeued-*): with accounting, no
+# retrier (record_retry=0: parts wait in the outbox until a job's epilog on the node publishes
+# them), and a job NAME that sleeps in its first run and, requeued, waits for the file $go.
+# Sets pidfile (slurmdbd's), go and id; returns once the first run is RUNNING. On the way out
+# (newest first): plugstack.conf as it was, then slurmdbd up again.
+start_requeue_job() { # NAME
+  pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
+  [ -f "$pidfile" ] || skip "the minicluster runs without accounting"
+  on_exit '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null'
+  on_exit restore_plugstack
+  faultguard_keys record_retry=0
+  go=$ACME_TEST_TMP/go
+  rm -f "$go"
+  id=$(submit -J "$1" -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
+    "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
+  wait_job_state "$id" RUNNING 60 "job $id"
+}

@@ -9,18 +9,7 @@
 # found the job's newest row submitted after its run and gave the part up.
 . "$(dirname "$0")/lib.sh"
 
-pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
-[ -f "$pidfile" ] || skip "the minicluster runs without accounting"
-# On the way out (newest first): plugstack.conf as it was, then slurmdbd up again.
-on_exit '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null'
-on_exit restore_plugstack
-faultguard_keys record_retry=0
-
-go=$ACME_TEST_TMP/go
-rm -f "$go"
-id=$(submit -J requeue-late -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
-  "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
-wait_job_state "$id" RUNNING 60 "job $id"
+start_requeue_job requeue-late
 first_node=$(job_nodes "$id")
 # The first run's row in slurmdbd before it goes down, and slurmctld told its index (the queue to
 # slurmdbd empty): a run whose start slurmdbd took but slurmctld did not hear back about is sent

@@ -9,18 +9,7 @@
 # retrier), and each step waits for what the product says it did.
 . "$(dirname "$0")/lib.sh"
 
-pidfile=$ACME_MINICLUSTER_DIR/run/slurmdbd.pid
-[ -f "$pidfile" ] || skip "the minicluster runs without accounting"
-# On the way out (newest first): plugstack.conf as it was, then slurmdbd up again.
-on_exit '"$ACME_SRC_DIR/scripts/minicluster" up >/dev/null'
-on_exit restore_plugstack
-faultguard_keys record_retry=0
-
-go=$ACME_TEST_TMP/go
-rm -f "$go"
-id=$(submit -J requeue-same -N1 --gres=gpu:1 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
-  "if [ \"\${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else until [ -e $go ]; do sleep 0.2; done; fi")
-wait_job_state "$id" RUNNING 60 "job $id"
+start_requeue_job requeue-same
 node=$(job_nodes "$id")
 log=$(spool_dir)/$node.faultguard.log
 # The first run's row in slurmdbd, and slurmctld told its index, before slurmdbd goes down
