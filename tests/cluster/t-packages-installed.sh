@@ -34,6 +34,21 @@ command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
 git -C "$src" rev-parse --git-dir >/dev/null 2>&1 || skip "$src is not a git checkout; the packages are built from its git files"
 [ -f "$ACME_BUILD_DIR/tests/fakes/libnvidia-ml.so.1" ] ||
   skip "no fake libnvidia-ml in $ACME_BUILD_DIR/tests/fakes: make check (or make tests/fakes/libnvidia-ml.so.1) first"
+# One at a time on a machine: two harnesses on different ports (a check beside a loaded run, CI
+# beside a compat run) would both reach here near their ends, and one's dpkg -i, purge and
+# /usr-prefixed minicluster would pull the packages from under the other (it did: a run stopped
+# by hand last session). The lock is held until this test exits (cleanup purges first); a second
+# waits for the first's build and install, bounded below the timeout header's ceiling.
+mkdir -p /run/lock && exec {machine_lock}>/run/lock/acme-packages-installed.lock ||
+  fail "cannot open /run/lock/acme-packages-installed.lock"
+if ! flock -n "$machine_lock"; then
+  echo "waiting for another t-packages-installed on this machine (/run/lock/acme-packages-installed.lock)" >&2
+  flock -w 2400 "$machine_lock" ||
+    fail "another t-packages-installed held /run/lock/acme-packages-installed.lock for 40 minutes"
+fi
+# Released by hand, after cleanup (on_exit runs in reverse): the daemons and the build started
+# below inherit the descriptor, and a flock lives as long as any copy of it is open.
+on_exit "flock -u $machine_lock"
 # Leave the machine as found: packages someone installed (or their left conffiles) are theirs.
 for p in "${packages[@]}"; do
   state=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)
