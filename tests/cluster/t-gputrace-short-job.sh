@@ -40,7 +40,10 @@ wait "$watcher" 2>/dev/null
 named=0
 for id in "${ids[@]}"; do
   [ ! -e "$run/n1.$id.sampler.pid" ] || fail "job $id's pid file is left after its epilog: $(cat "$run/n1.$id.sampler.pid")"
-  left=$(pgrep -af "acme-gpu-sampler(-start)? .*--job $id " || true)
+  # This minicluster's only (its spool: the helper has it as spool=, the sampler as --spool): job
+  # ids repeat across miniclusters, and another harness's sampler of a job with the same id
+  # failed this test (a compat run beside a loaded one).
+  left=$(pgrep -af "acme-gpu-sampler(-start)? .*--job $id .*(--spool |spool=)$(spool_dir)( |\$)" || true)
   [ -z "$left" ] || fail "job $id's helper or sampler still runs after its epilog: $left"
   # Each process a pid file of this job named (the waiting child, the helper, the sampler: one
   # pid, one start time) is gone, not merely renamed.
