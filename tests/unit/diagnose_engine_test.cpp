@@ -255,3 +255,41 @@ TEST_CASE("families in their documented words, not a case's: launchers, busy or 
     CHECK(reason("[ 90.2] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n") == "node_failure");
     CHECK(reason("[ 812.1] EDAC MC0: 1 CE memory read error\nValueError: bad config\n") == "value_error");
 }
+
+TEST_CASE("families in their documented words, not a case's: lost nodes, storage services and clients, the node's paths") {
+    JobEnd failed;
+    failed.job_exit = ExitStatus{1, 0};
+    auto reason = [&](std::string_view log) { return run(log, failed).reason; };
+    // A node its manager lost, whichever manager: requeued, never drained.
+    Diagnosis d = run("Status Reason: Host EC2 (instance i-0abc123) terminated.\n", failed);
+    CHECK(d.reason == "node_failure");
+    CHECK(d.action == Action::requeue);
+    CHECK(reason("Error: instance was preempted by the cloud provider\n") == "node_failure");
+    CHECK(reason("flux-job: job exception: type=exec node failure on host17 (rank 16)\n") == "node_failure");
+    CHECK(reason("Warning  NodeNotReady  pod/train-0  Node is not ready\n") == "node_failure");
+    CHECK(reason("The node with node id: 75b2 and address: 10.0.0.4 has been marked dead because the detector has missed "
+                 "too many heartbeats from it.\n") == "node_failure");
+    // A hedge is not a loss.
+    CHECK(reason("INFO: if the instance is preempted, the job restarts from its checkpoint\nValueError: bad config\n") ==
+          "value_error");
+    // ssh's status 255 in any launcher's words.
+    CHECK(reason("pdsh@head: node07: ssh exited with exit code 255\n") == "connection_error");
+    // Object stores refusing under load; the job's own 403 is not the service's.
+    CHECK(reason("ERROR: GET gs://ckpts/run7/step-100/shard-0 failed: HTTP 429 rateLimitExceeded\n") == "storage_error");
+    CHECK(reason("azure.core.exceptions.HttpResponseError: ServerBusy https://acct.blob.core.windows.net/data/x.bin\n") ==
+          "storage_error");
+    CHECK(reason("ERROR: GET gs://ckpts/run7/shard-0 failed: HTTP 403 SlowDown\nValueError: bad config\n") == "value_error");
+    // A network file system's client losing its servers.
+    CHECK(reason("[ 77.1] Lustre: scratch-MDT0000-mdc: This client was evicted by scratch-MDT0000\n") == "storage_error");
+    CHECK(reason("mmfsd: GPFS: node 10.1.1.4 lost connection to the cluster manager\n") == "storage_error");
+    // A disk's errno on a kernel interface or a daemon's socket is the node's, not a disk.
+    CHECK(reason("slurmstepd: error: write to '/sys/fs/cgroup/cpuset/slurm/job_7/cgroup.procs' failed: No space left on device\n") ==
+          "node_failure");
+    CHECK(reason("OSError: [Errno 28] No space left on device: '/scratch/u/ckpt.pt'\n") == "storage_error");
+    // CUDA statuses in memory's words are the memory's; an empty data set is the data set's.
+    CHECK(reason("nccl.cc:12 NCCL WARN Cuda failure 'out of memory'\nRuntimeError: CUDA error: out of memory\n") == "out_of_memory");
+    CHECK(reason("RuntimeError: CUDA error: CUSOLVER_STATUS_ALLOC_FAILED when calling `cusolverDnCreate(handle)`\n") ==
+          "out_of_memory");
+    CHECK(reason("ValueError: num_samples should be a positive integer value, but got num_samples=0\n") ==
+          "dataset_loading_error");
+}
