@@ -184,7 +184,7 @@ faultguard_keys() { # key=value words...
 record_retrier_pid() { # node
   local pid
   pid=$(cat "$(spool_dir)/run/$1.retrier.pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--retry-outbox .*--node $1 *$" && echo "$pid"
+  [ -n "$pid" ] && grep -q -- "--retry-outbox .*--node $1 *$" <<<"$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" && echo "$pid"
 }
 # slurm.conf's MailProg at the test double of mail(1) (tests/fakes/mail-prog) for this test:
 # slurmctld re-reads slurm.conf at scontrol reconfigure, and the sampler asks slurmctld for it

@@ -28,7 +28,7 @@ assert_contains "$state" "acme: gpu_lost XID 79 on GPU 0 (job $first uid $uid)" 
 second=$(xid_job n2)
 assert_eq FAILED "$(wait_job "$second" 90)" "the second XID job"
 assert_eq "infrastructure|gpu_lost|drain" "$(stored_diagnosis n2 "$second" | head -n 1)" "the second job's diagnosis"
-if sinfo -h -N -n n2 -o '%T' | grep -q drain; then fail "n2 was drained past drain_per_user=1: $(sinfo -h -N -n n2 -o '%T %E')"; fi
+if grep -q drain <<<"$(sinfo -h -N -n n2 -o '%T')"; then fail "n2 was drained past drain_per_user=1: $(sinfo -h -N -n n2 -o '%T %E')"; fi
 assert_eq "0" "$(spool_query n2 "SELECT drained FROM recoveries WHERE job_id = $second")" "n2's recovery row"
 assert_contains "$(spool_query n2 "SELECT outcome FROM recoveries WHERE job_id = $second")" \
   "uid $uid's jobs already hold 1 nodes drained (drain_per_user=1): not drained (acme: gpu_lost XID 79 on GPU 0), an admin decides" \
@@ -37,7 +37,7 @@ assert_contains "$(spool_query n2 "SELECT outcome FROM recoveries WHERE job_id =
 # (hardware evidence checked before a job, not a user's job taking nodes out of service).
 third=$(submit -w n2 -N1 --gres=gpu:1 -o /dev/null --wrap true)
 deadline=$((SECONDS + 60))
-until sinfo -h -N -n n2 -o '%T' | grep -q drain; do
+until grep -q drain <<<"$(sinfo -h -N -n n2 -o '%T')"; do
   ((SECONDS < deadline)) || fail "the health gate did not drain n2 for the next job: $(sinfo -h -N -n n2 -o '%T %E')"
   sleep 0.5
 done
