@@ -37,9 +37,13 @@ use_mail_prog
 gputrace_keys idle_alert=3s stall_mail=user
 
 textfile=$ACME_MINICLUSTER_DIR/textfile
-a=$(submit -N1 -w n1 --gres=gpu:4 --gpu-telemetry=0.5 --mail-user=idle-watch@example.org -o /dev/null --wrap 'sleep 12')
+# Job a runs until the test has read its file (touch $go; at most 5 minutes), not 12 s a loaded
+# node's sampler might not have alerted in.
+go=$ACME_TEST_TMP/go
+a=$(submit -N1 -w n1 --gres=gpu:4 --gpu-telemetry=0.5 --mail-user=idle-watch@example.org -o /dev/null \
+  --wrap "i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
 prom=$textfile/n1/acme-gputrace-$a.prom
-deadline=$((SECONDS + 40))
+deadline=$((SECONDS + 120))
 until [ -s "$prom" ] && grep -q '^acme_gpu_idle_alert{gpu="3".*} 1$' "$prom"; do
   ((SECONDS < deadline)) || fail "no acme_gpu_idle_alert 1 for GPU 3 in $prom: $(cat "$prom" 2>&1)"
   sleep 0.3
@@ -54,6 +58,7 @@ grep -q '^acme_gpu_idle_seconds{gpu="0",.*} 0$' "$prom" || fail "GPU 0 counted i
 # Bounded: one idle series per GPU, none labelled with the job (it is on acme_job_gpu_info).
 assert_eq 4 "$(grep -c '^acme_gpu_idle_seconds{' "$prom")" "acme_gpu_idle_seconds series in $prom"
 assert_eq 0 "$(grep -c '^acme_gpu_idle_[a-z]*{.*hpc_job=' "$prom")" "idle series labelled with the job"
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$a" 60)" "job $a (alerted, idle_cancel off)"
 log=$(spool_dir)/n1.sampler.log
 grep -q "job $a: idle_alert: GPUs 1,2,3 held but idle for " "$log" || fail "no idle_alert line in $log: $(grep "job $a" "$log")"

@@ -31,7 +31,9 @@ while state=$(job_field "$capped" JobState); [ "$state" != FAILED ]; do
   ((SECONDS < deadline)) || fail "capped job not FAILED in 120 s (state $state, restarts $(job_field "$capped" Restarts))"
   sleep 0.5
 done
-sleep 2  # the last epilog may still be writing its row
+# The last epilog's helper, if it went on detached past faultguard's timeout, may still be
+# writing its row: until it has ended.
+wait_detached_epilog "$capped"
 assert_eq 1 "$(job_field "$capped" Restarts)" "restarts of the capped job"
 outcomes=$(for n in n1 n2 n3; do spool_query "$n" "SELECT restart || ':' || requeued FROM recoveries WHERE job_id = $capped"; done | sort | paste -sd' ')
 assert_eq "0:1 1:0" "$outcomes" "recovery rows of the capped job (restart:requeued)"
