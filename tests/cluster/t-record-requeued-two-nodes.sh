@@ -36,10 +36,8 @@ if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
 fi
 sleep 2")
 # The premise first, as a clear line (not a record that names other nodes).
-for _ in $(seq 1 100); do
-  [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] && break
-  sleep 0.2
-done
+deadline=$((SECONDS + 120))
+until [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] || ((SECONDS >= deadline)); do sleep 0.2; done
 assert_eq "n[1-2]" "$(job_field "$id" NodeList)" "the first run's nodes (n2 raises the XID)"
 deadline=$((SECONDS + 120))
 while [ "$(job_field "$id" JobState)" != COMPLETED ]; do
