@@ -143,6 +143,27 @@ all_nodes_idle() {
   done
 }
 
+# A job that must still run when its sampler sees something (an XID of the scenario, an idle
+# alert): the sampler starts at background priority once the job's first step runs (gputrace(8),
+# start_wait), so on a loaded node a job that ends on a timer (`sleep 3; exit 1`) can end before
+# its sampler has seen anything, and the diagnosis then lacks the evidence the test asserts.
+# until_go FILE is the shell text for the job's script to wait until FILE exists (the test's
+# go-ahead, given once it saw what it needs), at most 5 minutes.
+until_go() { # file
+  echo "i=0; until [ -e $1 ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done"
+}
+# Waits until NODE's spool holds an XID event of the job (its sampler saw the scenario's XID), at
+# most wait_floor's seconds; fails naming the job, the node and the job's state.
+wait_xid_seen() { # jobid node
+  local limit n
+  limit=$(wait_floor 60)
+  local deadline=$((SECONDS + limit))
+  until n=$(spool_query "$2" "SELECT COUNT(*) FROM gpu_events WHERE job_id = $1 AND kind = 'xid'" 2>/dev/null) && [ "${n:-0}" -gt 0 ]; do
+    ((SECONDS < deadline)) || fail "no XID event of job $1 in $2's spool within $limit s (job $(job_field "$1" JobState))"
+    sleep 0.3
+  done
+}
+
 # Fails if any acme-gpu-sampler of this job is still running (after the epilog, there must be none).
 assert_no_sampler() { # jobid
   local left
