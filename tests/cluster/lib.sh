@@ -152,14 +152,14 @@ all_nodes_idle() {
 until_go() { # file
   echo "i=0; until [ -e $1 ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done"
 }
-# Waits until NODE's spool holds an XID event of the job (its sampler saw the scenario's XID), at
-# most wait_floor's seconds; fails naming the job, the node and the job's state.
-wait_xid_seen() { # jobid node
+# Waits until NODE's spool holds COUNT (default 1) XID events of the job (its sampler saw the
+# scenario's XIDs), at most wait_floor's seconds; fails naming the job, the node and its state.
+wait_xid_seen() { # jobid node [count]
   local limit n
   limit=$(wait_floor 60)
   local deadline=$((SECONDS + limit))
-  until n=$(spool_query "$2" "SELECT COUNT(*) FROM gpu_events WHERE job_id = $1 AND kind = 'xid'" 2>/dev/null) && [ "${n:-0}" -gt 0 ]; do
-    ((SECONDS < deadline)) || fail "no XID event of job $1 in $2's spool within $limit s (job $(job_field "$1" JobState))"
+  until n=$(spool_query "$2" "SELECT COUNT(*) FROM gpu_events WHERE job_id = $1 AND kind = 'xid'" 2>/dev/null) && [ "${n:-0}" -ge "${3:-1}" ]; do
+    ((SECONDS < deadline)) || fail "${n:-no} of ${3:-1} XID events of job $1 in $2's spool within $limit s (job $(job_field "$1" JobState))"
     sleep 0.3
   done
 }
