@@ -41,13 +41,16 @@ mkdir -p $ckpt/step-8
 for i in \$(seq 20); do head -c 65536 /dev/zero >> $ckpt/step-8/model.bin; sleep 0.5; done
 touch $ckpt/step-8/.complete
 echo saved")
-# The quiet job pauses, doing nothing at all (a read of a FIFO), until the test has seen its
-# verdict (a loaded node's sampler may need longer than a fixed 10 s pause), at most 5 minutes.
+# The quiet job pauses, doing nothing at all (a blocking read of a line from a FIFO it holds open
+# read-write, so neither end blocks on the open), until the test has seen its verdict (a loaded
+# node's sampler may need longer than a fixed 10 s pause), at most 5 minutes. (--wrap is sh:
+# dash's read has no -t.)
 fifo=$ACME_TEST_TMP/quiet.fifo
+rm -f "$fifo"
 mkfifo "$fifo" && chmod 666 "$fifo" || fail "cannot make $fifo"
 quiet=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --mail-user=stall-watch@example.org -o "$ACME_TEST_TMP/quiet.out" --wrap "
 $train
-read -r -t 300 line <>$fifo")
+timeout 300 head -n 1 <>$fifo >/dev/null")
 # Progress that resumes during the grace period: the verdict is withdrawn, the job not cancelled.
 # The trainer answers the signal by logging (wait, unlike a foreground sleep, lets the trap run
 # at once), then trains on: its pause ends with the signal, however late a loaded node's sampler
@@ -59,9 +62,17 @@ sleep 60 & wait \$!
 for s in 9 10 11 12 13 14; do echo \"step \$s\"; sleep 0.5; done
 echo done")
 
+# Released once each of its nodes has its verdict row and its mail went (what is asserted below).
+quiet_seen() {
+  local n
+  for n in $(job_nodes "$quiet"); do
+    [ "$(spool_query "$n" "SELECT COUNT(*) FROM stalls WHERE job_id = $quiet" 2>/dev/null)" -ge 1 ] 2>/dev/null || return 1
+  done
+  grep -q "job $quiet: stall_mail: mailed" "$(spool_dir)"/*.sampler.log 2>/dev/null
+}
 deadline=$((SECONDS + $(wait_floor 60)))
-until grep -q "job $quiet: stalled: no progress for" "$(spool_dir)"/*.sampler.log 2>/dev/null; do
-  ((SECONDS < deadline)) || fail "no stall verdict for the quiet job $quiet in the sampler logs within $(wait_floor 60) s (job $(job_field "$quiet" JobState))"
+until quiet_seen; do
+  ((SECONDS < deadline)) || fail "the quiet job $quiet's stall verdict not on each of its nodes, or not mailed, within $(wait_floor 60) s (job $(job_field "$quiet" JobState)): $(grep -h "job $quiet: " "$(spool_dir)"/*.sampler.log)"
   sleep 0.3
 done
 echo go 1<>"$fifo"
