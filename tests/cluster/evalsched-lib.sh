@@ -33,13 +33,13 @@ CONF
 es_start() {
   "$ACME_BUILD_DIR"/evalsched/daemon/evalschedd -D -f "$ES"/evalsched.conf >>"$ES"/daemon.log 2>&1 &
   ES_PID=$!
-  local i
-  for i in $(seq 50); do
-    evalsched status >/dev/null 2>&1 && return 0
+  # Until it answers (a loaded machine takes seconds to start it), while it runs, at most 120 s.
+  local deadline=$((SECONDS + 120))
+  until evalsched status >/dev/null 2>&1; do
+    kill -0 "$ES_PID" 2>/dev/null || { cat "$ES"/daemon.log >&2; fail "evalschedd exited before it answered"; }
+    ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "evalschedd did not answer status within 120 s"; }
     sleep 0.1
   done
-  cat "$ES"/daemon.log >&2
-  fail "evalschedd did not start"
 }
 
 # kill -9 of the daemon, then a fresh one on the same store (what a crash and a restart do).

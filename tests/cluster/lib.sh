@@ -49,9 +49,20 @@ submit() {
   echo "${out%%;*}"
 }
 
+# The least a wait on slurmctld's or a node's state allows (seconds), whatever its caller asks:
+# the waits end on the state, so a ceiling only decides how soon a test that hangs fails, and a
+# loaded machine (load 30-80 on 2 cores in the loaded runs) takes minutes where a quiet one takes
+# seconds.
+wait_floor() { # asked_s
+  local floor=${ACME_WAIT_FLOOR:-120}
+  echo $(($1 > floor ? $1 : floor))
+}
+
 # Waits until the job leaves PENDING/RUNNING/COMPLETING and prints its final state.
 wait_job() { # jobid [timeout_s]
-  local id=$1 deadline=$((SECONDS + ${2:-60})) state
+  local id=$1 limit state
+  limit=$(wait_floor "${2:-60}")
+  local deadline=$((SECONDS + limit))
   while ((SECONDS < deadline)); do
     state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
     case $state in
@@ -67,22 +78,31 @@ wait_job() { # jobid [timeout_s]
     esac
   done
   scontrol show job "$id" >&2
-  fail "job $id did not finish within ${2:-60} s"
+  fail "job $id did not finish within $limit s"
 }
 
-# Until no acme-faultguard-epilog of this job runs (at most 30 s: the helper ends itself after
-# faultguard's timeout).
-# Waits until slurmctld shows the job in STATE; fails after SECONDS, naming WHAT and the state.
+# Waits until slurmctld shows the job in STATE; fails after SECONDS (wait_floor at least),
+# naming WHAT and the state.
 wait_job_state() { # jobid state seconds what
-  local deadline=$((SECONDS + $3))
+  local limit
+  limit=$(wait_floor "$3")
+  local deadline=$((SECONDS + limit))
   until [ "$(job_field "$1" JobState)" = "$2" ]; do
-    ((SECONDS < deadline)) || fail "$4 not ${2,,} in $3 s: $(job_field "$1" JobState)"
+    ((SECONDS < deadline)) || fail "$4 not ${2,,} in $limit s: $(job_field "$1" JobState)"
     sleep 0.3
   done
 }
+# Until no acme-faultguard-epilog of this job runs. The helper ends itself after faultguard's
+# timeout (20 s on the minicluster), but a loaded node can take longer to run and reap it: at most
+# wait_floor's seconds, then a line (the caller's assertion says what was missed).
 wait_detached_epilog() { # jobid
-  local deadline=$((SECONDS + 30))
-  while ((SECONDS < deadline)) && pgrep -f "acme-faultguard-epilog --job $1 .*--spool $(spool_dir) " >/dev/null; do sleep 0.1; done
+  local limit
+  limit=$(wait_floor 30)
+  local deadline=$((SECONDS + limit))
+  while pgrep -f "acme-faultguard-epilog --job $1 .*--spool $(spool_dir) " >/dev/null; do
+    ((SECONDS < deadline)) || { echo "wait_detached_epilog: job $1's acme-faultguard-epilog still runs after $limit s" >&2; return 0; }
+    sleep 0.1
+  done
 }
 
 job_field() { # jobid field
@@ -109,12 +129,38 @@ job_nodes() { scontrol show hostnames "$(job_field "$1" NodeList)"; }
 # The shared minicluster's earlier tests drain nodes on purpose (t-recovery-stall-requeue drains
 # n2, whose slurmd then answers late for a few seconds): a test that needs its job on given
 # nodes starts from three idle, responding nodes (Slurm picks the lowest idle ones).
+# At most wait_floor's seconds, then a line naming the states (the test goes on: its own
+# assertions say what the busy node cost it).
 all_nodes_idle() {
   scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
-  for _ in $(seq 1 30); do
-    # %T says idle* for a node not responding.
-    [ "$(sinfo -h -N -n n1,n2,n3 -o %T 2>/dev/null | grep -cx idle)" = 3 ] && return 0
-    sleep 1
+  local limit
+  limit=$(wait_floor 30)
+  local deadline=$((SECONDS + limit))
+  # %T says idle* for a node not responding.
+  until [ "$(sinfo -h -N -n n1,n2,n3 -o %T 2>/dev/null | grep -cx idle)" = 3 ]; do
+    ((SECONDS < deadline)) || { echo "all_nodes_idle: n1-n3 not all idle after $limit s: $(sinfo -h -N -n n1,n2,n3 -o '%N %T' 2>&1 | paste -sd' ')" >&2; return 0; }
+    sleep 0.5
+  done
+}
+
+# A job that must still run when its sampler sees something (an XID of the scenario, an idle
+# alert): the sampler starts at background priority once the job's first step runs (gputrace(8),
+# start_wait), so on a loaded node a job that ends on a timer (`sleep 3; exit 1`) can end before
+# its sampler has seen anything, and the diagnosis then lacks the evidence the test asserts.
+# until_go FILE is the shell text for the job's script to wait until FILE exists (the test's
+# go-ahead, given once it saw what it needs), at most 5 minutes.
+until_go() { # file
+  echo "i=0; until [ -e $1 ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done"
+}
+# Waits until NODE's spool holds COUNT (default 1) XID events of the job (its sampler saw the
+# scenario's XIDs), at most wait_floor's seconds; fails naming the job, the node and its state.
+wait_xid_seen() { # jobid node [count]
+  local limit n
+  limit=$(wait_floor 60)
+  local deadline=$((SECONDS + limit))
+  until n=$(spool_query "$2" "SELECT COUNT(*) FROM gpu_events WHERE job_id = $1 AND kind = 'xid'" 2>/dev/null) && [ "${n:-0}" -ge "${3:-1}" ]; do
+    ((SECONDS < deadline)) || fail "${n:-no} of ${3:-1} XID events of job $1 in $2's spool within $limit s (job $(job_field "$1" JobState))"
+    sleep 0.3
   done
 }
 
@@ -184,7 +230,7 @@ faultguard_keys() { # key=value words...
 record_retrier_pid() { # node
   local pid
   pid=$(cat "$(spool_dir)/run/$1.retrier.pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--retry-outbox .*--node $1 *$" && echo "$pid"
+  [ -n "$pid" ] && grep -q -- "--retry-outbox .*--node $1 *$" <<<"$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" && echo "$pid"
 }
 # slurm.conf's MailProg at the test double of mail(1) (tests/fakes/mail-prog) for this test:
 # slurmctld re-reads slurm.conf at scontrol reconfigure, and the sampler asks slurmctld for it
@@ -288,20 +334,24 @@ slurmdbd_queue() { sdiag 2>/dev/null | sed -n 's/^DBD Agent queue size: *//p'; }
 # Waits until COMMAND succeeds, for as long as slurmctld has messages queued for slurmdbd (a
 # job's start and end among them), and then for as long as slurmdbd may still be writing the
 # last of them: an empty queue means sent, not yet in MariaDB (a fresh-clone check at load 10
-# saw a job's start still missing from sacct 0.6 s after slurmctld's queue emptied). Fails,
-# saying WHAT, once the queue has stayed empty for ACME_SLURMDBD_SETTLE seconds (default 30)
-# and COMMAND still fails: slurmdbd then has all it will get. A wait, not a sleep: it returns as
-# soon as COMMAND succeeds.
+# saw a job's start still missing from sacct 0.6 s after slurmctld's queue emptied; at load 330
+# one slurmdbd write took 79 s). Fails, saying WHAT, once the queue has stayed empty for
+# ACME_SLURMDBD_SETTLE seconds (default 120) and COMMAND still fails: slurmdbd then has all it
+# will get; or after ACME_SLURMDBD_WAIT seconds in all (default 240: a queue that never empties
+# is a slurmdbd that does not take it). A wait, not a sleep: it returns as soon as COMMAND
+# succeeds.
 wait_slurmdbd_until() { # what command...
-  local empty_since=""
+  local empty_since="" settle=${ACME_SLURMDBD_SETTLE:-120} deadline=$((SECONDS + ${ACME_SLURMDBD_WAIT:-240})) queue
   until "${@:2}"; do
-    if [ "$(slurmdbd_queue)" = 0 ]; then
+    queue=$(slurmdbd_queue)
+    if [ "$queue" = 0 ]; then
       : "${empty_since:=$SECONDS}"
-      ((SECONDS - empty_since < ${ACME_SLURMDBD_SETTLE:-30})) ||
-        fail "$1, and slurmctld has had no message left for slurmdbd for ${ACME_SLURMDBD_SETTLE:-30} s"
+      ((SECONDS - empty_since < settle)) ||
+        fail "$1, and slurmctld has had no message left for slurmdbd for $settle s"
     else
       empty_since=""
     fi
+    ((SECONDS < deadline)) || fail "$1 after ${ACME_SLURMDBD_WAIT:-240} s, and slurmctld still has ${queue:-an unknown number of} message(s) for slurmdbd"
     sleep 0.3
   done
 }

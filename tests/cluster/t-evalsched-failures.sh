@@ -64,14 +64,14 @@ log=$(echo "$block" | sed -n 3p | sed -n 's/^    log: //p')
 [ -n "$log" ] || fail "no log line under cmmlu's failure: $block"
 case $log in "$ES"/results/*/logs/*.out) ;; *) fail "cmmlu's log is not the trial's log: $log" ;; esac
 grep -q "ValueError: invalid literal in cmmlu answer key" "$log" || fail "$log does not hold the evidence line"
-echo "$status" | grep -A1 "^ceval failed: dataset_loading_error (framework)$" | grep -q "^    fake-eval: Tasks not found: ceval (no such" ||
+grep -q "^    fake-eval: Tasks not found: ceval (no such" <<<"$(grep -A1 "^ceval failed: dataset_loading_error (framework)$" <<<"$status")" ||
   fail "no evidence for the unknown task: $status"
 # The failure blocks (a heading, its indented lines, up to the blank line): nothing cut.
 blocks=$(echo "$status" | awk '/^[a-z0-9_]+ failed: / { on = 1 } /^$/ { on = 0 } on')
 [ "$(grep -c "failed: " <<<"$blocks")" = 2 ] || fail "not one block per failed dataset: $status"
 grep -q '+$' <<<"$blocks" && fail "a failure line was cut: $blocks"
 hstatus=$(COLUMNS='' evalsched status "$hid")
-echo "$hstatus" | grep -A1 "^boolq failed: command_not_found (script)$" | grep -q "^    acme-eval-lmeval: cannot run" ||
+grep -q "^    acme-eval-lmeval: cannot run" <<<"$(grep -A1 "^boolq failed: command_not_found (script)$" <<<"$hstatus")" ||
   fail "the missing harness's line is not shown: $hstatus"
 # --json: the dataset carries them.
 evalsched status "$id" --json | python3 -c '
@@ -86,13 +86,13 @@ assert c["log"] == sys.argv[1], c
 rc=0
 watch_out=$(evalsched watch "$id" --interval 0.3) || rc=$?
 assert_eq 1 "$rc" "watch's exit code for a failed evaluation"
-echo "$watch_out" | grep -A2 "cmmlu failed: value_error (framework)$" | grep -q "^ *log: $log$" || fail "watch does not name cmmlu's log: $watch_out"
+grep -q "^ *log: $log$" <<<"$(grep -A2 "cmmlu failed: value_error (framework)$" <<<"$watch_out")" || fail "watch does not name cmmlu's log: $watch_out"
 grep -q "^ *ValueError: invalid literal in cmmlu answer key$" <<<"$watch_out" || fail "watch does not show cmmlu's evidence: $watch_out"
 
 report=$(evalsched report run7)
 assert_contains "$report" "(framework)" "the report says why cmmlu has no score"
 grep -q "^mmlu .*accuracy" <<<"$report" || fail "mmlu has no score in the report: $report"
-echo "$report" | grep -A2 "^cmmlu on step-100 (evaluation $id) failed: value_error (framework)$" | grep -q "^    log: $log$" ||
+grep -q "^    log: $log$" <<<"$(grep -A2 "^cmmlu on step-100 (evaluation $id) failed: value_error (framework)$" <<<"$report")" ||
   fail "the report does not say why and where for cmmlu: $report"
 evalsched report run7 --format json | python3 -c '
 import json, sys

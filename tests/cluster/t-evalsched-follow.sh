@@ -45,9 +45,21 @@ save() { # step [complete]: a checkpoint as the training job writes it, the mark
 }
 decided() { es_sql "SELECT COUNT(*) FROM follow_checkpoints WHERE follow = $fid AND step = $1"; }
 wait_decided() { # step
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + 120))
   while [ "$(decided "$1")" != 1 ]; do
-    ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "step $1 was not picked up within 30 s"; }
+    ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "step $1 was not picked up within 120 s"; }
+    sleep 0.3
+  done
+}
+# Until the follow has taken a scan that began after now: a scan's scanned_at is its start,
+# stored after its decisions, so whatever the directory held now has been decided on (or
+# rightly not) by then. What "nothing decided" asserts after it is then a look, not a hope that
+# a loaded daemon scanned within a fixed sleep.
+wait_next_scan() {
+  local since deadline=$((SECONDS + 120))
+  since=$(date +%s.%N)
+  until [ "$(es_sql "SELECT scanned_at > $since FROM follows WHERE id = $fid")" = 1 ]; do
+    ((SECONDS < deadline)) || { cat "$ES"/daemon.log >&2; fail "follow $fid took no scan within 120 s"; }
     sleep 0.3
   done
 }
@@ -66,13 +78,13 @@ save 200
 # the user for a moment, and a scan that came then rightly saw it complete (a loaded run did).
 (umask 077 && mkdir "$run/step-250") && touch "$run/step-250/.complete"
 [ "$(stat -c %a "$run/step-250")" = 700 ] || fail "step-250 was not made 700"
-sleep 2
+wait_next_scan
 kill -9 "$ES_PID"
 wait "$ES_PID" 2>/dev/null
 save 300 complete
 es_start
 wait_decided 300
-sleep 3  # a few more rounds: nothing more may come of them
+wait_next_scan  # a round after step-300's: nothing more may come of it
 
 evals=$(es_sql "SELECT checkpoint FROM evaluations WHERE name = 'run9' ORDER BY id" | xargs)
 assert_eq "step-100 step-300" "$evals" "the checkpoints evaluated, in order"

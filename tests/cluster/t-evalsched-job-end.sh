@@ -14,13 +14,7 @@ for node in $(sinfo -h -N -o %N | sort -u); do
   [ "$node" = n1 ] && gpus=3
   blockers+=("$(submit -w "$node" --gres=gpu:$gpus -t 10 -J blocker --wrap 'sleep 600')")
 done
-for b in "${blockers[@]}"; do
-  for _ in $(seq 50); do
-    [ "$(job_field "$b" JobState)" = RUNNING ] && break
-    sleep 0.2
-  done
-  assert_eq RUNNING "$(job_field "$b" JobState)" "blocker job $b"
-done
+for b in "${blockers[@]}"; do wait_job_state "$b" RUNNING 120 "blocker job $b"; done
 es_first_datasets 3 three
 es_start
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/three.toml)

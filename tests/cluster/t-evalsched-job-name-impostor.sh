@@ -36,7 +36,8 @@ chmod 644 "$ES"/two.toml
 # 1. A copy of the victim's running trial, newer than it: the trial is judged by its own job.
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/two.toml --name run7)
 tag=
-for _ in $(seq 100); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   tag=$(squeue -h -u root -o %j | grep "^evalsched-$inst-$id-" | head -n 1)
   [ -n "$tag" ] && break
   sleep 0.2

@@ -15,11 +15,27 @@ blockers=()
 for n in n1 n2 n3; do
   blockers+=("$(sbatch --parsable -N1 -w "$n" --gres=gpu:4 -o /dev/null --wrap 'sleep 300')")
 done
-for i in $(seq 50); do [ "$(squeue -h -t R | wc -l)" -ge 3 ] && break; sleep 0.2; done
+# Until status does (yes) or does not (no) show PATTERN, at most 120 s (a loaded machine is slow
+# to answer, not wrong); fails naming WHAT. The status read whole, then grepped (lib.sh: no pipe
+# into grep -q).
+wait_status() { # yes|no pattern what
+  local deadline=$((SECONDS + 120)) out
+  while :; do
+    out=$(evalsched status "$id" 2>&1)
+    if grep -q "$2" <<<"$out"; then [ "$1" = yes ] && return 0; else [ "$1" = no ] && return 0; fi
+    ((SECONDS < deadline)) || fail "$3 within 120 s: $out"
+    sleep 0.3
+  done
+}
+deadline=$((SECONDS + 120))
+until [ "$(squeue -h -t R -j "$(IFS=,; echo "${blockers[*]}")" | wc -l)" -ge 3 ]; do
+  ((SECONDS < deadline)) || fail "the 3 blockers (${blockers[*]}) not all running within 120 s: $(squeue -h -j "$(IFS=,; echo "${blockers[*]}")")"
+  sleep 0.2
+done
 id=$(es_submit "$ES"/ckpt/run7/step-100 --suite "$ES"/suite.toml)
 evalsched watch "$id" --interval 0.3 >"$ES"/watch.log 2>&1 &
 watch_pid=$!
-for i in $(seq 50); do evalsched status "$id" | grep -q "waiting for GPUs" && break; sleep 0.2; done
+wait_status yes "waiting for GPUs" "status does not say 'waiting for GPUs' while every GPU is taken"
 status=$(evalsched status "$id")
 assert_contains "$status" "waiting for GPUs" "status while every GPU is taken"
 assert_contains "$status" "progress: 0/20 datasets scored" "progress in datasets"
@@ -33,14 +49,22 @@ grep -q "1 free GPUs" <<<"$status" && fail "plural for one GPU: $status"
 # slurmctld away: the trouble, with the time it began.
 ctld_pid=$(cat "$ACME_MINICLUSTER_DIR"/run/slurmctld.pid)
 kill "$ctld_pid"
-for i in $(seq 100); do kill -0 "$ctld_pid" 2>/dev/null || break; sleep 0.1; done
-for i in $(seq 100); do evalsched status "$id" | grep -q "cannot reach slurmctld" && break; sleep 0.3; done
+deadline=$((SECONDS + 60))
+while kill -0 "$ctld_pid" 2>/dev/null; do
+  ((SECONDS < deadline)) || fail "slurmctld ($ctld_pid) still running 60 s after SIGTERM"
+  sleep 0.1
+done
+wait_status yes "cannot reach slurmctld" "status does not say 'cannot reach slurmctld' while it is stopped"
 status=$(evalsched status "$id")
 grep -Eq "^trouble since [0-9:]+: cannot reach slurmctld" <<<"$status" || fail "no trouble line while slurmctld is stopped: $status"
 assert_contains "$status" "ETA unknown: slurmctld unreachable" "the ETA while slurmctld is stopped"
 slurmctld -f "$SLURM_CONF" 2>>"$ES"/ctld-restart.log || fail "slurmctld did not restart"
-for i in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
-for i in $(seq 100); do evalsched status "$id" | grep -q "cannot reach slurmctld" || break; sleep 0.3; done
+deadline=$((SECONDS + 120))
+until scontrol ping >/dev/null 2>&1; do
+  ((SECONDS < deadline)) || fail "slurmctld does not answer scontrol ping 120 s after its restart"
+  sleep 0.2
+done
+wait_status no "cannot reach slurmctld" "status still says 'cannot reach slurmctld' after its restart"
 
 scancel "${blockers[@]}"
 assert_eq done "$(es_wait "$id" 150)" "evaluation state"

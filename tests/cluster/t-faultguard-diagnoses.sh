@@ -12,9 +12,13 @@ exit3=$(submit -o "$d/exit3.out" --wrap 'echo starting; exit 3')
 killed=$(submit -o "$d/killed.out" --wrap 'echo starting; kill -9 $$')
 value=$(submit -o "$d/value.out" --wrap 'python3 -c "import sys; print(\"loading\"); int(\"x\")"')
 secret=$(submit -o "$d/secret.out" --wrap 'python3 -c "raise ValueError(\"bad endpoint config: api_key=sk-AbCdEf0123456789XyZaBcDeF0123456789\")"')
-# --auto-recover=0: drain the node on the hardware evidence, but requeue nothing.
+# --auto-recover=0: drain the node on the hardware evidence, but requeue nothing. It fails once
+# its sampler has seen the XID (lib.sh, until_go), not 3 s on.
 xid=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=0 -o "$d/xid.out" --wrap \
-  'sleep 3; echo "RuntimeError: NCCL communicator was aborted on rank 0" >&2; exit 1')
+  "$(until_go "$d/go"); "'echo "RuntimeError: NCCL communicator was aborted on rank 0" >&2; exit 1')
+wait_job_state "$xid" RUNNING 60 "XID job $xid"
+wait_xid_seen "$xid" "$(job_nodes "$xid")"
+touch "$d/go"
 
 assert_eq FAILED "$(wait_job "$exit3")" "exit-3 job"
 assert_eq FAILED "$(wait_job "$killed")" "SIGKILL job"

@@ -71,8 +71,11 @@ while time.time() < end and sys.argv[4] not in open(sys.argv[3], errors="replace
 db.execute("COMMIT")
 PY
 holder=$!
-for _ in $(seq 100); do [ -e "$ACME_TEST_TMP/locked" ] && break; sleep 0.1; done
-[ -e "$ACME_TEST_TMP/locked" ] || fail "could not hold n1's spool"
+deadline=$((SECONDS + 120))
+until [ -e "$ACME_TEST_TMP/locked" ]; do
+  kill -0 "$holder" 2>/dev/null && ((SECONDS < deadline)) || fail "could not hold n1's spool (the holder $(kill -0 "$holder" 2>/dev/null && echo "did not take its lock in 120 s" || echo exited))"
+  sleep 0.1
+done
 touch "$go"
 assert_eq FAILED "$(wait_job "$slow" 120)" "job $slow"
 wait "$holder" || fail "the spool holder failed"

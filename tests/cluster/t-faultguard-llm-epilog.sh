@@ -23,8 +23,12 @@ on_exit cleanup
 
 python3 "$ACME_SRC_DIR/tests/fakes/fake-llm-server.py" "$d/llm.port" "$d/llm.request" &
 server_pid=$!
-for _ in $(seq 50); do [ -s "$d/llm.port" ] && break; sleep 0.1; done
-[ -s "$d/llm.port" ] || fail "the fake model server did not start"
+deadline=$((SECONDS + 120))
+until [ -s "$d/llm.port" ]; do
+  kill -0 "$server_pid" 2>/dev/null || fail "the fake model server exited before it wrote its port"
+  ((SECONDS < deadline)) || fail "the fake model server wrote no port within 120 s"
+  sleep 0.1
+done
 endpoint=http://127.0.0.1:$(cat "$d/llm.port")
 
 # Slurm's slurmstepd reads plugstack.conf afresh for each job's epilog: no restart needed.

@@ -41,9 +41,15 @@ minor = 3
 code = 13
 TOML
 
-ok=$(submit -J eval-mmlu --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 3')
+# Each job ends once its sampler has seen its GPUs' XIDs (lib.sh, until_go), 3 s on at the least.
+ok=$(submit -J eval-mmlu --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap "sleep 3; $(until_go "$ACME_TEST_TMP/go-ok")")
 bad=$(submit -J pretrain-7b --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/bad.out" \
-  --wrap 'sleep 3; echo "KeyError: <script>alert(1)</script>" >&2; exit 1')
+  --wrap "sleep 3; $(until_go "$ACME_TEST_TMP/go-bad"); "'echo "KeyError: <script>alert(1)</script>" >&2; exit 1')
+for j in ok bad; do
+  wait_job_state "${!j}" RUNNING 60 "job ${!j} ($j)"
+  wait_xid_seen "${!j}" "$(job_nodes "${!j}")" "$([ $j = ok ] && echo 1 || echo 2)"
+  touch "$ACME_TEST_TMP/go-$j"
+done
 wait_job "$ok" 60 >/dev/null
 assert_eq FAILED "$(wait_job "$bad" 60)" "failing job"
 

@@ -24,19 +24,17 @@ use_uniform_scenario 70
 d=$ACME_TEST_TMP/job
 mkdir -p "$d"
 chmod 777 "$d"
-id=$(submit --uid="$u" -J prom-running -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$d/job.out" --wrap 'srun -N2 sleep 120')
-for _ in $(seq 1 100); do
-  [ "$(job_field "$id" JobState)" = RUNNING ] && break
-  sleep 0.3
-done
-assert_eq RUNNING "$(job_field "$id" JobState)" "job $id"
+id=$(submit --uid="$u" -J prom-running -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$d/job.out" --wrap 'srun -N2 sleep 600')
+# (It runs until the test cancels it: what is asserted while it runs cannot outlast it.)
+wait_job_state "$id" RUNNING 120 "job $id"
 
 # The user cannot read the spools: whatever gpuacct shows of the GPUs comes from elsewhere.
 runuser -u "$u" -- test -r "$(spool_dir)" -a -x "$(spool_dir)" && fail "$u can read $(spool_dir): the test proves nothing"
 
 # Wait until Prometheus has scraped each of the 4 GPUs a few times.
 n=0
-for _ in $(seq 1 60); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   n=$(prom_query "count(count_over_time(acme_job_gpu_info{hpc_job=\"$id\"}[5m]) >= 3)" | cut -d'|' -f1)
   [ "${n:-0}" = 4 ] && break
   sleep 0.5

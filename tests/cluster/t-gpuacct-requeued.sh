@@ -13,7 +13,7 @@ unset ACME_SPOOL_DIR
 # when the run's sampler starts): each -D row must carry its own run's figures.
 use_uniform_scenario 30
 id=$(submit -J requeue-acct -N1 --gres=gpu:2 --gpu-telemetry=1 --requeue -o /dev/null --wrap \
-  'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then sleep 60; else sleep 3; fi')
+  'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then sleep 300; else sleep 3; fi')
 deadline=$((SECONDS + 60))
 until [ "$(job_field "$id" JobState)" = RUNNING ]; do
   ((SECONDS < deadline)) || fail "job $id not running in 60 s: $(job_field "$id" JobState)"

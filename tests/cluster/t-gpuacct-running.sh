@@ -10,20 +10,17 @@ gpuacct() { "$ACME_BUILD_DIR/acct/gpuacct/gpuacct" --spool-dir "$(spool_dir)" "$
 use_uniform_scenario 70
 
 job=$(submit -J running-pretrain -N1 --gres=gpu:2 --gpu-telemetry=1 -o "$ACME_TEST_TMP/job.out" \
-  --wrap 'sleep 30')
-node=""
-for _ in $(seq 1 60); do
-  [ "$(job_field "$job" JobState)" = RUNNING ] && node=$(job_nodes "$job") && break
-  sleep 1
-done
-[ -n "$node" ] || fail "job $job never started"
+  --wrap 'sleep 300')
+# (The job runs until the test cancels it: what is asserted while it runs cannot outlast it.)
+wait_job_state "$job" RUNNING 120 "job $job"
+node=$(job_nodes "$job")
 # Wait until the sampler has written a few ticks for both GPUs.
-for _ in $(seq 1 30); do
-  n=$(spool_query "$node" "SELECT COUNT(DISTINCT gpu) FROM gpu_samples WHERE job_id = $job AND util_gpu IS NOT NULL" 2>/dev/null)
-  [ "${n:-0}" -ge 2 ] && break
-  sleep 1
+deadline=$((SECONDS + 120))
+until n=$(spool_query "$node" "SELECT COUNT(DISTINCT gpu) FROM gpu_samples WHERE job_id = $job AND util_gpu IS NOT NULL" 2>/dev/null) && [ "${n:-0}" -ge 2 ]; do
+  ((SECONDS < deadline)) || break
+  sleep 0.5
 done
-assert_eq 2 "${n:-0}" "GPUs sampled so far in job $job"
+assert_eq 2 "${n:-0}" "GPUs sampled within 120 s in job $job"
 assert_eq 0 "$(spool_query "$node" "SELECT COUNT(*) FROM gpu_summaries WHERE job_id = $job")" \
   "no summary yet while job $job runs"
 
@@ -34,7 +31,13 @@ assert_eq "$job|RUNNING|2|70.0|ok" \
 # --live refreshes until the job ends, then prints the ended frame and exits 0 by itself.
 gpuacct -X -j "$job" --live=1 --format=JobID,State >"$ACME_TEST_TMP/live.out" 2>&1 &
 live=$!
-sleep 2
+# Its first frame written (a frame is flushed whole) before the job ends.
+deadline=$((SECONDS + 120))
+until grep -Eq "^ *$job +" "$ACME_TEST_TMP/live.out"; do
+  kill -0 "$live" 2>/dev/null || fail "gpuacct --live ended before job $job did: $(cat "$ACME_TEST_TMP/live.out")"
+  ((SECONDS < deadline)) || fail "gpuacct --live printed no frame with job $job in 120 s: $(cat "$ACME_TEST_TMP/live.out")"
+  sleep 0.2
+done
 scancel "$job"
 state=$(wait_job "$job" 60)
 for _ in $(seq 1 30); do kill -0 "$live" 2>/dev/null || break; sleep 1; done

@@ -153,7 +153,7 @@ for f in "-P --delimiter=; -o $o" "-p --delimiter=:: -o $o" "-b -P" "-P -o JobID
   # shellcheck disable=SC2086
   assert_eq "$(sacct -X $f -j "$k1,$k2")" "$("$G" -X $f -j "$k1,$k2" 2>&1)" "gpuacct $f"
 done
-"$G" -V | grep -q '^gpuacct ' || fail "gpuacct -V"
+grep -q '^gpuacct ' <<<"$("$G" -V)" || fail "gpuacct -V"
 # --json: each job's object has sacct's keys where both know the field, with sacct's values.
 sacct -j "$k1,$id" --json >"$ACME_TEST_TMP/sacct.json"
 "$G" -j "$k1,$id" --json >"$ACME_TEST_TMP/gpuacct.json" 2>/dev/null || fail "gpuacct --json"

@@ -22,10 +22,15 @@ small_stall_windows
 on_exit 'rm -f "$ACME_MINICLUSTER_DIR"/nvml/scenarios/n[12].toml; restore_plugstack'
 scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 
-id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "sleep 12")
+# 12 s of samples at least, and on until the test has read Prometheus' series of it (touch $go; 5
+# minutes at most): a loaded node's samplers may publish them after 12 s.
+go=$ACME_TEST_TMP/go
+id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null \
+  --wrap "sleep 12; i=0; until [ -e $go ] || [ \$i -ge 1440 ]; do sleep 0.2; i=\$((i + 1)); done")
 if [ "$(cat "$ACME_MINICLUSTER_DIR/prometheus" 2>/dev/null)" = yes ] && [ -n "${ACME_PROMETHEUS_URL:-}" ]; then
   got=""
-  for _ in $(seq 1 40); do
+  deadline=$((SECONDS + 120))
+  while ((SECONDS < deadline)); do
     got=$(prom_query "acme_job_node_slowness{hpc_job=\"$id\"}" Hostname)
     [ "$got" = $'n1|1\nn2|2.5' ] && break
     sleep 0.5
@@ -34,6 +39,7 @@ if [ "$(cat "$ACME_MINICLUSTER_DIR/prometheus" 2>/dev/null)" = yes ] && [ -n "${
   assert_eq "$(job_field "$id" UserId | cut -d'(' -f1)" \
     "$(prom_query "acme_job_node_slowness{hpc_job=\"$id\",Hostname=\"n2\"}" user | cut -d'|' -f1)" "its user label"
 fi
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id's end"
 
 view=$(gpuacct --source spool -j "$id" --detail 2>&1)

@@ -37,9 +37,13 @@ use_mail_prog
 gputrace_keys idle_alert=3s stall_mail=user
 
 textfile=$ACME_MINICLUSTER_DIR/textfile
-a=$(submit -N1 -w n1 --gres=gpu:4 --gpu-telemetry=0.5 --mail-user=idle-watch@example.org -o /dev/null --wrap 'sleep 12')
+# Job a runs until the test has read its file (touch $go; at most 5 minutes), not 12 s a loaded
+# node's sampler might not have alerted in.
+go=$ACME_TEST_TMP/go
+a=$(submit -N1 -w n1 --gres=gpu:4 --gpu-telemetry=0.5 --mail-user=idle-watch@example.org -o /dev/null \
+  --wrap "i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
 prom=$textfile/n1/acme-gputrace-$a.prom
-deadline=$((SECONDS + 40))
+deadline=$((SECONDS + 120))
 until [ -s "$prom" ] && grep -q '^acme_gpu_idle_alert{gpu="3".*} 1$' "$prom"; do
   ((SECONDS < deadline)) || fail "no acme_gpu_idle_alert 1 for GPU 3 in $prom: $(cat "$prom" 2>&1)"
   sleep 0.3
@@ -54,6 +58,7 @@ grep -q '^acme_gpu_idle_seconds{gpu="0",.*} 0$' "$prom" || fail "GPU 0 counted i
 # Bounded: one idle series per GPU, none labelled with the job (it is on acme_job_gpu_info).
 assert_eq 4 "$(grep -c '^acme_gpu_idle_seconds{' "$prom")" "acme_gpu_idle_seconds series in $prom"
 assert_eq 0 "$(grep -c '^acme_gpu_idle_[a-z]*{.*hpc_job=' "$prom")" "idle series labelled with the job"
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$a" 60)" "job $a (alerted, idle_cancel off)"
 log=$(spool_dir)/n1.sampler.log
 grep -q "job $a: idle_alert: GPUs 1,2,3 held but idle for " "$log" || fail "no idle_alert line in $log: $(grep "job $a" "$log")"
@@ -77,8 +82,9 @@ assert_eq 3 "$(grep -c 'alerted (idle_alert)' <<<"$view")" "alerts in gpuacct -j
 
 # idle_cancel: every GPU idle on n3.
 gputrace_keys idle_alert=2s idle_cancel=5s
-b=$(submit -N1 -w n3 --gres=gpu:2 --gpu-telemetry=0.5 -o /dev/null --wrap 'sleep 60')
-assert_eq CANCELLED "$(wait_job "$b" 60)" "job $b (every GPU idle past idle_cancel)"
+# (It would run 5 minutes: however late its sampler starts, the cancel comes first.)
+b=$(submit -N1 -w n3 --gres=gpu:2 --gpu-telemetry=0.5 -o /dev/null --wrap 'sleep 300')
+assert_eq CANCELLED "$(wait_job "$b" 300)" "job $b (every GPU idle past idle_cancel)"
 log3=$(spool_dir)/n3.sampler.log
 grep -q "job $b: idle_cancel: every GPU of the job on n3: GPUs 0,1 held but idle for [0-9]* s (utilisation <= 5 %, or no process of the job); job cancelled" "$log3" ||
   fail "no idle_cancel line in $log3: $(grep "job $b" "$log3")"
@@ -88,8 +94,17 @@ assert_eq 2 "$(spool_query n3 "SELECT COUNT(*) FROM gpu_events WHERE job_id = $b
 qos=$(sacctmgr -n -P show assoc user="$(id -un)" format=DefaultQOS 2>/dev/null | grep -m1 . || true)
 qos=${qos:-normal}
 gputrace_keys idle_alert=2s idle_cancel=4s "idle_exempt_qos=$qos"
-c=$(submit -N1 -w n3 --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap 'sleep 9')
+# It runs until its sampler has watched it idle for 6 s (past idle_cancel=4s), not 9 s from its
+# start: "left alone" means something only once the sampler has looked that long.
+c=$(submit -N1 -w n3 --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null --wrap "$(until_go "$ACME_TEST_TMP/go-c")")
 assert_eq "$qos" "$(job_field "$c" QOS)" "job $c's QOS"
+wait_job_state "$c" RUNNING 60 "job $c"
+deadline=$((SECONDS + $(wait_floor 60)))
+until [ "$(spool_query n3 "SELECT MAX(ts) - MIN(ts) >= 6 FROM gpu_samples WHERE job_id = $c" 2>/dev/null)" = 1 ]; do
+  ((SECONDS < deadline)) || fail "job $c's sampler on n3 did not sample it for 6 s within $(wait_floor 60) s (job $(job_field "$c" JobState))"
+  sleep 0.3
+done
+touch "$ACME_TEST_TMP/go-c"
 assert_eq COMPLETED "$(wait_job "$c" 60)" "job $c (exempt QOS)"
 grep -q "job $c: idle GPUs: exempt (QOS $qos); no idle alert or cancel" "$log3" || fail "no exemption line in $log3"
 assert_eq 0 "$(spool_query n3 "SELECT COUNT(*) FROM gpu_events WHERE job_id = $c AND kind LIKE 'idle_%'")" "idle events of the exempt job $c"

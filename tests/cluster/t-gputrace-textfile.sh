@@ -21,12 +21,19 @@ wait_file() { # path timeout_s
 }
 
 out=$ACME_TEST_TMP/job.out
-id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap 'echo $SLURM_JOB_GPUS; sleep 8')
-for _ in $(seq 1 100); do [ -s "$out" ] && break; sleep 0.2; done
+# Each job runs until the test has looked at its file (touch $go; at most 5 minutes), not for a
+# fixed time a loaded node's sampler might not have written the file in.
+go=$ACME_TEST_TMP/go
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap "echo \$SLURM_JOB_GPUS; i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
+deadline=$((SECONDS + 120))
+until [ -s "$out" ]; do
+  ((SECONDS < deadline)) || fail "job $id wrote no GPU to $out within 120 s: $(job_field "$id" JobState)"
+  sleep 0.2
+done
 node=$(job_nodes "$id")
 gpu=$(head -n 1 "$out")
 prom=$textfile/$node/acme-gputrace-$id.prom
-wait_file "$prom" 20
+wait_file "$prom" 120
 text=$(cat "$prom")
 user=$(job_field "$id" UserId)
 user=${user%%(*}
@@ -45,17 +52,20 @@ assert_eq 1 "$(grep -c '^DCGM_FI_DEV_GPU_UTIL{' "$prom")" "GPU_UTIL series in $p
 # node_exporter reads only *.prom: the job's file is the only one (the writer's other file is
 # dot-named, not *.prom).
 assert_eq "acme-gputrace-$id.prom" "$(cd "$textfile/$node" && ls -- *.prom)" "*.prom files in $textfile/$node"
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
+rm -f "$go"
 [ ! -e "$prom" ] || fail "$prom is still there after job $id ended"
 assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after job $id"
 
 # A sampler killed outright cannot clean up: the epilog does.
-id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 6')
+id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap "i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
 prom2=$textfile/$node/acme-gputrace-$id2.prom
-wait_file "$prom2" 20
+wait_file "$prom2" 120
 pid=$(pgrep -f "acme-gpu-sampler --job $id2 .*--spool $(spool_dir) " | head -n 1)
 [ -n "$pid" ] || fail "no sampler of job $id2 running"
 kill -9 "$pid"
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$id2" 60)" "job $id2 state"
 [ ! -e "$prom2" ] || fail "$prom2 is still there after the epilog of job $id2 (its sampler was killed)"
 assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after the epilog of job $id2"

@@ -29,7 +29,19 @@ power_mw = 100000
 TOML
 
 out=$ACME_TEST_TMP/job.out
-id=$(submit -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$out" --wrap 'srun -l bash -c "echo \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 5')
+# The job runs 5 s, and on until each of its GPUs has 4 samples (lib.sh, until_go): its samplers
+# start at background priority once the job runs, late on a loaded node.
+go=$ACME_TEST_TMP/go
+id=$(submit -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$out" --wrap 'srun -l bash -c "echo \$SLURMD_NODENAME \$SLURM_JOB_GPUS"; sleep 5; '"$(until_go "$go")")
+wait_job_state "$id" RUNNING 60 "job $id"
+deadline=$((SECONDS + $(wait_floor 60)))
+for node in $(job_nodes "$id"); do
+  until [ "$(spool_query "$node" "SELECT COUNT(*) FROM (SELECT gpu FROM gpu_samples WHERE job_id = $id GROUP BY gpu HAVING COUNT(*) >= 4)" 2>/dev/null)" = 2 ]; do
+    ((SECONDS < deadline)) || fail "job $id: its 2 GPUs on $node not sampled 4 times each in $(wait_floor 60) s: $(spool_query "$node" "SELECT gpu, COUNT(*) FROM gpu_samples WHERE job_id = $id GROUP BY gpu" | paste -sd' ')"
+    sleep 0.3
+  done
+done
+touch "$go"
 assert_eq COMPLETED "$(wait_job "$id" 90)" "job $id state"
 assert_no_sampler "$id"
 

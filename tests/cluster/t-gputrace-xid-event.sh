@@ -5,9 +5,14 @@
 use_uniform_scenario 90 13
 
 out=$ACME_TEST_TMP/job.out
-id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap 'echo $SLURM_JOB_GPUS; sleep 4')
-assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
+# The job runs until its sampler has seen the XID (lib.sh, until_go), not 4 s.
+go=$ACME_TEST_TMP/go
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap "echo \$SLURM_JOB_GPUS; $(until_go "$go")")
+wait_job_state "$id" RUNNING 60 "job $id"
 node=$(job_nodes "$id")
+wait_xid_seen "$id" "$node"
+touch "$go"
+assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
 gpu=$(head -n 1 "$out")
 events=$(spool_query "$node" "SELECT gpu || ':' || kind || ':' || code FROM gpu_events WHERE job_id = $id")
 # Only the job's own GPU is watched: one XID, on that GPU.

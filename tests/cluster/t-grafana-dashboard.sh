@@ -18,9 +18,12 @@ use_scenario <<<"$text"
 # The samplers share their work rates (the node slowness panel) every 0.5 s instead of 30 s.
 small_stall_windows
 on_exit 'rm -f "$ACME_MINICLUSTER_DIR/nvml/scenarios/default.toml"; restore_plugstack'
-id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 20')
+id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 600')
+# (It runs until the test cancels it: the panels are read while it runs, however long Prometheus
+# takes to have them.)
 ok=0
-for _ in $(seq 1 80); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   # Both GPUs, each scraped a few times (increase() and the *_over_time panels need two points),
   # and both nodes' slowness.
   [ "$(prom_query "count(count_over_time(acme_job_gpu_info{hpc_job=\"$id\"}[1m]) >= 3)" | cut -d'|' -f1)" = 2 ] &&

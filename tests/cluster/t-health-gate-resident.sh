@@ -12,7 +12,8 @@ gpu_job() { submit -N1 -w "$node" --gres=gpu:1 -o /dev/null --wrap true; }
 
 first=$(gpu_job)
 assert_eq COMPLETED "$(wait_job "$first" 60)" "job $first"
-for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
+deadline=$((SECONDS + 120))
+until [ -S "$sock" ] || ((SECONDS >= deadline)); do sleep 0.1; done
 [ -S "$sock" ] || fail "no resident gate on $node after GPU job $first: $(tail -n 5 "$(spool_dir)/$node.faultguard.log" 2>&1)"
 assert_eq "srw------- root" "$(stat -c '%A %U' "$sock")" "the resident gate's socket"
 

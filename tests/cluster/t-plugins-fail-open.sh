@@ -29,8 +29,12 @@ id=$(sbatch --parsable -N1 -w n1 --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --w
   fail "sbatch refused with the bare shims: $(cat "$ACME_TEST_TMP/sbatch.err")"
 id=${id%%;*}
 assert_eq FAILED "$(wait_job "$id")" "a failing job's end with the bare shims"
-sleep 1
-new=$(tail -n +"$((before + 1))" "$log")
+# slurmd's lines for both, once written (its log is not ours to flush).
+deadline=$((SECONDS + 60))
+until new=$(tail -n +"$((before + 1))" "$log") && grep -q "gputrace: cannot load" <<<"$new" && grep -q "faultguard: cannot load" <<<"$new"; do
+  ((SECONDS < deadline)) || break
+  sleep 0.3
+done
 for plugin in gputrace faultguard; do
   assert_contains "$new" "$plugin: cannot load $plugins/${plugin}_impl.so" "slurmd's log for the missing $plugin implementation"
 done

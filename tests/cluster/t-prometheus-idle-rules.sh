@@ -17,9 +17,11 @@ all_nodes_idle
 use_uniform_scenario 0
 gputrace_keys idle_alert=2s
 on_exit restore_plugstack
-id=$(submit -N1 --gres=gpu:2 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 40')
+id=$(submit -N1 --gres=gpu:2 --gpu-telemetry=1 -o /dev/null --wrap 'sleep 600')
+# (It runs until the test cancels it: the rules are read while it runs.)
 ok=0
-for _ in $(seq 1 120); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   [ "$(prom_query "count((acme_gpu_idle_alert == 1) * on(Hostname, gpu) group_left(hpc_job) acme_job_gpu_info{hpc_job=\"$id\"})" | cut -d'|' -f1)" = 2 ] &&
     ok=1 && break
   sleep 0.5

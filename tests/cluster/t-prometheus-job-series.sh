@@ -24,10 +24,7 @@ printf '#!/bin/sh\n# until $1 exists, at most 5 minutes\ni=0\nwhile [ ! -e "$1" 
 chmod 755 "$hold"
 out=$ACME_TEST_TMP/job.out
 id=$(submit -N2 --gres=gpu:2 --gpu-telemetry=1 -o "$out" --wrap "srun -N2 $hold $ACME_TEST_TMP/release-1")
-for _ in $(seq 1 100); do
-  [ "$(job_field "$id" JobState)" = RUNNING ] && break
-  sleep 0.2
-done
+wait_job_state "$id" RUNNING 120 "job $id"
 mapfile -t nodes < <(job_nodes "$id")
 # The GPU series of this job: joined to the job's info series.
 of_job() { # metric [selector]
@@ -38,8 +35,8 @@ of_job() { # metric [selector]
 # The job's utilisation series (Hostname|gpu|value lines), waited for: the sampler's first ticks
 # and a scrape or two.
 expect_util_series() { # want what
-  local got=""
-  for _ in $(seq 1 60); do
+  local got="" deadline=$((SECONDS + 120))
+  while ((SECONDS < deadline)); do
     got=$(prom_query "$(of_job DCGM_FI_DEV_GPU_UTIL)" Hostname gpu)
     [ "$got" = "$1" ] && break
     sleep 0.5
@@ -64,7 +61,8 @@ touch "$ACME_TEST_TMP/release-1"
 assert_eq COMPLETED "$(wait_job "$id" 60)" "job $id state"
 # The textfiles went with the job: Prometheus marks the series stale at its next scrapes.
 stale=""
-for _ in $(seq 1 40); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   stale=$(prom_query "acme_job_gpu_info{hpc_job=\"$id\"}" Hostname gpu)
   [ -z "$stale" ] && break
   sleep 0.5

@@ -34,7 +34,7 @@ publisher=$!
 # budget (44.5 s for a two-node job).
 dbd_port=$(scontrol show config | sed -n 's/^AccountingStoragePort *= *//p')
 [ -n "$dbd_port" ] || fail "no AccountingStoragePort in slurmctld's config"
-until ss -Htnp state established "( dport = :$dbd_port )" 2>/dev/null | grep -q "pid=$publisher,"; do
+until grep -q "pid=$publisher," <<<"$(ss -Htnp state established "( dport = :$dbd_port )" 2>/dev/null)"; do
   kill -0 "$publisher" 2>/dev/null || fail "the publisher of job $job ended before slurmdbd was frozen: $(cat "$log")"
   sleep 0.2
 done

@@ -32,15 +32,16 @@ all_nodes_idle
 id=$(submit -N2 --gres=gpu:1 --gpu-telemetry=1 --auto-recover=1 --ckpt-dir="$ckpt" -o "$ACME_TEST_TMP/job.out" --wrap "
 if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
   mkdir -p $ckpt/step-1 && touch $ckpt/step-1/.complete
-  sleep 5; echo 'RuntimeError: NCCL communicator was aborted' >&2; exit 1
+  $(until_go "$ACME_TEST_TMP/go"); echo 'RuntimeError: NCCL communicator was aborted' >&2; exit 1
 fi
 sleep 2")
 # The premise first, as a clear line (not a record that names other nodes).
-for _ in $(seq 1 100); do
-  [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] && break
-  sleep 0.2
-done
+deadline=$((SECONDS + 120))
+until [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] || ((SECONDS >= deadline)); do sleep 0.2; done
 assert_eq "n[1-2]" "$(job_field "$id" NodeList)" "the first run's nodes (n2 raises the XID)"
+# The first run fails once n2's sampler has seen the XID (lib.sh, until_go), not 5 s on.
+wait_xid_seen "$id" n2
+touch "$ACME_TEST_TMP/go"
 deadline=$((SECONDS + 120))
 while [ "$(job_field "$id" JobState)" != COMPLETED ]; do
   case $(job_field "$id" JobState) in FAILED | CANCELLED | TIMEOUT | NODE_FAIL) fail "job $id ended $(job_field "$id" JobState)" ;; esac

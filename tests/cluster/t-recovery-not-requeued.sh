@@ -25,13 +25,26 @@ at = 1.0
 minor = 0
 code = 79
 TOML
-capped=$(submit -N1 --gres=gpu:1 --auto-recover=1 -o "$ACME_TEST_TMP/capped.out" --wrap 'sleep 3; exit 1')
+# Each run fails once its sampler has seen the XID (lib.sh, until_go; go-0, then go-1), not 3 s on.
+capped=$(submit -N1 --gres=gpu:1 --auto-recover=1 -o "$ACME_TEST_TMP/capped.out" \
+  --wrap "$(until_go "$ACME_TEST_TMP/go-\${SLURM_RESTART_COUNT:-0}"); exit 1")
+for run in 0 1; do
+  deadline=$((SECONDS + 120))
+  until [ "$(job_field "$capped" JobState)" = RUNNING ] && [ "$(job_field "$capped" Restarts)" = "$run" ]; do
+    ((SECONDS < deadline)) || fail "the capped job's run $run not running in 120 s (state $(job_field "$capped" JobState), restarts $(job_field "$capped" Restarts))"
+    sleep 0.3
+  done
+  wait_xid_seen "$capped" "$(job_nodes "$capped")"
+  touch "$ACME_TEST_TMP/go-$run"
+done
 deadline=$((SECONDS + 120))
 while state=$(job_field "$capped" JobState); [ "$state" != FAILED ]; do
   ((SECONDS < deadline)) || fail "capped job not FAILED in 120 s (state $state, restarts $(job_field "$capped" Restarts))"
   sleep 0.5
 done
-sleep 2  # the last epilog may still be writing its row
+# The last epilog's helper, if it went on detached past faultguard's timeout, may still be
+# writing its row: until it has ended.
+wait_detached_epilog "$capped"
 assert_eq 1 "$(job_field "$capped" Restarts)" "restarts of the capped job"
 outcomes=$(for n in n1 n2 n3; do spool_query "$n" "SELECT restart || ':' || requeued FROM recoveries WHERE job_id = $capped"; done | sort | paste -sd' ')
 assert_eq "0:1 1:0" "$outcomes" "recovery rows of the capped job (restart:requeued)"

@@ -47,10 +47,8 @@ exit 0")
 
 # Where it runs is the test's premise, so it is checked first (a clear line instead of a stall
 # that never comes).
-for _ in $(seq 1 100); do
-  [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] && break
-  sleep 0.2
-done
+deadline=$((SECONDS + 120))
+until [ -n "$(job_field "$id" NodeList | grep -v '^(null)$')" ] || ((SECONDS >= deadline)); do sleep 0.2; done
 assert_eq "n[1-2]" "$(job_field "$id" NodeList)" "the first run's nodes (n2 spins, n1 idles)"
 
 deadline=$((SECONDS + 60))

@@ -35,11 +35,15 @@ echo \"run restart=\$ACME_RESTART_COUNT resume=\$ACME_RESUME_CKPT nodes=\$SLURM_
 if [ \"\$ACME_RESTART_COUNT\" = 0 ]; then
   for s in 1 2; do mkdir -p $ckpt/step-\$s; echo weights > $ckpt/step-\$s/model.bin; touch $ckpt/step-\$s/.complete; done
   mkdir -p $ckpt/step-3; echo half > $ckpt/step-3/model.bin
-  sleep 5
+  $(until_go "$ACME_TEST_TMP/go")
   echo 'RuntimeError: NCCL communicator was aborted on rank 1' >&2
   exit 1
 fi
 exit 0")
+# The first run fails once n1's sampler has seen the XID (lib.sh, until_go), not 5 s on.
+wait_job_state "$id" RUNNING 60 "job $id"
+wait_xid_seen "$id" n1
+touch "$ACME_TEST_TMP/go"
 
 deadline=$((SECONDS + 120))
 while :; do

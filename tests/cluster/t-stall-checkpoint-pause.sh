@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A checkpoint save is no stall: three 2-node jobs train for 4 s, then pause 10 s with every GPU
-# idle and the log quiet (well past the 4 s window this test scales the stall windows down to),
-# then finish. The first touches $ACME_HEARTBEAT_FILE through the pause, the second writes a
+# A checkpoint save is no stall: three 2-node jobs train for 4 s, then pause with every GPU idle
+# and the log quiet (10 s, or until its verdict is seen for the third: well past the 4 s window
+# this test scales the stall windows down to), then finish. The first touches $ACME_HEARTBEAT_FILE through the pause, the second writes a
 # checkpoint file that grows, both with --auto-recover: no verdict, never signalled, not
 # requeued. The third does neither and has no --auto-recover: the sampler records the stall
 # (log line, spool, the job's record, gpuacct's job view) and leaves the job alone, which then
@@ -41,19 +41,41 @@ mkdir -p $ckpt/step-8
 for i in \$(seq 20); do head -c 65536 /dev/zero >> $ckpt/step-8/model.bin; sleep 0.5; done
 touch $ckpt/step-8/.complete
 echo saved")
+# The quiet job pauses, doing nothing at all (a blocking read of a line from a FIFO it holds open
+# read-write, so neither end blocks on the open), until the test has seen its verdict (a loaded
+# node's sampler may need longer than a fixed 10 s pause), at most 5 minutes. (--wrap is sh:
+# dash's read has no -t.)
+fifo=$ACME_TEST_TMP/quiet.fifo
+rm -f "$fifo"
+mkfifo "$fifo" && chmod 666 "$fifo" || fail "cannot make $fifo"
 quiet=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --mail-user=stall-watch@example.org -o "$ACME_TEST_TMP/quiet.out" --wrap "
 $train
-sleep 10")
+timeout 300 head -n 1 <>$fifo >/dev/null")
 # Progress that resumes during the grace period: the verdict is withdrawn, the job not cancelled.
 # The trainer answers the signal by logging (wait, unlike a foreground sleep, lets the trap run
-# at once), then trains on.
+# at once), then trains on: its pause ends with the signal, however late a loaded node's sampler
+# sends it (at most 60 s), not after a fixed 10 s the grace period had to straddle.
 resume=$(submit -N2 --gres=gpu:1 --gpu-telemetry=0.5 --auto-recover=1 -o "$ACME_TEST_TMP/resume.out" --wrap "
 trap 'echo got USR1' USR1
 $train
-sleep 10 & wait \$!
+sleep 60 & wait \$!
 for s in 9 10 11 12 13 14; do echo \"step \$s\"; sleep 0.5; done
 echo done")
 
+# Released once each of its nodes has its verdict row and its mail went (what is asserted below).
+quiet_seen() {
+  local n
+  for n in $(job_nodes "$quiet"); do
+    [ "$(spool_query "$n" "SELECT COUNT(*) FROM stalls WHERE job_id = $quiet" 2>/dev/null)" -ge 1 ] 2>/dev/null || return 1
+  done
+  grep -q "job $quiet: stall_mail: mailed" "$(spool_dir)"/*.sampler.log 2>/dev/null
+}
+deadline=$((SECONDS + $(wait_floor 60)))
+until quiet_seen; do
+  ((SECONDS < deadline)) || fail "the quiet job $quiet's stall verdict not on each of its nodes, or not mailed, within $(wait_floor 60) s (job $(job_field "$quiet" JobState)): $(grep -h "job $quiet: " "$(spool_dir)"/*.sampler.log)"
+  sleep 0.3
+done
+echo go 1<>"$fifo"
 for id in "$hb" "$ck" "$quiet" "$resume"; do
   assert_eq COMPLETED "$(wait_job "$id" 90)" "job $id's end"
   assert_eq 0 "$(job_field "$id" Restarts)" "job $id's restarts"

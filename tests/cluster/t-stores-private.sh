@@ -41,7 +41,7 @@ done
 # spool nobody has open, without write access anywhere: read-only access works.
 getent group acmeadm >/dev/null || groupadd acmeadm || skip "cannot create the group acmeadm"
 user=$(test_user)
-id -nG "$user" | grep -qw acmeadm || usermod -aG acmeadm "$user"
+grep -qw acmeadm <<<"$(id -nG "$user")" || usermod -aG acmeadm "$user"
 view=$ACME_TEST_TMP/admin-view
 mkdir -p "$view"
 sqlite3 "$(spool_db "$node")" ".backup '$view/$node.db'"
