@@ -370,14 +370,22 @@ std::string answer_by_fallback(Diagnosis& d, const ReasonInfo& reason, const Fal
 // The fallback's answer over a generic rule's (engine.hpp), or none when it is not confident of
 // another category that is not infrastructure.
 std::optional<Diagnosis> overruled(const Finding& top, const Exits& exits, std::string_view log, const FallbackModel& model,
-                                   double threshold) {
+                                   double threshold, const RuleSet& rules) {
     FallbackPrediction p = model.predict(log, threshold);
     const ReasonInfo* reason = find_reason(p.reason);
     const ReasonInfo& ruled = reason_of(*top.rule);
     // Never into infrastructure: on the held-out folds its confident infrastructure answers over a
     // RuntimeError were wrong (a watchdog's words after the program's own error).
-    if (!reason || reason->name == unknown_reason().name || reason->category == ruled.category ||
+    if (!reason || reason->name == unknown_reason().name || reason->name == ruled.name ||
         reason->category == Category::infrastructure)
+        return std::nullopt;
+    // Within the rule's own category, only toward a specific reason, one no generic rule gives (a
+    // model_loading_error or cuda_version_mismatch over a ValueError's or RuntimeError's reason):
+    // one exception class says nothing more than another, so value_error never replaces
+    // runtime_error.
+    if (reason->category == ruled.category &&
+        std::any_of(rules.log.begin(), rules.log.end(),
+                    [&](const LogRule& r) { return r.generic && reason_of(r).name == reason->name; }))
         return std::nullopt;
     Diagnosis d;
     const std::string words = answer_by_fallback(d, *reason, p);
@@ -477,7 +485,7 @@ Diagnosis Engine::run(const JobEnd& job, const History* history, TieBreak* tie, 
             if (tie) *tie = met;
         }
         if (findings[chosen].generic && fallback_)
-            if (auto d = overruled(findings[chosen], exits, job.log, *fallback_, overrule_)) return std::move(*d);
+            if (auto d = overruled(findings[chosen], exits, job.log, *fallback_, overrule_, *rules_)) return std::move(*d);
         return decide(findings, exits, chosen, &met);
     }
 

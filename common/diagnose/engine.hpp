@@ -21,7 +21,8 @@
 // Generic rules. A rule marked `generic` decides by an exception class alone (a RuntimeError, an
 // OSError with nothing more specific): the class says where the error surfaced, not what caused it.
 // When such a rule is the top finding (after any tie) and the learned fallback names a reason of
-// another category, not infrastructure, with a probability of at least the overrule threshold
+// another category, not infrastructure, or a specific reason of the rule's own category (one no
+// generic rule gives), with a probability of at least the overrule threshold
 // (rules.d [fallback] overrule), the fallback's answer stands instead, as where no rule fired: rule
 // "fallback", action none, a "fallback" evidence line naming the overruled rule, then the rule's
 // line. A specific rule, a GPU event, Slurm's verdict or an exit status is never overruled.

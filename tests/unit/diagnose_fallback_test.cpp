@@ -304,7 +304,7 @@ TEST_CASE("in the engine the fallback answers only where no rule does, and never
     CHECK(without.diagnose(job).reason == "unknown");
 }
 
-TEST_CASE("the fallback overrules a generic rule only when confident of another category, never into infrastructure") {
+TEST_CASE("the fallback overrules a generic rule only when confident of another category or a specific reason, never into infrastructure") {
     auto model = std::make_shared<const FallbackModel>(FallbackModel::train(examples()));
     // A script rule that decides by an exception class alone, and one that is specific.
     auto rules = [](bool generic, const std::string& keys) {
@@ -342,6 +342,26 @@ TEST_CASE("the fallback overrules a generic rule only when confident of another 
     d = overruling.diagnose(job);
     CHECK(d.rule == "t.class");
     CHECK(d.reason == "key_error");
+
+    // Within the rule's own category (framework), only toward a reason no generic rule gives: value_error
+    // over a RuntimeError's runtime_error when no generic rule says value_error ...
+    auto framework = [](const std::string& more) {
+        return parse_rules("[[rule]]\nid = \"t.runtime\"\nreason = \"runtime_error\"\npattern = 'RuntimeError:'\npriority = 300\n"
+                           "generic = true\n" + more + "[fallback]\noverrule = 0.5\n",
+                           "t.toml");
+    };
+    job.log = "RuntimeError: bad\nthe tokenizer rejected sample 77: malformed template field\nabort: template field malformed\n";
+    d = Engine(framework(""), model).diagnose(job);
+    CHECK(d.reason == "value_error");
+    CHECK(d.rule == "fallback");
+    CHECK(d.evidence[0].text.find("rule t.runtime (runtime_error) decides by the exception class alone") != std::string::npos);
+    // ... and never when a generic rule gives it too: one exception class says no more than another.
+    d = Engine(framework("[[rule]]\nid = \"t.value\"\nreason = \"value_error\"\npattern = 'ValueError:'\npriority = 300\n"
+                         "generic = true\n"),
+               model)
+            .diagnose(job);
+    CHECK(d.rule == "t.runtime");
+    CHECK(d.reason == "runtime_error");
 
     // The key's value is checked like the others'.
     CHECK_THROWS_AS(parse_rules("[fallback]\noverrule = 2\n", "x.toml"), RuleError);
