@@ -26,7 +26,7 @@ scontrol update nodename=n[1-3] state=resume >/dev/null 2>&1
 # minutes at most): a loaded node's samplers may publish them after 12 s.
 go=$ACME_TEST_TMP/go
 id=$(submit -N2 -w n[1-2] --gres=gpu:1 --gpu-telemetry=0.5 -o /dev/null \
-  --wrap "sleep 12; i=0; until [ -e $go ] || [ \$i -ge 1440 ]; do sleep 0.2; i=\$((i + 1)); done")
+  --wrap "sleep 12; $(until_go "$go")")
 if [ "$(cat "$ACME_MINICLUSTER_DIR/prometheus" 2>/dev/null)" = yes ] && [ -n "${ACME_PROMETHEUS_URL:-}" ]; then
   got=""
   deadline=$((SECONDS + 120))

@@ -41,7 +41,7 @@ textfile=$ACME_MINICLUSTER_DIR/textfile
 # node's sampler might not have alerted in.
 go=$ACME_TEST_TMP/go
 a=$(submit -N1 -w n1 --gres=gpu:4 --gpu-telemetry=0.5 --mail-user=idle-watch@example.org -o /dev/null \
-  --wrap "i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
+  --wrap "$(until_go "$go")")
 prom=$textfile/n1/acme-gputrace-$a.prom
 deadline=$((SECONDS + 120))
 until [ -s "$prom" ] && grep -q '^acme_gpu_idle_alert{gpu="3".*} 1$' "$prom"; do

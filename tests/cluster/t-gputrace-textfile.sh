@@ -24,7 +24,7 @@ out=$ACME_TEST_TMP/job.out
 # Each job runs until the test has looked at its file (touch $go; at most 5 minutes), not for a
 # fixed time a loaded node's sampler might not have written the file in.
 go=$ACME_TEST_TMP/go
-id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap "echo \$SLURM_JOB_GPUS; i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
+id=$(submit -N1 --gres=gpu:1 --gpu-telemetry=1 -o "$out" --wrap "echo \$SLURM_JOB_GPUS; $(until_go "$go")")
 deadline=$((SECONDS + 120))
 until [ -s "$out" ]; do
   ((SECONDS < deadline)) || fail "job $id wrote no GPU to $out within 120 s: $(job_field "$id" JobState)"
@@ -59,7 +59,7 @@ rm -f "$go"
 assert_eq "" "$(ls -A "$textfile/$node")" "files left in $textfile/$node after job $id"
 
 # A sampler killed outright cannot clean up: the epilog does.
-id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap "i=0; until [ -e $go ] || [ \$i -ge 1500 ]; do sleep 0.2; i=\$((i + 1)); done")
+id2=$(submit -N1 -w "$node" --gres=gpu:1 --gpu-telemetry=1 -o /dev/null --wrap "$(until_go "$go")")
 prom2=$textfile/$node/acme-gputrace-$id2.prom
 wait_file "$prom2" 120
 pid=$(pgrep -f "acme-gpu-sampler --job $id2 .*--spool $(spool_dir) " | head -n 1)
